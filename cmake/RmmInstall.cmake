@@ -1,0 +1,17 @@
+# `cmake --install` produces a package: find_package(rmm) + target_link_libraries(app rmm::rmm).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS rmm EXPORT rmm-targets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY core/include/rmm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+install(EXPORT rmm-targets NAMESPACE rmm:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rmm)
+configure_package_config_file(cmake/rmm-config.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/rmm-config.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rmm)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/rmm-config-version.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rmm-config.cmake ${CMAKE_CURRENT_BINARY_DIR}/rmm-config-version.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rmm)
