@@ -1,0 +1,38 @@
+#pragma once
+
+#include <rmm/cuda_stream.hpp>
+#include <rmm/cuda_stream_view.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <vector>
+
+namespace rmm {
+
+/// A fixed set of streams handed out round-robin: cheaper than creating streams on the fly. With
+/// more callers than streams, several callers share a stream.
+class cuda_stream_pool {
+ public:
+  static constexpr std::size_t default_size{16};
+
+  /// Creates `pool_size` (> 0) streams on the current device.
+  explicit cuda_stream_pool(std::size_t pool_size      = default_size,
+                            cuda_stream::flags flags = cuda_stream::flags::sync_default);
+  ~cuda_stream_pool()                                  = default;
+  cuda_stream_pool(cuda_stream_pool&&)                 = delete;
+  cuda_stream_pool(cuda_stream_pool const&)            = delete;
+  cuda_stream_pool& operator=(cuda_stream_pool&&)      = delete;
+  cuda_stream_pool& operator=(cuda_stream_pool const&) = delete;
+
+  /// The next stream, round-robin. Thread-safe.
+  [[nodiscard]] cuda_stream_view get_stream() const noexcept;
+  /// The stream at `stream_id` modulo the pool size, so equal ids give equal streams.
+  [[nodiscard]] cuda_stream_view get_stream(std::size_t stream_id) const noexcept;
+  [[nodiscard]] std::size_t get_pool_size() const noexcept { return streams_.size(); }
+
+ private:
+  std::vector<cuda_stream> streams_;
+  mutable std::atomic<std::size_t> next_{0};
+};
+
+}  // namespace rmm

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cuda/stream_ref>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <iosfwd>
+
+namespace rmm {
+
+/// Non-owning view of a CUDA stream. Converts to and from cudaStream_t and cuda::stream_ref.
+class cuda_stream_view {
+ public:
+  constexpr cuda_stream_view() noexcept = default;
+  constexpr cuda_stream_view(cudaStream_t stream) noexcept : stream_{stream} {}  // NOLINT: implicit on purpose
+  constexpr cuda_stream_view(cuda::stream_ref stream) noexcept : stream_{stream.get()} {}  // NOLINT
+  // A literal 0 or nullptr is ambiguous between "legacy default" and "no stream"; say cuda_stream_default.
+  cuda_stream_view(int)            = delete;
+  cuda_stream_view(std::nullptr_t) = delete;
+
+  [[nodiscard]] constexpr cudaStream_t value() const noexcept { return stream_; }
+  constexpr operator cudaStream_t() const noexcept { return stream_; }  // NOLINT
+  constexpr operator cuda::stream_ref() const noexcept { return cuda::stream_ref{stream_}; }  // NOLINT
+
+  // Inline on purpose: what stream 0 means depends on how the *caller* is compiled.
+
+  /// True for cudaStreamPerThread (and for stream 0 when compiled with per-thread default streams).
+  [[nodiscard]] bool is_per_thread_default() const noexcept
+  {
+#ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
+    return value() == cudaStreamPerThread || value() == nullptr;
+#else
+    return value() == cudaStreamPerThread;
+#endif
+  }
+  /// True for the legacy default stream: cudaStreamLegacy, or 0 unless compiled with per-thread
+  /// default streams.
+  [[nodiscard]] bool is_default() const noexcept
+  {
+#ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
+    return value() == cudaStreamLegacy;
+#else
+    return value() == cudaStreamLegacy || value() == nullptr;
+#endif
+  }
+
+  /// Waits for all work on the stream. Throws rmm::cuda_error on failure.
+  void synchronize() const;
+  /// Waits for all work on the stream; reports failures through the debug log.
+  void synchronize_no_throw() const noexcept;
+
+ private:
+  cudaStream_t stream_{};
+};
+
+inline constexpr cuda_stream_view cuda_stream_default{};
+inline cuda_stream_view const cuda_stream_legacy{cudaStreamLegacy};
+inline cuda_stream_view const cuda_stream_per_thread{cudaStreamPerThread};
+
+[[nodiscard]] constexpr bool operator==(cuda_stream_view lhs, cuda_stream_view rhs) noexcept
+{
+  return lhs.value() == rhs.value();
+}
+
+std::ostream& operator<<(std::ostream& os, cuda_stream_view stream);
+
+}  // namespace rmm

@@ -1,0 +1,100 @@
+#pragma once
+
+// Debug logging: what rmm does internally (upstream growth, errors it cannot throw, ...), as
+// opposed to the allocation event log of logging_resource_adaptor.
+//
+// Output goes to stderr, or to the file named by RMM_DEBUG_LOG_FILE (appended to). The run-time
+// level starts at `info` (or RMM_DEBUG_LOG_LEVEL: trace, debug, info, warn, error, critical, off);
+// levels below RMM_LOG_ACTIVE_LEVEL are compiled out (CMake option RMM_LOGGING_LEVEL).
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace rmm {
+
+enum class level_enum : int { trace = 0, debug, info, warn, error, critical, off, n_levels };
+
+/// "trace", "debug", ...
+[[nodiscard]] std::string_view to_string(level_enum level) noexcept;
+
+class logger {
+ public:
+  /// Logs to `sink`; the logger does not close it.
+  logger(std::string name, std::FILE* sink) noexcept;
+  /// Logs to the file at `path`, appending. Throws rmm::logic_error if it cannot be opened.
+  logger(std::string name, std::string const& path);
+  ~logger();
+  logger(logger const&)            = delete;
+  logger& operator=(logger const&) = delete;
+
+  void set_level(level_enum level) noexcept { level_.store(level, std::memory_order_relaxed); }
+  [[nodiscard]] level_enum level() const noexcept { return level_.load(std::memory_order_relaxed); }
+  [[nodiscard]] bool should_log(level_enum level) const noexcept
+  {
+    return level >= this->level() && level != level_enum::off;
+  }
+
+  template <typename... Args>
+  void log(level_enum level, fmt::format_string<Args...> format, Args&&... args)
+  {
+    if (should_log(level)) { write(level, fmt::format(format, std::forward<Args>(args)...)); }
+  }
+  template <typename... Args>
+  void trace(fmt::format_string<Args...> format, Args&&... args) { log(level_enum::trace, format, std::forward<Args>(args)...); }
+  template <typename... Args>
+  void debug(fmt::format_string<Args...> format, Args&&... args) { log(level_enum::debug, format, std::forward<Args>(args)...); }
+  template <typename... Args>
+  void info(fmt::format_string<Args...> format, Args&&... args) { log(level_enum::info, format, std::forward<Args>(args)...); }
+  template <typename... Args>
+  void warn(fmt::format_string<Args...> format, Args&&... args) { log(level_enum::warn, format, std::forward<Args>(args)...); }
+  template <typename... Args>
+  void error(fmt::format_string<Args...> format, Args&&... args) { log(level_enum::error, format, std::forward<Args>(args)...); }
+  template <typename... Args>
+  void critical(fmt::format_string<Args...> format, Args&&... args) { log(level_enum::critical, format, std::forward<Args>(args)...); }
+
+  /// Writes one already formatted line. Never throws.
+  void write(level_enum level, std::string_view message) noexcept;
+  void flush() noexcept;
+
+ private:
+  std::string name_;
+  std::atomic<level_enum> level_{level_enum::info};
+  std::mutex mutex_;
+  std::FILE* sink_;
+  bool owns_sink_;
+};
+
+/// The process-wide logger rmm writes to. Never destroyed, so it is usable during exit.
+logger& default_logger();
+
+}  // namespace rmm
+
+#ifndef RMM_NO_RAPIDS_LOGGER_ALIAS
+/// RMM's documentation spells the level type rapids_logger::level_enum.
+namespace rapids_logger {
+using level_enum = ::rmm::level_enum;
+}  // namespace rapids_logger
+#endif
+
+// Levels: 0 trace, 1 debug, 2 info, 3 warn, 4 error, 5 critical, 6 off.
+#ifndef RMM_LOG_ACTIVE_LEVEL
+#define RMM_LOG_ACTIVE_LEVEL 2
+#endif
+
+#define RMM_DETAIL_LOG(_level, ...)                                               \
+  do {                                                                            \
+    if constexpr (static_cast<int>(_level) >= RMM_LOG_ACTIVE_LEVEL) {             \
+      ::rmm::default_logger().log(_level, __VA_ARGS__);                           \
+    }                                                                             \
+  } while (0)
+#define RMM_LOG_TRACE(...) RMM_DETAIL_LOG(::rmm::level_enum::trace, __VA_ARGS__)
+#define RMM_LOG_DEBUG(...) RMM_DETAIL_LOG(::rmm::level_enum::debug, __VA_ARGS__)
+#define RMM_LOG_INFO(...) RMM_DETAIL_LOG(::rmm::level_enum::info, __VA_ARGS__)
+#define RMM_LOG_WARN(...) RMM_DETAIL_LOG(::rmm::level_enum::warn, __VA_ARGS__)
+#define RMM_LOG_ERROR(...) RMM_DETAIL_LOG(::rmm::level_enum::error, __VA_ARGS__)
+#define RMM_LOG_CRITICAL(...) RMM_DETAIL_LOG(::rmm::level_enum::critical, __VA_ARGS__)

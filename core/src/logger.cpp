@@ -1,0 +1,105 @@
+#include <rmm/error.hpp>
+#include <rmm/logger.hpp>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <string_view>
+
+#include <unistd.h>
+
+namespace rmm {
+
+namespace {
+
+constexpr std::array<std::string_view, 7> level_names{"trace", "debug", "info", "warn", "error", "critical", "off"};
+
+/// Parses RMM_DEBUG_LOG_LEVEL. An unknown value is reported, never silently ignored.
+level_enum level_from_environment()
+{
+  char const* value = std::getenv("RMM_DEBUG_LOG_LEVEL");
+  if (value == nullptr || *value == '\0') { return level_enum::info; }
+  for (std::size_t i = 0; i < level_names.size(); ++i) {
+    if (level_names[i] == value) { return static_cast<level_enum>(i); }
+  }
+  std::fprintf(stderr,
+               "rmm: RMM_DEBUG_LOG_LEVEL='%s' is not a log level; expected one of trace, debug, info, warn, "
+               "error, critical, off. Using info.\n",
+               value);
+  return level_enum::info;
+}
+
+logger* make_default_logger()
+{
+  char const* path = std::getenv("RMM_DEBUG_LOG_FILE");
+  logger* result   = nullptr;
+  if (path != nullptr && *path != '\0') {
+    try {
+      result = new logger("rmm", std::string{path});
+    } catch (rmm::logic_error const& e) {
+      std::fprintf(stderr, "rmm: %s; debug log goes to stderr instead\n", e.what());
+    }
+  }
+  if (result == nullptr) { result = new logger("rmm", stderr); }
+  result->set_level(level_from_environment());
+  return result;
+}
+
+}  // namespace
+
+std::string_view to_string(level_enum level) noexcept
+{
+  auto const index = static_cast<std::size_t>(level);
+  return index < level_names.size() ? level_names[index] : std::string_view{"unknown"};
+}
+
+logger::logger(std::string name, std::FILE* sink) noexcept : name_{std::move(name)}, sink_{sink}, owns_sink_{false} {}
+
+logger::logger(std::string name, std::string const& path)
+  : name_{std::move(name)}, sink_{std::fopen(path.c_str(), "a")}, owns_sink_{true}
+{
+  if (sink_ == nullptr) {
+    throw rmm::logic_error{fmt::format("cannot open debug log file '{}' for appending", path)};
+  }
+}
+
+logger::~logger()
+{
+  if (owns_sink_) { std::fclose(sink_); }
+}
+
+void logger::write(level_enum level, std::string_view message) noexcept
+{
+  try {
+    auto const now    = std::chrono::system_clock::now();
+    auto const time   = std::chrono::system_clock::to_time_t(now);
+    auto const millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    std::tm local{};
+    localtime_r(&time, &local);
+    std::array<char, 32> stamp{};
+    std::strftime(stamp.data(), stamp.size(), "%Y-%m-%d %H:%M:%S", &local);
+    auto const line = fmt::format(
+      "[{}.{:03}] [{}] [{}] [pid {}] {}\n", stamp.data(), millis, name_, to_string(level), getpid(), message);
+    std::lock_guard lock{mutex_};
+    std::fwrite(line.data(), 1, line.size(), sink_);
+    if (level >= level_enum::warn) { std::fflush(sink_); }
+  } catch (...) {  // a logger that throws would turn a report into a crash
+  }
+}
+
+void logger::flush() noexcept
+{
+  std::lock_guard lock{mutex_};
+  std::fflush(sink_);
+}
+
+logger& default_logger()
+{
+  static logger* const instance = make_default_logger();  // never destroyed: usable during exit
+  return *instance;
+}
+
+}  // namespace rmm
