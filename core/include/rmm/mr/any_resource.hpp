@@ -1,0 +1,128 @@
+#pragma once
+
+#include <rmm/mr/resource_ref.hpp>
+
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+namespace rmm::mr {
+
+/**
+ * Owning, shared, type-erased memory resource with the compile-time `Properties`: rmm's
+ * equivalent of cuda::mr::any_resource<Properties...> (CCCL >= 3.1), which CCCL 3.0.1 lacks.
+ *
+ * Constructing from a resource object stores a copy (resources with state share it between
+ * copies, so this is cheap and keeps the state alive). Constructing from a resource_ref stores
+ * the reference itself, without ownership and without allocating. Copies share the held object.
+ * An lvalue any_resource converts to a resource_ref that is valid while any copy lives.
+ */
+template <class... Properties>
+class any_resource : public detail::with_property<Properties>... {
+ public:
+  template <class Resource, class Decayed = std::remove_cvref_t<Resource>>
+    requires(!detail::is_type_erased_resource_v<Decayed> && async_resource_with<Decayed, Properties...> &&
+             std::copy_constructible<Decayed>)
+  any_resource(Resource&& resource)  // NOLINT: implicit, like CCCL's any_resource
+  {
+    auto owner = std::make_shared<Decayed>(std::forward<Resource>(resource));
+    vtable_    = detail::erased_vtable<Decayed>();
+    object_    = std::shared_ptr<void>{owner, detail::erased_object(owner.get())};
+  }
+
+  /// Holds `ref` without owning what it refers to.
+  template <class... RefProperties>
+    requires(detail::contains_property_v<Properties, RefProperties...> && ...)
+  any_resource(resource_ref<RefProperties...> ref) noexcept  // NOLINT
+    : object_{std::shared_ptr<void>{}, ref.object_}, vtable_{ref.vtable_}
+  {
+  }
+
+  /// From an any_resource with more properties; shares its object.
+  template <class... OtherProperties>
+    requires((detail::contains_property_v<Properties, OtherProperties...> && ...) &&
+             !std::is_same_v<any_resource<OtherProperties...>, any_resource>)
+  any_resource(any_resource<OtherProperties...> const& other) noexcept  // NOLINT
+    : object_{other.object_}, vtable_{other.vtable_}
+  {
+  }
+
+  // Moving copies, so an any_resource is never empty.
+  any_resource(any_resource const&) noexcept = default;
+  any_resource(any_resource&& other) noexcept : any_resource(std::as_const(other)) {}
+  any_resource& operator=(any_resource const&) noexcept = default;
+  any_resource& operator=(any_resource&& other) noexcept { return *this = std::as_const(other); }
+  ~any_resource() = default;
+
+  template <class... RefProperties>
+    requires(detail::contains_property_v<RefProperties, Properties...> && ...)
+  operator resource_ref<RefProperties...>() const& noexcept  // NOLINT
+  {
+    return resource_ref<RefProperties...>{object_.get(), vtable_};
+  }
+  /// Converting a temporary any_resource to a reference would dangle once it is the last owner.
+  template <class... RefProperties>
+  operator resource_ref<RefProperties...>() const&& = delete;
+
+  /// False when constructed from a resource_ref (the referenced resource is owned elsewhere).
+  [[nodiscard]] bool is_owning() const noexcept { return object_.use_count() > 0; }
+
+  /// A non-owning reference to the held resource.
+  [[nodiscard]] resource_ref<Properties...> ref() const noexcept { return *this; }
+
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
+  {
+    return vtable_->allocate(object_.get(), stream, bytes, alignment);
+  }
+  void deallocate(cuda::stream_ref stream,
+                  void* ptr,
+                  std::size_t bytes,
+                  std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
+  {
+    vtable_->deallocate(object_.get(), stream, ptr, bytes, alignment);
+  }
+  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
+  {
+    return vtable_->allocate_sync(object_.get(), bytes, alignment);
+  }
+  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
+  {
+    vtable_->deallocate_sync(object_.get(), ptr, bytes, alignment);
+  }
+
+  // CCCL 3.0.1 spelling.
+  void* allocate(std::size_t bytes, std::size_t alignment) { return allocate_sync(bytes, alignment); }
+  void deallocate(void* ptr, std::size_t bytes, std::size_t alignment) noexcept
+  {
+    deallocate_sync(ptr, bytes, alignment);
+  }
+  void* allocate_async(std::size_t bytes, std::size_t alignment, cuda::stream_ref stream)
+  {
+    return allocate(stream, bytes, alignment);
+  }
+  void deallocate_async(void* ptr, std::size_t bytes, std::size_t alignment, cuda::stream_ref stream) noexcept
+  {
+    deallocate(stream, ptr, bytes, alignment);
+  }
+
+  friend bool operator==(any_resource const& lhs, any_resource const& rhs) noexcept
+  {
+    return detail::erased_equal(lhs.object_.get(), lhs.vtable_, rhs.object_.get(), rhs.vtable_);
+  }
+
+  /// The held resource if it is a `Resource`, else nullptr (see resource_ref::target).
+  template <class Resource>
+  [[nodiscard]] Resource* target() const noexcept
+  {
+    return ref().template target<Resource>();
+  }
+
+ private:
+  template <class...>
+  friend class any_resource;
+
+  std::shared_ptr<void> object_;  // owns the resource, or aliases a referenced one without owning
+  detail::resource_vtable const* vtable_{};
+};
+
+}  // namespace rmm::mr

@@ -1,0 +1,113 @@
+#pragma once
+
+#include <rmm/aligned.hpp>
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/mr/detail/cccl.hpp>
+
+#include <cstddef>
+
+namespace rmm::mr {
+
+/**
+ * Base class of rmm's device memory resources, and the way to write your own: derive and
+ * implement do_allocate / do_deallocate (and do_is_equal when two distinct objects can free each
+ * other's memory).
+ *
+ * The public interface is the stream-ordered one of the RMM documentation:
+ *   allocate(stream, bytes, alignment = 256)     deallocate(stream, ptr, bytes, alignment)
+ *   allocate_sync(bytes, alignment = 256)        deallocate_sync(ptr, bytes, alignment)
+ * and, so that CCCL 3.0.1's cuda::mr::async_resource_ref can hold an rmm resource, CCCL 3.0.1's
+ * spelling: allocate(bytes, alignment), allocate_async(bytes, alignment, stream) and their
+ * deallocate counterparts.
+ *
+ * Alignment: any power of two up to CUDA_ALLOCATION_ALIGNMENT (256) is honoured by every
+ * resource; larger alignments throw rmm::logic_error (wrap the resource in an
+ * aligned_resource_adaptor for those). Other values throw rmm::logic_error.
+ */
+class device_memory_resource {
+ public:
+  device_memory_resource()                                         = default;
+  device_memory_resource(device_memory_resource const&)            = default;
+  device_memory_resource(device_memory_resource&&)                 = default;
+  device_memory_resource& operator=(device_memory_resource const&) = default;
+  device_memory_resource& operator=(device_memory_resource&&)      = default;
+  virtual ~device_memory_resource()                                = default;
+
+  /// Allocates `bytes` usable on `stream` without synchronization. Throws rmm::out_of_memory when
+  /// memory is exhausted and rmm::bad_alloc for other failures.
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
+  {
+    check_alignment(alignment);
+    return do_allocate(bytes, cuda_stream_view{stream});
+  }
+
+  /// Returns memory from allocate(); `stream` is the stream the memory was last used on.
+  void deallocate(cuda::stream_ref stream,
+                  void* ptr,
+                  std::size_t bytes,
+                  std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
+  {
+    (void)alignment;
+    do_deallocate(ptr, bytes, cuda_stream_view{stream});
+  }
+
+  /// Allocates and waits until the memory can be used from any stream.
+  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT);
+
+  /// Deallocates memory that is no longer used by any stream.
+  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
+  {
+    deallocate(cuda::stream_ref{cudaStream_t{}}, ptr, bytes, alignment);
+  }
+
+  // CCCL 3.0.1 spelling (cuda::mr::resource / async_resource concepts).
+  void* allocate(std::size_t bytes, std::size_t alignment) { return allocate_sync(bytes, alignment); }
+  void deallocate(void* ptr, std::size_t bytes, std::size_t alignment) noexcept
+  {
+    deallocate_sync(ptr, bytes, alignment);
+  }
+  void* allocate_async(std::size_t bytes, std::size_t alignment, cuda::stream_ref stream)
+  {
+    return allocate(stream, bytes, alignment);
+  }
+  void* allocate_async(std::size_t bytes, cuda::stream_ref stream) { return allocate(stream, bytes); }
+  void deallocate_async(void* ptr, std::size_t bytes, std::size_t alignment, cuda::stream_ref stream) noexcept
+  {
+    deallocate(stream, ptr, bytes, alignment);
+  }
+  void deallocate_async(void* ptr, std::size_t bytes, cuda::stream_ref stream) noexcept
+  {
+    deallocate(stream, ptr, bytes);
+  }
+
+  /// True when memory allocated by `other` can be deallocated by this resource and vice versa.
+  [[nodiscard]] bool is_equal(device_memory_resource const& other) const noexcept
+  {
+    return this == &other || do_is_equal(other);
+  }
+  friend bool operator==(device_memory_resource const& lhs, device_memory_resource const& rhs) noexcept
+  {
+    return lhs.is_equal(rhs);
+  }
+
+  friend void get_property(device_memory_resource const&, cuda::mr::device_accessible) noexcept {}
+
+ private:
+  static void check_alignment(std::size_t alignment)
+  {
+    if (alignment > CUDA_ALLOCATION_ALIGNMENT || !is_pow2(alignment)) [[unlikely]] { reject_alignment(alignment); }
+  }
+  [[noreturn]] static void reject_alignment(std::size_t alignment);
+
+  /// Allocates at least `bytes`, aligned to CUDA_ALLOCATION_ALIGNMENT, usable on `stream`.
+  virtual void* do_allocate(std::size_t bytes, cuda_stream_view stream) = 0;
+  /// Frees memory from do_allocate. Must not throw.
+  virtual void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept = 0;
+  /// Default: equal only to itself.
+  [[nodiscard]] virtual bool do_is_equal(device_memory_resource const& other) const noexcept
+  {
+    return this == &other;
+  }
+};
+
+}  // namespace rmm::mr

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/mr/device_memory_resource.hpp>
+
+#include <cstddef>
+
+namespace rmm::mr {
+
+/// Page-locked host memory from cudaMallocHost / cudaFreeHost, accessible from host and device.
+/// Deallocation first waits for the stream it is given, so work still reading the memory finishes
+/// before it is freed. Stateless: all instances are equal.
+class pinned_host_memory_resource final : public device_memory_resource {
+ public:
+  friend void get_property(pinned_host_memory_resource const&, cuda::mr::host_accessible) noexcept {}
+
+ private:
+  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
+  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
+};
+
+}  // namespace rmm::mr

@@ -1,0 +1,130 @@
+#pragma once
+
+#include <rmm/aligned.hpp>
+#include <rmm/mr/detail/resource_concepts.hpp>
+#include <rmm/mr/detail/resource_vtable.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <type_traits>
+
+namespace rmm::mr {
+
+template <class... Properties>
+class any_resource;
+template <class... Properties>
+class resource_ref;
+
+namespace detail {
+template <class T>
+inline constexpr bool is_type_erased_resource_v = false;
+template <class... P>
+inline constexpr bool is_type_erased_resource_v<resource_ref<P...>> = true;
+template <class... P>
+inline constexpr bool is_type_erased_resource_v<any_resource<P...>> = true;
+
+template <class Property, class... Properties>
+inline constexpr bool contains_property_v = (std::is_same_v<Property, Properties> || ...);
+}  // namespace detail
+
+/**
+ * Non-owning, type-erased reference to a stream-ordered memory resource with the compile-time
+ * `Properties` (cuda::mr::device_accessible, cuda::mr::host_accessible). Plays the role of CCCL
+ * >= 3.1's cuda::mr::resource_ref, which CCCL 3.0.1 lacks in this form. The referenced resource
+ * must outlive the reference. A reference converts to one with fewer properties.
+ */
+template <class... Properties>
+class resource_ref : public detail::with_property<Properties>... {
+ public:
+  template <class Resource>
+    requires(!detail::is_type_erased_resource_v<std::remove_cv_t<Resource>> &&
+             async_resource_with<Resource, Properties...>)
+  resource_ref(Resource& resource) noexcept  // NOLINT: implicit, like CCCL's resource_ref
+    : object_{detail::erased_object(std::addressof(resource))}, vtable_{detail::erased_vtable<Resource>()}
+  {
+  }
+
+  template <class Resource>
+    requires(!detail::is_type_erased_resource_v<std::remove_cv_t<Resource>> &&
+             async_resource_with<Resource, Properties...>)
+  resource_ref(Resource* resource) noexcept  // NOLINT
+    : resource_ref{*resource}
+  {
+  }
+
+  /// From a reference with more properties.
+  template <class... OtherProperties>
+    requires((detail::contains_property_v<Properties, OtherProperties...> && ...) &&
+             !std::is_same_v<resource_ref<OtherProperties...>, resource_ref>)
+  resource_ref(resource_ref<OtherProperties...> other) noexcept  // NOLINT
+    : object_{other.object_}, vtable_{other.vtable_}
+  {
+  }
+
+  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
+  {
+    return vtable_->allocate(object_, stream, bytes, alignment);
+  }
+  void deallocate(cuda::stream_ref stream,
+                  void* ptr,
+                  std::size_t bytes,
+                  std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
+  {
+    vtable_->deallocate(object_, stream, ptr, bytes, alignment);
+  }
+  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
+  {
+    return vtable_->allocate_sync(object_, bytes, alignment);
+  }
+  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
+  {
+    vtable_->deallocate_sync(object_, ptr, bytes, alignment);
+  }
+
+  // CCCL 3.0.1 spelling, so cuda::mr::async_resource_ref can hold an rmm reference.
+  void* allocate(std::size_t bytes, std::size_t alignment) { return allocate_sync(bytes, alignment); }
+  void deallocate(void* ptr, std::size_t bytes, std::size_t alignment) noexcept
+  {
+    deallocate_sync(ptr, bytes, alignment);
+  }
+  void* allocate_async(std::size_t bytes, std::size_t alignment, cuda::stream_ref stream)
+  {
+    return allocate(stream, bytes, alignment);
+  }
+  void deallocate_async(void* ptr, std::size_t bytes, std::size_t alignment, cuda::stream_ref stream) noexcept
+  {
+    deallocate(stream, ptr, bytes, alignment);
+  }
+
+  /// True when both refer to resources that can free each other's memory.
+  friend bool operator==(resource_ref const& lhs, resource_ref const& rhs) noexcept
+  {
+    return detail::erased_equal(lhs.object_, lhs.vtable_, rhs.object_, rhs.vtable_);
+  }
+
+  /// The referenced resource if it is a `Resource` (for classes derived from
+  /// device_memory_resource, ask for the class itself: the check uses dynamic_cast), else nullptr.
+  template <class Resource>
+  [[nodiscard]] Resource* target() const noexcept
+  {
+    if constexpr (std::is_base_of_v<device_memory_resource, Resource>) {
+      if (vtable_ != detail::erased_vtable<device_memory_resource>()) { return nullptr; }
+      return dynamic_cast<Resource*>(static_cast<device_memory_resource*>(object_));
+    } else {
+      return vtable_->type() == typeid(Resource) ? static_cast<Resource*>(object_) : nullptr;
+    }
+  }
+
+ private:
+  template <class...>
+  friend class resource_ref;
+  template <class...>
+  friend class any_resource;
+
+  resource_ref(void* object, detail::resource_vtable const* vtable) noexcept : object_{object}, vtable_{vtable} {}
+
+  void* object_;
+  detail::resource_vtable const* vtable_;
+};
+
+}  // namespace rmm::mr

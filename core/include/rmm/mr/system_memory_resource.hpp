@@ -1,0 +1,31 @@
+#pragma once
+
+#include <rmm/cuda_device.hpp>
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/mr/device_memory_resource.hpp>
+
+#include <cstddef>
+
+namespace rmm::mr {
+
+/// Pageable host memory (aligned operator new) that the device reads and writes directly. Needs a
+/// device with pageable memory access (HMM or ATS): the constructor throws rmm::logic_error
+/// otherwise. Deallocation waits for the stream it is given before freeing. Stateless: all
+/// instances are equal.
+class system_memory_resource final : public device_memory_resource {
+ public:
+  /// Throws rmm::logic_error when the current device cannot access pageable memory.
+  system_memory_resource();
+
+  friend void get_property(system_memory_resource const&, cuda::mr::host_accessible) noexcept {}
+
+ private:
+  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
+  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
+};
+
+/// True when `device` can access pageable host memory (cudaDevAttrPageableMemoryAccess).
+[[nodiscard]] bool is_system_memory_supported(cuda_device_id device);
+
+}  // namespace rmm::mr

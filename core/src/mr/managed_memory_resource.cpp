@@ -1,0 +1,24 @@
+#include <rmm/error.hpp>
+#include <rmm/mr/managed_memory_resource.hpp>
+
+namespace rmm::mr {
+
+void* managed_memory_resource::do_allocate(std::size_t bytes, cuda_stream_view)
+{
+  void* ptr{nullptr};
+  detail::check_allocation(
+    cudaMallocManaged(&ptr, bytes, cudaMemAttachGlobal), bytes, "managed_memory_resource (cudaMallocManaged)");
+  return ptr;
+}
+
+void managed_memory_resource::do_deallocate(void* ptr, std::size_t, cuda_stream_view) noexcept
+{
+  RMM_ASSERT_CUDA_SUCCESS(cudaFree(ptr));
+}
+
+bool managed_memory_resource::do_is_equal(device_memory_resource const& other) const noexcept
+{
+  return dynamic_cast<managed_memory_resource const*>(&other) != nullptr;
+}
+
+}  // namespace rmm::mr
