@@ -1,0 +1,131 @@
+#include <rmm/device_buffer.hpp>
+#include <rmm/error.hpp>
+
+#include <algorithm>
+#include <utility>
+
+namespace rmm {
+
+device_buffer::device_buffer() : mr_{mr::get_current_device_resource_ref()}, device_{get_current_cuda_device()} {}
+
+device_buffer::device_buffer(std::size_t size, cuda_stream_view stream, mr::any_device_resource mr)
+  : stream_{stream}, mr_{std::move(mr)}, device_{get_current_cuda_device()}
+{
+  allocate(size);
+}
+
+device_buffer::device_buffer(void const* source_data,
+                             std::size_t size,
+                             cuda_stream_view stream,
+                             mr::any_device_resource mr)
+  : stream_{stream}, mr_{std::move(mr)}, device_{get_current_cuda_device()}
+{
+  RMM_EXPECTS(source_data != nullptr || size == 0, "device_buffer: source_data is null but size is not 0");
+  allocate(size);
+  try {
+    copy_from(source_data, size);
+  } catch (...) {
+    deallocate();
+    throw;
+  }
+}
+
+device_buffer::device_buffer(device_buffer const& other, cuda_stream_view stream, mr::any_device_resource mr)
+  : device_buffer{other.data(), other.size(), stream, std::move(mr)}
+{
+}
+
+device_buffer::device_buffer(device_buffer&& other) noexcept
+  : data_{std::exchange(other.data_, nullptr)},
+    size_{std::exchange(other.size_, 0)},
+    capacity_{std::exchange(other.capacity_, 0)},
+    stream_{other.stream_},
+    mr_{other.mr_},
+    device_{other.device_}
+{
+}
+
+device_buffer& device_buffer::operator=(device_buffer&& other) noexcept
+{
+  if (this != &other) {
+    deallocate();
+    data_     = std::exchange(other.data_, nullptr);
+    size_     = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+    stream_   = other.stream_;
+    mr_       = other.mr_;
+    device_   = other.device_;
+  }
+  return *this;
+}
+
+device_buffer::~device_buffer() noexcept { deallocate(); }
+
+void device_buffer::reserve(std::size_t new_capacity, cuda_stream_view stream)
+{
+  set_stream(stream);
+  if (new_capacity > capacity_) { reallocate(new_capacity); }
+}
+
+void device_buffer::resize(std::size_t new_size, cuda_stream_view stream)
+{
+  set_stream(stream);
+  if (new_size > capacity_) { reallocate(new_size); }
+  size_ = new_size;
+}
+
+void device_buffer::shrink_to_fit(cuda_stream_view stream)
+{
+  set_stream(stream);
+  if (size_ != capacity_) { reallocate(size_); }
+}
+
+void device_buffer::allocate(std::size_t bytes)
+{
+  cuda_set_device_raii const on_device{device_};
+  data_     = mr_.allocate(stream_, bytes);
+  size_     = bytes;
+  capacity_ = bytes;
+}
+
+void device_buffer::deallocate() noexcept
+{
+  if (data_ == nullptr && capacity_ == 0) { return; }
+  try {
+    cuda_set_device_raii const on_device{device_};
+    mr_.deallocate(stream_, data_, capacity_);
+  } catch (rmm::cuda_error const&) {
+    // Switching device failed (the runtime is unloading at exit): the memory is reclaimed with
+    // the process, and a destructor must not throw.
+  }
+  data_     = nullptr;
+  size_     = 0;
+  capacity_ = 0;
+}
+
+void device_buffer::copy_from(void const* source, std::size_t bytes)
+{
+  if (bytes == 0) { return; }
+  cuda_set_device_raii const on_device{device_};
+  RMM_CUDA_TRY(cudaMemcpyAsync(data_, source, bytes, cudaMemcpyDefault, stream_.value()));
+}
+
+void device_buffer::reallocate(std::size_t new_capacity)
+{
+  cuda_set_device_raii const on_device{device_};
+  void* new_data = mr_.allocate(stream_, new_capacity);
+  auto const keep = std::min(size_, new_capacity);
+  if (keep > 0) {
+    auto const status = cudaMemcpyAsync(new_data, data_, keep, cudaMemcpyDefault, stream_.value());
+    if (status != cudaSuccess) {
+      mr_.deallocate(stream_, new_data, new_capacity);
+      RMM_CUDA_TRY(status);
+    }
+  }
+  mr_.deallocate(stream_, data_, capacity_);
+  data_     = new_data;
+  capacity_ = new_capacity;
+  size_     = keep;
+}
+
+}  // namespace rmm
