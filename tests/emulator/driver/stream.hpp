@@ -1,0 +1,98 @@
+// Streams: an in-order queue of host-executed operations, drained by the stream's own worker
+// thread. Positions count operations; "stream S reached position P" is the unit of all ordering
+// (events, cross-stream waits, stream-ordered frees).
+#pragma once
+
+#include "common.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace rmm_emu {
+
+class Context;
+class Stream;
+
+// A point in a stream's history: reached once the stream has completed `pos` operations.
+struct StreamPos {
+  std::shared_ptr<Stream> stream;
+  std::uint64_t pos = 0;
+
+  bool reached() const;
+  void wait() const;
+};
+
+class Stream : public std::enable_shared_from_this<Stream> {
+ public:
+  enum class Kind { user, legacy, per_thread };
+
+  Stream(Context& ctx, Kind kind, unsigned flags, int priority);
+  Stream(Stream const&) = delete;
+  Stream& operator=(Stream const&) = delete;
+
+  Context& context() const { return ctx_; }
+  Kind kind() const { return kind_; }
+  unsigned flags() const { return flags_; }
+  int priority() const { return priority_; }
+  std::uint64_t id() const { return id_; }
+  // Blocking streams take part in the legacy default stream's implicit synchronization.
+  bool blocking() const { return (flags_ & CU_STREAM_NON_BLOCKING) == 0; }
+
+  // Appends an operation that runs once every dependency is reached. Use Context::enqueue, which
+  // adds the legacy-stream dependencies; returns the operation's position.
+  std::uint64_t push(std::function<void()> fn, std::vector<StreamPos> deps);
+
+  std::uint64_t last_enqueued() const;
+  std::uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
+  bool idle() const { return completed() >= last_enqueued(); }
+  void wait(std::uint64_t pos) const;
+
+  // No new handle-based work; the worker finishes what is queued, then leaves.
+  void destroy();
+
+  // Placeholder for stream capture (future work): always "not capturing" today.
+  CUstreamCaptureStatus capture_status() const { return CU_STREAM_CAPTURE_STATUS_NONE; }
+
+ private:
+  struct Op {
+    std::uint64_t pos;
+    std::vector<StreamPos> deps;
+    std::function<void()> fn;
+  };
+
+  void run();
+
+  Context& ctx_;
+  Kind const kind_;
+  unsigned const flags_;
+  int const priority_;
+  std::uint64_t const id_;
+
+  mutable std::mutex m_;
+  mutable std::condition_variable cv_;
+  std::deque<Op> queue_;
+  std::uint64_t enqueued_ = 0;
+  std::atomic<std::uint64_t> completed_{0};
+  bool worker_running_ = false;
+  bool destroyed_ = false;
+};
+
+// True on a stream worker thread (host functions run there; they must not block on streams).
+bool on_stream_worker();
+
+// Resolves a CUstream argument. 0 means the current context's legacy stream, or its per-thread
+// default stream for the _ptsz/_ptds entry points; CU_STREAM_LEGACY / CU_STREAM_PER_THREAD name
+// them explicitly; anything else must be a live stream from cuStreamCreate.
+CUresult resolve_stream(CUstream handle, bool per_thread, std::shared_ptr<Stream>& out);
+
+// Handle registry for streams created by cuStreamCreate*.
+CUstream register_stream(std::shared_ptr<Stream> s);
+std::shared_ptr<Stream> unregister_stream(CUstream handle);  // null when unknown
+
+}  // namespace rmm_emu
