@@ -2,7 +2,7 @@
 add_library(rmm_warnings INTERFACE)
 target_compile_options(rmm_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align
-                              -Wunused -Woverloaded-virtual -Wnull-dereference -Wdouble-promotion>
+                              -Wunused -Woverloaded-virtual -Wdouble-promotion>
   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra --Werror=cross-execution-space-call>
   $<$<AND:$<BOOL:${RMM_WARNINGS_AS_ERRORS}>,$<COMPILE_LANGUAGE:C,CXX>>:-Werror>
   $<$<AND:$<BOOL:${RMM_WARNINGS_AS_ERRORS}>,$<COMPILE_LANGUAGE:CUDA>>:-Werror=all-warnings -Xcompiler=-Werror>)

@@ -20,11 +20,14 @@ namespace rmm::mr {
 template <class... Properties>
 class any_resource : public detail::with_property<Properties>... {
  public:
+  // Copyability is asserted, not constrained: as a constraint it would recurse for resources
+  // whose constructor takes an any_resource (checking the copy constructor considers that one).
   template <class Resource, class Decayed = std::remove_cvref_t<Resource>>
-    requires(!detail::is_type_erased_resource_v<Decayed> && async_resource_with<Decayed, Properties...> &&
-             std::copy_constructible<Decayed>)
+    requires(!detail::is_type_erased_resource_v<Decayed> && async_resource_with<Decayed, Properties...>)
   any_resource(Resource&& resource)  // NOLINT: implicit, like CCCL's any_resource
   {
+    static_assert(std::is_copy_constructible_v<Decayed>,
+                  "any_resource holds a copy of the resource: pass a copyable resource, or a resource_ref to it");
     auto owner = std::make_shared<Decayed>(std::forward<Resource>(resource));
     vtable_    = detail::erased_vtable<Decayed>();
     object_    = std::shared_ptr<void>{owner, detail::erased_object(owner.get())};

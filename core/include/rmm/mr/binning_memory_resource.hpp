@@ -1,0 +1,54 @@
+#pragma once
+
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/mr/device_memory_resource.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace rmm::mr {
+
+/**
+ * Routes each allocation to the smallest bin that holds it; larger requests fall through to the
+ * upstream resource. A bin is any resource (by default a fixed_size_memory_resource of the bin's
+ * size over the upstream).
+ *
+ * - binning_memory_resource(upstream): bins of 256 B, 512 B, ... 1 MiB (powers of two).
+ * - binning_memory_resource(upstream, min, max): bins of 2^min ... 2^max bytes.
+ * - add_bin(size[, resource]) adds a bin; only before the first allocation, since moving the
+ *   boundaries afterwards would send a deallocation to a resource that did not allocate it.
+ *
+ * Copies share the bins.
+ */
+class binning_memory_resource final : public device_memory_resource {
+ public:
+  static constexpr std::int8_t default_min_size_exponent = 8;
+  static constexpr std::int8_t default_max_size_exponent = 20;
+
+  explicit binning_memory_resource(any_device_resource upstream);
+  /// Throws rmm::logic_error unless 8 <= min_size_exponent <= max_size_exponent <= 40.
+  binning_memory_resource(any_device_resource upstream, std::int8_t min_size_exponent, std::int8_t max_size_exponent);
+
+  /// Adds a bin for allocations up to `allocation_size` bytes, served by `bin_resource` or, if
+  /// none is given, by a new fixed_size_memory_resource over the upstream. Throws rmm::logic_error
+  /// after the first allocation, for a size of 0, or for a size that already has a bin.
+  void add_bin(std::size_t allocation_size, std::optional<any_device_resource> bin_resource = std::nullopt);
+
+  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
+  /// The bin sizes, ascending.
+  [[nodiscard]] std::vector<std::size_t> bin_sizes() const;
+
+ private:
+  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
+  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
+
+  struct bins;
+  std::shared_ptr<bins> bins_;
+};
+
+}  // namespace rmm::mr

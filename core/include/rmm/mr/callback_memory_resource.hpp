@@ -1,0 +1,40 @@
+#pragma once
+
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/mr/device_memory_resource.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+namespace rmm::mr {
+
+/**
+ * A resource whose allocate and deallocate call user functions, for instance to route device
+ * allocations into another framework's allocator.
+ *
+ * The allocate callback returns the memory or throws; returning null for a non-zero size makes
+ * allocate throw rmm::bad_alloc. The deallocate callback must not throw. Copies share the
+ * callbacks and compare equal.
+ */
+class callback_memory_resource final : public device_memory_resource {
+ public:
+  using allocate_callback_t   = std::function<void*(std::size_t bytes, cuda_stream_view stream, void* arg)>;
+  using deallocate_callback_t = std::function<void(void* ptr, std::size_t bytes, cuda_stream_view stream, void* arg)>;
+
+  /// Throws rmm::logic_error if either callback is empty.
+  callback_memory_resource(allocate_callback_t allocate_callback,
+                           deallocate_callback_t deallocate_callback,
+                           void* allocate_callback_arg   = nullptr,
+                           void* deallocate_callback_arg = nullptr);
+
+ private:
+  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
+  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
+
+  struct callbacks;
+  std::shared_ptr<callbacks const> callbacks_;
+};
+
+}  // namespace rmm::mr

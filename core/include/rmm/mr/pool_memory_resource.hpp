@@ -1,0 +1,67 @@
+#pragma once
+
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/mr/device_memory_resource.hpp>
+#include <rmm/mr/suballocator_statistics.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+
+namespace rmm::mr {
+
+namespace detail {
+template <class FreeStore>
+class stream_ordered_suballocator;
+class coalescing_free_list;
+}  // namespace detail
+
+/**
+ * Coalescing, stream-ordered pool sub-allocator over an upstream resource.
+ *
+ * - Reserves `initial_pool_size` from upstream at construction and grows on demand (in steps of
+ *   at least 32 MiB) up to `maximum_pool_size`, if given. release() gives completely free upstream
+ *   chunks back; the destructor gives everything back.
+ * - Memory freed on a stream is reused on that stream at once; another stream gets it only after
+ *   waiting on an event recorded on the freeing stream (never a device synchronization), and only
+ *   when the stream's own free memory and the pool's clean reserve cannot serve it. As a last
+ *   resort before reporting out of memory, the pool synchronizes the device once and coalesces all
+ *   free memory across streams.
+ * - Block search is good-fit in O(1) (size classes 1/32 of a power of two wide): it costs the same
+ *   with 16 free holes as with 65,536.
+ * - Threads allocating on different streams do not contend for a lock.
+ * - Out of memory throws rmm::out_of_memory saying what was asked, what the pool holds, its free
+ *   bytes and blocks, the largest free block and the fragmentation; statistics() reports the same
+ *   figures at any time.
+ *
+ * Copies share the pool. Sizes are rounded up to multiples of 256 bytes.
+ */
+class pool_memory_resource final : public device_memory_resource {
+ public:
+  /// `upstream` is held (shared) by the pool; pass a resource_ref to keep ownership elsewhere.
+  pool_memory_resource(any_device_resource upstream,
+                       std::size_t initial_pool_size,
+                       std::optional<std::size_t> maximum_pool_size = std::nullopt);
+
+  /// Bytes currently reserved from upstream.
+  [[nodiscard]] std::size_t pool_size() const noexcept;
+  [[nodiscard]] std::optional<std::size_t> maximum_pool_size() const noexcept;
+  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
+
+  /// Reserved, allocated and free bytes, free blocks, largest free block, upstream chunks.
+  [[nodiscard]] suballocator_statistics statistics() const;
+
+  /// Synchronizes the device and returns every completely free upstream chunk. Returns the number
+  /// of bytes given back.
+  std::size_t release();
+
+ private:
+  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
+  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
+
+  std::shared_ptr<detail::stream_ordered_suballocator<detail::coalescing_free_list>> pool_;
+};
+
+}  // namespace rmm::mr

@@ -1,0 +1,201 @@
+#pragma once
+
+// The free memory of one owner (a stream's arena, or the pool's clean reserve): free ranges
+// indexed by size class for the search and by both ends for coalescing, all in O(1).
+//
+// Ranges from different upstream chunks are never merged even when their addresses touch: a
+// block must lie within one upstream allocation, and whole chunks must be recoverable to give
+// them back. `chunk_starts` (sorted) tells where chunks begin.
+
+#include "address_map.hpp"
+#include "size_class_index.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace rmm::mr::detail {
+
+struct memory_range {
+  std::uintptr_t start{};
+  std::size_t size{};
+};
+
+using chunk_starts = std::vector<std::uintptr_t>;
+
+class coalescing_free_list {
+ public:
+  coalescing_free_list()                                       = default;
+  coalescing_free_list(coalescing_free_list const&)            = delete;
+  coalescing_free_list& operator=(coalescing_free_list const&) = delete;
+  coalescing_free_list(coalescing_free_list&&)                 = default;  // nodes live in slabs: stable
+  coalescing_free_list& operator=(coalescing_free_list&&)      = default;
+  ~coalescing_free_list()                                      = default;
+
+  /// Adds [start, start + size), freed at `free_seq`, merging with free neighbours in the same
+  /// chunk (a merged block counts as freed at the latest of its parts).
+  void insert(memory_range range, chunk_starts const& chunks, std::uint64_t free_seq = 0)
+  {
+    auto start = range.start;
+    auto size  = range.size;
+    if (!is_chunk_start(start, chunks)) {
+      if (free_block* before = by_end_.find(start); before != nullptr) {
+        start = before->start;
+        size += before->size;
+        free_seq = std::max(free_seq, before->free_seq);
+        unlink(before);
+      }
+    }
+    auto const end = range.start + range.size;
+    if (!is_chunk_start(end, chunks)) {
+      if (free_block* after = by_start_.find(end); after != nullptr) {
+        size += after->size;
+        free_seq = std::max(free_seq, after->free_seq);
+        unlink(after);
+      }
+    }
+    link(start, size, free_seq);
+  }
+
+  /// Removes and returns a range of exactly `bytes` (a multiple of 256) cut from the front of a
+  /// good-fit free block, or nothing.
+  [[nodiscard]] std::optional<memory_range> take(std::size_t bytes)
+  {
+    free_block* block = index_.find(bytes);
+    if (block == nullptr) { return std::nullopt; }
+    return cut(block, bytes);
+  }
+
+  /// As take(), from blocks freed at or before `max_seq` only.
+  [[nodiscard]] std::optional<memory_range> take_freed_before(std::size_t bytes, std::uint64_t max_seq)
+  {
+    free_block* block = index_.find_freed_before(bytes, max_seq);
+    if (block == nullptr) { return std::nullopt; }
+    return cut(block, bytes);
+  }
+
+  /// Removes and returns the whole largest free block, or nothing.
+  [[nodiscard]] std::optional<memory_range> take_largest()
+  {
+    free_block* block = index_.largest();
+    if (block == nullptr) { return std::nullopt; }
+    memory_range const range{block->start, block->size};
+    unlink(block);
+    return range;
+  }
+
+  /// Removes every free range, handing each to `sink(memory_range)`.
+  template <class Sink>
+  void drain(Sink&& sink)
+  {
+    std::vector<free_block*> blocks;
+    blocks.reserve(by_start_.size());
+    index_.for_each([&](free_block* b) { blocks.push_back(b); });
+    for (auto* b : blocks) {
+      memory_range const range{b->start, b->size};
+      unlink(b);
+      sink(range);
+    }
+  }
+
+  /// Removes the free range that is exactly [start, start + size), if there is one.
+  bool remove_exact(memory_range range)
+  {
+    free_block* block = by_start_.find(range.start);
+    if (block == nullptr || block->size != range.size) { return false; }
+    unlink(block);
+    return true;
+  }
+
+  [[nodiscard]] std::size_t free_bytes() const noexcept { return free_bytes_; }
+  [[nodiscard]] std::size_t block_count() const noexcept { return by_start_.size(); }
+  [[nodiscard]] std::size_t largest_block() const noexcept
+  {
+    auto const* b = index_.largest();
+    return b == nullptr ? 0 : b->size;
+  }
+  [[nodiscard]] bool empty() const noexcept { return by_start_.size() == 0; }
+
+  template <class F>
+  void for_each(F&& f) const
+  {
+    index_.for_each([&](free_block const* b) { f(memory_range{b->start, b->size}); });
+  }
+
+ private:
+  [[nodiscard]] static bool is_chunk_start(std::uintptr_t address, chunk_starts const& chunks) noexcept
+  {
+    return std::binary_search(chunks.begin(), chunks.end(), address);
+  }
+
+  memory_range cut(free_block* block, std::size_t bytes)
+  {
+    memory_range const taken{block->start, bytes};
+    if (block->size == bytes) {
+      unlink(block);
+      return taken;
+    }
+    // Keep the tail: same end, so only the start key and the size class change.
+    index_.remove(block);
+    by_start_.erase(block->start);
+    block->start += bytes;
+    block->size -= bytes;
+    by_start_.insert(block->start, block);
+    index_.insert(block);
+    free_bytes_ -= bytes;
+    return taken;
+  }
+
+  void link(std::uintptr_t start, std::size_t size, std::uint64_t free_seq)
+  {
+    free_block* block = allocate_node();
+    block->start      = start;
+    block->size       = size;
+    block->free_seq   = free_seq;
+    index_.insert(block);
+    by_start_.insert(start, block);
+    by_end_.insert(start + size, block);
+    free_bytes_ += size;
+  }
+
+  void unlink(free_block* block) noexcept
+  {
+    index_.remove(block);
+    by_start_.erase(block->start);
+    by_end_.erase(block->end());
+    free_bytes_ -= block->size;
+    release_node(block);
+  }
+
+  // Nodes come from slabs and are recycled through a free list: no heap call per operation.
+  free_block* allocate_node()
+  {
+    if (spare_nodes_ == nullptr) {
+      constexpr std::size_t slab_size = 256;
+      slabs_.push_back(std::make_unique<free_block[]>(slab_size));
+      for (std::size_t i = 0; i < slab_size; ++i) {
+        release_node(&slabs_.back()[i]);
+      }
+    }
+    free_block* node = spare_nodes_;
+    spare_nodes_     = node->next;
+    return node;
+  }
+  void release_node(free_block* node) noexcept
+  {
+    node->next   = spare_nodes_;
+    spare_nodes_ = node;
+  }
+
+  size_class_index index_;
+  address_map<free_block> by_start_;
+  address_map<free_block> by_end_;
+  std::size_t free_bytes_{0};
+  std::vector<std::unique_ptr<free_block[]>> slabs_;
+  free_block* spare_nodes_{nullptr};
+};
+
+}  // namespace rmm::mr::detail

@@ -1,0 +1,166 @@
+#pragma once
+
+// The engine behind pool_memory_resource, arena_memory_resource and fixed_size_memory_resource: a
+// sub-allocator over an upstream resource with one arena of free memory per stream.
+//
+// - Memory freed on a stream goes to that stream's arena and is reused by later allocations on
+//   the same stream with no synchronization and no CUDA call.
+// - An allocation its own arena cannot meet takes, in this order: memory from the clean reserve
+//   (free memory no stream has pending work on), a block from another stream's arena (the
+//   allocating stream first waits on that arena's event: events, not device synchronization), a
+//   new chunk from upstream (up to the maximum size), and finally all free memory after one
+//   device synchronization, coalesced across arenas.
+// - Each arena records its event on its own stream every 32 frees (and when its stream misses),
+//   always from a call that passed that stream, so a stream is never touched after its user let
+//   go of it (it may be destroyed). Only blocks freed before the last record can move to another
+//   stream through the event; the rest wait for the device synchronization.
+// - Each arena has its own lock and threads find their arena through a thread-local cache, so
+//   threads on different streams do not contend.
+// - FreeStore decides how an arena keeps its free memory: coalescing_free_list (good-fit,
+//   coalescing, any size) or fixed_block_store (a stack of equal blocks).
+
+#include "coalescing_free_list.hpp"
+#include "fixed_block_store.hpp"
+
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/mr/suballocator_statistics.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <atomic>
+#include <functional>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace rmm::mr::detail {
+
+struct suballocator_options {
+  std::string name;                     ///< for messages: "pool_memory_resource", ...
+  std::size_t initial_size{0};          ///< reserved at construction
+  std::optional<std::size_t> maximum_size;
+  std::size_t granularity{256};         ///< requests are rounded up to a multiple of this
+  std::optional<std::size_t> largest_request;  ///< larger requests throw rmm::bad_alloc
+  std::size_t growth_step{0};           ///< least amount to grow by (0: never grow)
+  bool per_thread_default_arenas{false};  ///< default-stream allocations get one arena per thread
+  bool log_state_on_failure{false};     ///< write every arena's state to the debug log on OOM
+};
+
+template <class FreeStore>
+class stream_ordered_suballocator {
+ public:
+  /// `make_store()` creates the free store of each arena.
+  stream_ordered_suballocator(any_device_resource upstream,
+                              suballocator_options options,
+                              std::function<FreeStore()> make_store);
+  /// Gives every chunk back to upstream.
+  ~stream_ordered_suballocator();
+  stream_ordered_suballocator(stream_ordered_suballocator const&)            = delete;
+  stream_ordered_suballocator& operator=(stream_ordered_suballocator const&) = delete;
+
+  [[nodiscard]] void* allocate(std::size_t bytes, cuda_stream_view stream);
+  void deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept;
+
+  /// Synchronizes the device and gives every completely free chunk back to upstream. Returns the
+  /// bytes given back.
+  std::size_t release();
+
+  [[nodiscard]] suballocator_statistics statistics() const;
+  [[nodiscard]] std::size_t reserved_bytes() const noexcept { return reserved_bytes_.load(std::memory_order_relaxed); }
+  [[nodiscard]] suballocator_options const& options() const noexcept { return options_; }
+  [[nodiscard]] device_async_resource_ref upstream() const noexcept { return upstream_; }
+
+  /// Bytes a request occupies.
+  [[nodiscard]] std::size_t block_size(std::size_t bytes) const noexcept;
+
+  // Introspection for tests: the free ranges of each owner (every arena, then the clean reserve)
+  // and the upstream chunks. Not for hot paths: takes every lock.
+  [[nodiscard]] std::vector<std::vector<memory_range>> free_ranges_by_owner() const;
+  [[nodiscard]] std::vector<memory_range> upstream_chunks() const;
+
+ private:
+  struct arena {
+    explicit arena(FreeStore store) : free{std::move(store)} {}
+    mutable std::mutex mutex;
+    cudaStream_t stream{};
+    bool per_thread_default{false};  // the same handle is a different stream in each thread
+    cudaEvent_t event{};             // recorded on `stream`; null for the clean reserve
+    std::uint64_t free_seq{0};       // frees so far
+    std::uint64_t recorded_seq{0};   // frees covered by the last record of `event`
+    FreeStore free;
+    std::shared_ptr<chunk_starts const> chunks;  // snapshot, refreshed when chunks_version_ moves
+    std::uint64_t chunks_version{~std::uint64_t{0}};
+  };
+  struct arena_key {
+    cudaStream_t stream;
+    std::thread::id thread;  // set when each thread gets its own arena for this stream
+    bool operator==(arena_key const&) const = default;
+  };
+  struct arena_key_hash {
+    std::size_t operator()(arena_key const& key) const noexcept;
+  };
+  struct chunk {
+    std::uintptr_t start;
+    std::size_t size;
+  };
+
+  arena& arena_for(cudaStream_t stream);
+  arena& create_arena(arena_key key);
+  void refresh_chunks(arena& a);
+  /// Adds a range freed (or handed over) on a's stream; records a's event now and then.
+  void insert_free(arena& a, memory_range range);
+  /// Adds a range with no pending work to the clean reserve.
+  void insert_clean(memory_range range);
+  /// Records a's event on its stream, covering every free so far. Caller holds a.mutex.
+  void record_locked(arena& a) noexcept;
+  std::optional<memory_range> take_from(arena& a, std::size_t bytes);
+
+  std::optional<memory_range> steal(arena& thief, std::size_t bytes);
+  std::optional<memory_range> grow(arena& requester, std::size_t bytes);
+  std::optional<memory_range> reclaim_all_and_take(std::size_t bytes);
+  /// Moves every arena's free memory to the clean reserve, synchronizing the device in between.
+  /// Caller holds growth_mutex_.
+  void move_all_free_to_clean();
+  /// Gives every chunk that is one free range of the clean reserve back to upstream. Caller holds
+  /// growth_mutex_.
+  std::size_t release_whole_chunks();
+  void add_chunk(chunk c);
+  void remove_chunk(std::uintptr_t start);
+  void publish_chunks();  // caller holds chunks_mutex_
+
+  [[noreturn]] void throw_out_of_memory(std::size_t bytes, cuda_stream_view stream, std::string const& upstream_error);
+  void log_state() const;
+
+  any_device_resource upstream_;
+  suballocator_options options_;
+  std::function<FreeStore()> make_store_;
+  int device_;
+  std::uint64_t const id_;  // never reused, so thread-local caches cannot confuse two instances
+
+  std::atomic<std::size_t> reserved_bytes_{0};
+
+  mutable std::shared_mutex arenas_mutex_;
+  std::unordered_map<arena_key, std::unique_ptr<arena>, arena_key_hash> arenas_;
+
+  arena clean_;  // free memory with no pending work on any stream
+
+  std::mutex growth_mutex_;  // growth, reclaim and release, one at a time
+  mutable std::mutex chunks_mutex_;
+  std::vector<chunk> chunks_;  // sorted by start
+  std::shared_ptr<chunk_starts const> chunk_starts_;
+  std::atomic<std::uint64_t> chunks_version_{0};
+};
+
+std::uint64_t next_suballocator_id() noexcept;
+
+// Instantiated in stream_ordered_suballocator.cpp.
+extern template class stream_ordered_suballocator<coalescing_free_list>;
+extern template class stream_ordered_suballocator<fixed_block_store>;
+
+}  // namespace rmm::mr::detail
