@@ -1,0 +1,39 @@
+#pragma once
+
+// Allocation event logs in the logging_resource_adaptor's CSV format:
+//   Thread,Time,Action,Pointer,Size,Stream
+// with actions "allocate", "allocate failure" and "free", pointers and streams in hex. Files may
+// be gzip-compressed. Parsing is strict: a malformed row is an error naming its line.
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rmm::trace {
+
+enum class action { allocate, allocate_failure, free };
+
+struct event {
+  std::uint64_t thread;
+  double time_seconds;  ///< since midnight, as logged ("HH:MM:SS.ffffff")
+  action kind;
+  std::uintptr_t pointer;
+  std::size_t size;
+  std::uintptr_t stream;
+  std::size_t line;  ///< 1-based line in the file, for messages
+};
+
+/// A malformed log: the message names the file, the line and what was wrong.
+struct parse_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Reads a whole log (plain or .gz). Throws parse_error.
+[[nodiscard]] std::vector<event> read_log(std::string const& path);
+
+/// Parses log text; `name` is used in messages.
+[[nodiscard]] std::vector<event> parse_log(std::string const& text, std::string const& name);
+
+}  // namespace rmm::trace

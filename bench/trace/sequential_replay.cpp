@@ -1,0 +1,71 @@
+#include "sequential_replay.hpp"
+
+#include <rmm/cuda_stream.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <unordered_map>
+
+namespace rmm::trace {
+
+replay_result replay_sequential(std::vector<event> const& events,
+                                rmm::device_async_resource_ref mr,
+                                std::function<std::size_t()> const& reserved_bytes)
+{
+  struct live_allocation {
+    void* ptr;
+    std::size_t size;
+    rmm::cuda_stream_view stream;
+  };
+  std::unordered_map<std::uintptr_t, live_allocation> live;  // logged pointer -> replayed one
+  std::unordered_map<std::uintptr_t, std::unique_ptr<rmm::cuda_stream>> streams;
+  auto stream_for = [&streams](std::uintptr_t logged) -> rmm::cuda_stream_view {
+    if (logged == 0) { return rmm::cuda_stream_view{}; }
+    auto& s = streams[logged];
+    if (!s) { s = std::make_unique<rmm::cuda_stream>(); }
+    return s->view();
+  };
+
+  replay_result result{};
+  std::size_t live_bytes = 0;
+  for (auto const& e : events) {
+    switch (e.kind) {
+      case action::allocate: {
+        auto const stream = stream_for(e.stream);
+        void* ptr         = mr.allocate(stream, e.size);
+        if (!live.emplace(e.pointer, live_allocation{ptr, e.size, stream}).second) {
+          mr.deallocate(stream, ptr, e.size);
+          throw replay_error{fmt::format("line {}: pointer {:#x} allocated twice without a free", e.line, e.pointer)};
+        }
+        ++result.allocations;
+        live_bytes += e.size;
+        result.peak_live_bytes = std::max(result.peak_live_bytes, live_bytes);
+        if (reserved_bytes) { result.peak_reserved_bytes = std::max(result.peak_reserved_bytes, reserved_bytes()); }
+        break;
+      }
+      case action::free: {
+        auto it = live.find(e.pointer);
+        if (it == live.end()) {
+          throw replay_error{fmt::format("line {}: free of {:#x}, which is not allocated", e.line, e.pointer)};
+        }
+        mr.deallocate(stream_for(e.stream), it->second.ptr, it->second.size);
+        live_bytes -= it->second.size;
+        live.erase(it);
+        ++result.frees;
+        break;
+      }
+      case action::allocate_failure: ++result.logged_failures; break;
+    }
+  }
+  for (auto const& [logged, a] : live) {
+    mr.deallocate(a.stream, a.ptr, a.size);
+  }
+  for (auto const& [logged, s] : streams) {
+    s->synchronize();
+  }
+  return result;
+}
+
+}  // namespace rmm::trace

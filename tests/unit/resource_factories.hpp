@@ -1,0 +1,218 @@
+#pragma once
+
+// The resources the conformance suite runs. Each factory makes a fresh resource for the current
+// device; later issues add their resources and adaptors here.
+
+#include <rmm/error.hpp>
+#include <rmm/mr/cuda_async_memory_resource.hpp>
+#include <rmm/mr/cuda_async_view_memory_resource.hpp>
+#include <rmm/mr/cuda_memory_resource.hpp>
+#include <rmm/mr/managed_memory_resource.hpp>
+#include <rmm/mr/pinned_host_memory_resource.hpp>
+#include <rmm/mr/system_memory_resource.hpp>
+
+#include <rmm/mr/arena_memory_resource.hpp>
+#include <rmm/mr/binning_memory_resource.hpp>
+#include <rmm/mr/callback_memory_resource.hpp>
+#include <rmm/mr/fixed_size_memory_resource.hpp>
+#include <rmm/mr/pool_memory_resource.hpp>
+
+#include <cstddef>
+#include <limits>
+#include <string>
+
+namespace rmm::test {
+
+struct cuda_factory {
+  static constexpr char const* name = "cuda";
+  static constexpr char const* resource_name = "cuda_memory_resource";  // as error messages name it
+  static constexpr bool instances_equal{true};  // two make() results can free each other's memory
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::cuda_memory_resource make() { return {}; }
+};
+
+struct managed_factory {
+  static constexpr char const* name = "managed";
+  static constexpr char const* resource_name = "managed_memory_resource";  // as error messages name it
+  static constexpr bool instances_equal{true};
+  static constexpr std::size_t large_size{std::size_t{1} << 28};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::managed_memory_resource make() { return {}; }
+};
+
+struct pinned_host_factory {
+  static constexpr char const* name = "pinned_host";
+  static constexpr char const* resource_name = "pinned_host_memory_resource";  // as error messages name it
+  static constexpr bool instances_equal{true};
+  static constexpr std::size_t large_size{std::size_t{1} << 28};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::pinned_host_memory_resource make() { return {}; }
+};
+
+struct system_factory {
+  static constexpr char const* name = "system";
+  static constexpr char const* resource_name = "system_memory_resource";  // as error messages name it
+  static constexpr bool instances_equal{true};
+  static constexpr std::size_t large_size{std::size_t{1} << 28};
+  static rmm::mr::system_memory_resource make() { return {}; }
+  /// Empty when the current device supports the resource.
+  static std::string unavailable_reason()
+  {
+    return rmm::mr::is_system_memory_supported(rmm::get_current_cuda_device())
+             ? std::string{}
+             : std::string{"the device cannot access pageable memory (no HMM/ATS); the constructor's refusal is "
+                           "tested by SystemMemoryResource.*"};
+  }
+};
+
+struct cuda_async_factory {
+  static constexpr char const* name = "cuda_async";
+  static constexpr char const* resource_name = "cuda_async_memory_resource";  // as error messages name it
+  static constexpr bool instances_equal{false};  // each owns its pool
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::cuda_async_memory_resource make() { return rmm::mr::cuda_async_memory_resource{}; }
+};
+
+struct cuda_async_primed_factory {
+  static constexpr char const* name = "cuda_async_primed";
+  static constexpr char const* resource_name = "cuda_async_memory_resource";  // as error messages name it
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  /// 64 MiB reserved up front, 16 MiB kept at synchronization.
+  static rmm::mr::cuda_async_memory_resource make()
+  {
+    return rmm::mr::cuda_async_memory_resource{std::size_t{64} << 20, std::size_t{16} << 20};
+  }
+};
+
+struct cuda_async_view_factory {
+  static constexpr char const* name = "cuda_async_view";
+  static constexpr char const* resource_name = "cuda_async_view_memory_resource";  // as error messages name it
+  static constexpr bool instances_equal{true};  // both view the device's default pool
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::cuda_async_view_memory_resource make()
+  {
+    int device{};
+    RMM_CUDA_TRY(cudaGetDevice(&device));
+    cudaMemPool_t pool{};
+    RMM_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
+    return rmm::mr::cuda_async_view_memory_resource{pool};
+  }
+};
+
+// ---- sub-allocators ------------------------------------------------------------------------------
+
+struct pool_factory {
+  static constexpr char const* name          = "pool";
+  static constexpr char const* resource_name = "pool_memory_resource";
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  /// Starts empty and grows on demand.
+  static rmm::mr::pool_memory_resource make() { return {rmm::mr::cuda_memory_resource{}, 0}; }
+};
+
+struct pool_bounded_factory {
+  static constexpr char const* name          = "pool_bounded";
+  static constexpr char const* resource_name = "pool_memory_resource";
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  /// 64 MiB up front, at most 2 GiB.
+  static rmm::mr::pool_memory_resource make()
+  {
+    return {rmm::mr::cuda_memory_resource{}, std::size_t{64} << 20, std::size_t{2} << 30};
+  }
+};
+
+struct pool_over_async_factory {
+  static constexpr char const* name          = "pool_over_async";
+  static constexpr char const* resource_name = "pool_memory_resource";
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::pool_memory_resource make()
+  {
+    return {rmm::mr::cuda_async_memory_resource{}, std::size_t{32} << 20};
+  }
+};
+
+struct fixed_size_factory {
+  static constexpr char const* name          = "fixed_size";
+  static constexpr char const* resource_name = "fixed_size_memory_resource";
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 20};
+  static constexpr std::size_t max_request{std::size_t{1} << 20};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::fixed_size_memory_resource make()
+  {
+    return rmm::mr::fixed_size_memory_resource{rmm::mr::cuda_memory_resource{}, std::size_t{1} << 20, 16};
+  }
+};
+
+struct binning_factory {
+  static constexpr char const* name          = "binning";
+  static constexpr char const* resource_name = "pool_memory_resource";  // large requests fall through to it
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::binning_memory_resource make()
+  {
+    return rmm::mr::binning_memory_resource{rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0}};
+  }
+};
+
+struct arena_factory {
+  static constexpr char const* name          = "arena";
+  static constexpr char const* resource_name = "arena_memory_resource";
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::arena_memory_resource make()
+  {
+    return rmm::mr::arena_memory_resource{rmm::mr::cuda_memory_resource{}, std::size_t{2} << 30};
+  }
+};
+
+struct callback_factory {
+  static constexpr char const* name          = "callback";
+  static constexpr char const* resource_name = "cuda_memory_resource";  // the callbacks delegate to it
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::callback_memory_resource make()
+  {
+    static rmm::mr::cuda_memory_resource cuda;
+    return rmm::mr::callback_memory_resource{
+      [](std::size_t bytes, rmm::cuda_stream_view stream, void* arg) {
+        return static_cast<rmm::mr::cuda_memory_resource*>(arg)->allocate(stream, bytes);
+      },
+      [](void* ptr, std::size_t bytes, rmm::cuda_stream_view stream, void* arg) {
+        static_cast<rmm::mr::cuda_memory_resource*>(arg)->deallocate(stream, ptr, bytes);
+      },
+      &cuda,
+      &cuda};
+  }
+};
+
+/// Largest request a factory's resource accepts (fixed_size: its block size).
+template <class Factory>
+constexpr std::size_t max_request_of()
+{
+  if constexpr (requires { Factory::max_request; }) {
+    return Factory::max_request;
+  } else {
+    return std::numeric_limits<std::size_t>::max();
+  }
+}
+
+struct factory_names {
+  template <class Factory>
+  static std::string GetName(int) { return Factory::name; }
+};
+
+}  // namespace rmm::test

@@ -1,0 +1,342 @@
+// Behaviour specific to the sub-allocators: stream-ordered hand-over between streams, growth and
+// its limits, release, statistics, out-of-memory messages, and each resource's own options.
+
+#include "backend.hpp"
+#include "device_memory.hpp"
+
+#include <rmm/cuda_stream.hpp>
+#include <rmm/error.hpp>
+#include <rmm/mr/arena_memory_resource.hpp>
+#include <rmm/mr/binning_memory_resource.hpp>
+#include <rmm/mr/callback_memory_resource.hpp>
+#include <rmm/mr/cuda_memory_resource.hpp>
+#include <rmm/mr/fixed_size_memory_resource.hpp>
+#include <rmm/mr/pool_memory_resource.hpp>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace rmm::test {
+namespace {
+
+using ::testing::HasSubstr;
+constexpr std::size_t MiB = std::size_t{1} << 20;
+
+class Suballocator : public ::testing::Test {
+ protected:
+  void SetUp() override { RMM_CUDA_TRY(cudaSetDevice(0)); }
+};
+
+/// Stream work that takes a while: the stream sleeps on the host, then the copy lands.
+void slow_write(void* ptr, std::size_t bytes, std::uint8_t value, rmm::cuda_stream_view stream)
+{
+  RMM_CUDA_TRY(cudaLaunchHostFunc(
+    stream.value(), [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }, nullptr));
+  RMM_CUDA_TRY(cudaMemsetAsync(ptr, value, bytes, stream.value()));
+}
+
+// The pool holds exactly one block, so a second stream can only get it by taking it from the
+// first: it must wait for the first stream's pending write before its own.
+TEST_F(Suballocator, AnotherStreamGetsFreedMemoryOnlyAfterTheFreeingStreamsWork)
+{
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, MiB, MiB};
+  rmm::cuda_stream first;
+  rmm::cuda_stream second;
+  void* a = pool.allocate(first, MiB);
+  slow_write(a, MiB, 0xAA, first);
+  pool.deallocate(first, a, MiB);
+
+  void* b = pool.allocate(second, MiB);
+  ASSERT_EQ(b, a) << "the test needs the same block";
+  RMM_CUDA_TRY(cudaMemsetAsync(b, 0xBB, MiB, second.value()));
+  second.synchronize();
+  first.synchronize();
+  EXPECT_TRUE(has_tag(b, MiB, 0xBB, second)) << "the second stream's write ran before the first stream's";
+  pool.deallocate(second, b, MiB);
+}
+
+TEST_F(Suballocator, SameStreamReuseNeedsNoSynchronization)
+{
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, MiB, MiB};
+  rmm::cuda_stream stream;
+  void* a = pool.allocate(stream, MiB);
+  slow_write(a, MiB, 0xAA, stream);
+  pool.deallocate(stream, a, MiB);
+  void* b = pool.allocate(stream, MiB);
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(cudaStreamQuery(stream.value()), cudaErrorNotReady) << "allocation waited for the stream";
+  (void)cudaGetLastError();
+  RMM_CUDA_TRY(cudaMemsetAsync(b, 0xCC, MiB, stream.value()));
+  EXPECT_TRUE(has_tag(b, MiB, 0xCC, stream));
+  pool.deallocate(stream, b, MiB);
+}
+
+TEST_F(Suballocator, FreeMemoryScatteredOverStreamsIsCoalescedBeforeGivingUp)
+{
+  // 16 MiB pool; 16 blocks of 1 MiB freed alternately on two streams leave each stream's arena
+  // with 8 separate holes. An 8 MiB request fits only once the holes of both streams merge.
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 16 * MiB, 16 * MiB};
+  rmm::cuda_stream a;
+  rmm::cuda_stream b;
+  rmm::cuda_stream c;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 16; ++i) {
+    blocks.push_back(pool.allocate(c, MiB));
+  }
+  c.synchronize();
+  for (int i = 0; i < 16; ++i) {
+    pool.deallocate(i % 2 == 0 ? a : b, blocks[static_cast<std::size_t>(i)], MiB);
+  }
+  void* big = nullptr;
+  EXPECT_NO_THROW(big = pool.allocate(c, 8 * MiB));
+  pool.deallocate(c, big, 8 * MiB);
+}
+
+TEST_F(Suballocator, GrowsOnDemandAndReleasesFreeChunks)
+{
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};
+  EXPECT_EQ(pool.pool_size(), 0U);
+  rmm::cuda_stream stream;
+  void* p = pool.allocate(stream, 100 * MiB);
+  EXPECT_GE(pool.pool_size(), 100 * MiB);
+  auto stats = pool.statistics();
+  EXPECT_EQ(stats.allocated_bytes, 100 * MiB);
+  EXPECT_EQ(stats.reserved_bytes, pool.pool_size());
+  EXPECT_EQ(stats.upstream_chunks, 1U);
+  pool.deallocate(stream, p, 100 * MiB);
+  EXPECT_EQ(pool.release(), stats.reserved_bytes);
+  EXPECT_EQ(pool.pool_size(), 0U);
+  stats = pool.statistics();
+  EXPECT_EQ(stats.free_bytes, 0U);
+  EXPECT_EQ(stats.upstream_chunks, 0U);
+}
+
+TEST_F(Suballocator, ReleaseKeepsChunksThatAreInUse)
+{
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};
+  rmm::cuda_stream stream;
+  void* small = pool.allocate(stream, 1024);  // lands in the first 32 MiB chunk
+  void* large = pool.allocate(stream, 64 * MiB);
+  pool.deallocate(stream, large, 64 * MiB);
+  auto const before = pool.pool_size();
+  EXPECT_EQ(pool.release(), 64 * MiB);
+  EXPECT_EQ(pool.pool_size(), before - 64 * MiB);
+  write_tag(small, 1024, 5, stream);
+  EXPECT_TRUE(has_tag(small, 1024, 5, stream));
+  pool.deallocate(stream, small, 1024);
+}
+
+TEST_F(Suballocator, StatisticsReportHolesAndFragmentation)
+{
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 8 * MiB, 8 * MiB};
+  rmm::cuda_stream stream;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 8; ++i) {
+    blocks.push_back(pool.allocate(stream, MiB));
+  }
+  for (int i = 0; i < 8; i += 2) {
+    pool.deallocate(stream, blocks[static_cast<std::size_t>(i)], MiB);  // four 1 MiB holes
+  }
+  auto const stats = pool.statistics();
+  EXPECT_EQ(stats.reserved_bytes, 8 * MiB);
+  EXPECT_EQ(stats.allocated_bytes, 4 * MiB);
+  EXPECT_EQ(stats.free_bytes, 4 * MiB);
+  EXPECT_EQ(stats.free_blocks, 4U);
+  EXPECT_EQ(stats.largest_free_block, MiB);
+  EXPECT_DOUBLE_EQ(stats.fragmentation(), 0.75);
+
+  try {
+    (void)pool.allocate(stream, 2 * MiB);
+    FAIL() << "2 MiB fit into 1 MiB holes";
+  } catch (rmm::out_of_memory const& e) {
+    EXPECT_THAT(e.what(), HasSubstr("pool_memory_resource could not allocate 2.00 MiB"));
+    EXPECT_THAT(e.what(), HasSubstr("holds 8.00 MiB from upstream (maximum 8.00 MiB)"));
+    EXPECT_THAT(e.what(), HasSubstr("4.00 MiB is free in 4 block(s)"));
+    EXPECT_THAT(e.what(), HasSubstr("largest free block is 1.00 MiB (fragmentation 75.0%)"));
+  }
+  for (int i = 1; i < 8; i += 2) {
+    pool.deallocate(stream, blocks[static_cast<std::size_t>(i)], MiB);
+  }
+  EXPECT_EQ(pool.statistics().free_bytes, 8 * MiB);
+  void* whole = pool.allocate(stream, 8 * MiB);  // all holes coalesce once their neighbours are free
+  EXPECT_EQ(pool.statistics().free_blocks, 0U);
+  pool.deallocate(stream, whole, 8 * MiB);
+  EXPECT_EQ(pool.statistics().free_blocks, 1U);
+}
+
+TEST_F(Suballocator, InitialSizeAboveMaximumIsRejected)
+{
+  EXPECT_THROW((rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 2 * MiB, MiB}), rmm::logic_error);
+}
+
+TEST_F(Suballocator, UpstreamFailureIsNamedInTheError)
+{
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};
+  try {
+    (void)pool.allocate(rmm::cuda_stream_view{}, std::size_t{1} << 50);
+    FAIL();
+  } catch (rmm::out_of_memory const& e) {
+    EXPECT_THAT(e.what(), HasSubstr("growing from upstream failed: cuda_memory_resource (cudaMalloc) could not allocate"));
+  }
+  EXPECT_EQ(pool.pool_size(), 0U);
+}
+
+TEST_F(Suballocator, PoolReportsItsUpstreamAndCopiesShareState)
+{
+  rmm::mr::cuda_memory_resource cuda;
+  rmm::mr::pool_memory_resource pool{rmm::device_async_resource_ref{cuda}, 0, 64 * MiB};
+  EXPECT_TRUE(pool.get_upstream_resource() == rmm::device_async_resource_ref{cuda});
+  EXPECT_EQ(pool.maximum_pool_size(), 64 * MiB);
+  auto copy = pool;
+  void* p   = copy.allocate(rmm::cuda_stream_view{}, 4096);
+  EXPECT_EQ(pool.statistics().allocated_bytes, 4096U);
+  pool.deallocate(rmm::cuda_stream_view{}, p, 4096);
+}
+
+TEST_F(Suballocator, FixedSizeServesOneBlockPerRequest)
+{
+  rmm::mr::fixed_size_memory_resource fixed{rmm::mr::cuda_memory_resource{}, 1000, 4};
+  EXPECT_EQ(fixed.get_block_size(), 1024U) << "rounded to 256";
+  EXPECT_EQ(fixed.statistics().reserved_bytes, 4096U) << "one batch preallocated";
+  rmm::cuda_stream stream;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 6; ++i) {
+    blocks.push_back(fixed.allocate(stream, 1 + static_cast<std::size_t>(i) * 100));
+  }
+  EXPECT_EQ(fixed.statistics().reserved_bytes, 8192U) << "grew by one batch";
+  EXPECT_EQ(fixed.statistics().allocated_bytes, 6144U);
+  try {
+    (void)fixed.allocate(stream, 1025);
+    FAIL();
+  } catch (rmm::bad_alloc const& e) {
+    EXPECT_THAT(e.what(), HasSubstr("its blocks are 1.00 KiB"));
+  }
+  for (auto* p : blocks) {
+    fixed.deallocate(stream, p, 1);
+  }
+  EXPECT_EQ(fixed.statistics().free_blocks, 8U);
+}
+
+TEST_F(Suballocator, FixedSizeRejectsZeroParameters)
+{
+  EXPECT_THROW((rmm::mr::fixed_size_memory_resource{rmm::mr::cuda_memory_resource{}, 0}), rmm::logic_error);
+  EXPECT_THROW((rmm::mr::fixed_size_memory_resource{rmm::mr::cuda_memory_resource{}, 256, 0}), rmm::logic_error);
+}
+
+TEST_F(Suballocator, BinningRoutesBySizeAndFallsThrough)
+{
+  rmm::mr::cuda_memory_resource cuda;
+  rmm::mr::binning_memory_resource binning{rmm::device_async_resource_ref{cuda}};
+  auto const sizes = binning.bin_sizes();
+  ASSERT_EQ(sizes.size(), 13U);
+  EXPECT_EQ(sizes.front(), 256U);
+  EXPECT_EQ(sizes.back(), MiB);
+  rmm::cuda_stream stream;
+  void* small = binning.allocate(stream, 300);  // the 512 B bin
+  void* large = binning.allocate(stream, 3 * MiB);  // falls through to cudaMalloc
+  cudaPointerAttributes attributes{};
+  RMM_CUDA_TRY(cudaPointerGetAttributes(&attributes, large));
+  EXPECT_EQ(attributes.type, cudaMemoryTypeDevice);
+  write_tag(small, 300, 1, stream);
+  write_tag(large, 3 * MiB, 2, stream);
+  EXPECT_TRUE(has_tag(small, 300, 1, stream));
+  EXPECT_TRUE(has_tag(large, 3 * MiB, 2, stream));
+  binning.deallocate(stream, small, 300);
+  binning.deallocate(stream, large, 3 * MiB);
+}
+
+TEST_F(Suballocator, BinningCustomBinsAndTheirRules)
+{
+  rmm::mr::cuda_memory_resource cuda;
+  rmm::mr::binning_memory_resource binning{rmm::device_async_resource_ref{cuda}, 10, 12};
+  EXPECT_EQ(binning.bin_sizes(), (std::vector<std::size_t>{1024, 2048, 4096}));
+  rmm::mr::pool_memory_resource pool{rmm::device_async_resource_ref{cuda}, 0};
+  binning.add_bin(64 * 1024, pool);
+  EXPECT_THROW(binning.add_bin(2048), rmm::logic_error) << "duplicate bin";
+  EXPECT_THROW(binning.add_bin(0), rmm::logic_error);
+  void* p = binning.allocate(rmm::cuda_stream_view{}, 10000);  // served by the pool bin
+  EXPECT_EQ(pool.statistics().allocated_bytes, 10240U);
+  binning.deallocate(rmm::cuda_stream_view{}, p, 10000);
+  EXPECT_THROW(binning.add_bin(8192), rmm::logic_error) << "bins are fixed after the first allocation";
+  EXPECT_THROW((rmm::mr::binning_memory_resource{rmm::device_async_resource_ref{cuda}, 12, 10}), rmm::logic_error);
+  EXPECT_THROW((rmm::mr::binning_memory_resource{rmm::device_async_resource_ref{cuda}, 4, 10}), rmm::logic_error);
+}
+
+TEST_F(Suballocator, ArenaHasAFixedSizeAndGivesEachThreadItsOwnArena)
+{
+  rmm::mr::arena_memory_resource arena{rmm::mr::cuda_memory_resource{}, 64 * MiB};
+  EXPECT_EQ(arena.statistics().reserved_bytes, 64 * MiB);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      RMM_CUDA_TRY(cudaSetDevice(0));
+      for (int i = 0; i < 200; ++i) {
+        void* p = arena.allocate(rmm::cuda_stream_view{}, 4096);  // default stream, per-thread arenas
+        if (p == nullptr) { ++failures; }
+        arena.deallocate(rmm::cuda_stream_view{}, p, 4096);
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(arena.statistics().reserved_bytes, 64 * MiB) << "the arena never grows";
+  try {
+    (void)arena.allocate(rmm::cuda_stream_view{}, 65 * MiB);
+    FAIL();
+  } catch (rmm::out_of_memory const& e) {
+    EXPECT_THAT(e.what(), HasSubstr("it does not grow"));
+  }
+}
+
+TEST_F(Suballocator, ArenaFreesFromAnyThread)
+{
+  // RMM's arena aborts with "allocation not found" when one thread frees another's allocation.
+  rmm::mr::arena_memory_resource arena{rmm::mr::cuda_memory_resource{}, 16 * MiB};
+  std::vector<void*> blocks;
+  for (int i = 0; i < 64; ++i) {
+    blocks.push_back(arena.allocate(rmm::cuda_stream_view{}, 1000 + static_cast<std::size_t>(i)));
+  }
+  std::thread other{[&] {
+    RMM_CUDA_TRY(cudaSetDevice(0));
+    for (int i = 0; i < 64; ++i) {
+      arena.deallocate(rmm::cuda_stream_view{}, blocks[static_cast<std::size_t>(i)], 1000 + static_cast<std::size_t>(i));
+    }
+  }};
+  other.join();
+  EXPECT_EQ(arena.statistics().allocated_bytes, 0U);
+}
+
+TEST_F(Suballocator, CallbackResourceCallsBackAndRejectsNull)
+{
+  struct log {
+    int allocations{0};
+    int deallocations{0};
+  } calls;
+  static std::vector<char> storage(4096);
+  rmm::mr::callback_memory_resource mr{
+    [](std::size_t bytes, rmm::cuda_stream_view, void* arg) -> void* {
+      ++static_cast<log*>(arg)->allocations;
+      return bytes <= storage.size() ? storage.data() : nullptr;
+    },
+    [](void*, std::size_t, rmm::cuda_stream_view, void* arg) { ++static_cast<log*>(arg)->deallocations; },
+    &calls,
+    &calls};
+  void* p = mr.allocate(rmm::cuda_stream_view{}, 100);
+  EXPECT_EQ(p, storage.data());
+  mr.deallocate(rmm::cuda_stream_view{}, p, 100);
+  EXPECT_EQ(calls.allocations, 1);
+  EXPECT_EQ(calls.deallocations, 1);
+  EXPECT_THROW((void)mr.allocate(rmm::cuda_stream_view{}, 8192), rmm::bad_alloc);
+  EXPECT_THROW((rmm::mr::callback_memory_resource{nullptr, nullptr}), rmm::logic_error);
+}
+
+}  // namespace
+}  // namespace rmm::test
