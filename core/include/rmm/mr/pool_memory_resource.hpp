@@ -23,6 +23,11 @@ class coalescing_free_list;
  * - Reserves `initial_pool_size` from upstream at construction and grows on demand (in steps of
  *   at least 32 MiB) up to `maximum_pool_size`, if given. release() gives completely free upstream
  *   chunks back; the destructor gives everything back.
+ * - Over a cuda_memory_resource upstream, on devices with virtual memory management, the pool
+ *   does not call cudaMalloc: it reserves one address range and maps device memory at its end as
+ *   it grows, so free memory coalesces across growth steps and a request is met by extending the
+ *   free block at the end (grows_contiguously() says which way the pool grows). release() then
+ *   unmaps the free memory at the end of the range.
  * - Memory freed on a stream is reused on that stream at once; another stream gets it only after
  *   waiting on an event recorded on the freeing stream (never a device synchronization), and only
  *   when the stream's own free memory and the pool's clean reserve cannot serve it. As a last
@@ -52,9 +57,12 @@ class pool_memory_resource final : public device_memory_resource {
   /// Reserved, allocated and free bytes, free blocks, largest free block, upstream chunks.
   [[nodiscard]] suballocator_statistics statistics() const;
 
-  /// Synchronizes the device and returns every completely free upstream chunk. Returns the number
-  /// of bytes given back.
+  /// Synchronizes the device and returns every completely free upstream chunk (or, when growing
+  /// contiguously, the free memory at the end of the range). Returns the number of bytes given back.
   std::size_t release();
+
+  /// True when the pool grows by mapping memory into one contiguous address range.
+  [[nodiscard]] bool grows_contiguously() const noexcept;
 
  private:
   void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;

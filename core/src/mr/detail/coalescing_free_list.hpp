@@ -101,6 +101,23 @@ class coalescing_free_list {
     }
   }
 
+  /// Size of the free block that ends at `end`, or 0.
+  [[nodiscard]] std::size_t size_of_block_ending_at(std::uintptr_t end) const noexcept
+  {
+    auto const* block = by_end_.find(end);
+    return block == nullptr ? 0 : block->size;
+  }
+
+  /// Removes and returns the free block that ends at `end`, if there is one.
+  std::optional<memory_range> remove_block_ending_at(std::uintptr_t end)
+  {
+    free_block* block = by_end_.find(end);
+    if (block == nullptr) { return std::nullopt; }
+    memory_range const range{block->start, block->size};
+    unlink(block);
+    return range;
+  }
+
   /// Removes the free range that is exactly [start, start + size), if there is one.
   bool remove_exact(memory_range range)
   {

@@ -20,6 +20,7 @@
 //   coalescing, any size) or fixed_block_store (a stack of equal blocks).
 
 #include "coalescing_free_list.hpp"
+#include "expandable_region.hpp"
 #include "fixed_block_store.hpp"
 
 #include <rmm/cuda_stream_view.hpp>
@@ -50,6 +51,10 @@ struct suballocator_options {
   std::size_t growth_step{0};           ///< least amount to grow by (0: never grow)
   bool per_thread_default_arenas{false};  ///< default-stream allocations get one arena per thread
   bool log_state_on_failure{false};     ///< write every arena's state to the debug log on OOM
+  /// Grow by mapping device memory at the end of one reserved address range (CUDA virtual memory
+  /// management) instead of asking the upstream, where the device supports it: free memory then
+  /// coalesces across growth steps. Only for coalescing free stores.
+  bool expandable{false};
 };
 
 template <class FreeStore>
@@ -75,6 +80,9 @@ class stream_ordered_suballocator {
   [[nodiscard]] std::size_t reserved_bytes() const noexcept { return reserved_bytes_.load(std::memory_order_relaxed); }
   [[nodiscard]] suballocator_options const& options() const noexcept { return options_; }
   [[nodiscard]] device_async_resource_ref upstream() const noexcept { return upstream_; }
+  /// True when growth maps memory into one contiguous address range (options().expandable and
+  /// the device supports it).
+  [[nodiscard]] bool grows_contiguously() const noexcept { return region_ != nullptr; }
 
   /// Bytes a request occupies.
   [[nodiscard]] std::size_t block_size(std::size_t bytes) const noexcept;
@@ -108,6 +116,7 @@ class stream_ordered_suballocator {
   struct chunk {
     std::uintptr_t start;
     std::size_t size;
+    bool joins_previous{false};  // contiguous with the chunk before it: free memory may merge across
   };
 
   arena& arena_for(cudaStream_t stream);
@@ -123,6 +132,7 @@ class stream_ordered_suballocator {
 
   std::optional<memory_range> steal(arena& thief, std::size_t bytes);
   std::optional<memory_range> grow(arena& requester, std::size_t bytes);
+  std::optional<memory_range> grow_region(arena& requester, std::size_t bytes);
   std::optional<memory_range> reclaim_all_and_take(std::size_t bytes);
   /// Moves every arena's free memory to the clean reserve, synchronizing the device in between.
   /// Caller holds growth_mutex_.
@@ -144,6 +154,7 @@ class stream_ordered_suballocator {
   std::uint64_t const id_;  // never reused, so thread-local caches cannot confuse two instances
 
   std::atomic<std::size_t> reserved_bytes_{0};
+  std::unique_ptr<expandable_region> region_;  // set when growing contiguously
 
   mutable std::shared_mutex arenas_mutex_;
   std::unordered_map<arena_key, std::unique_ptr<arena>, arena_key_hash> arenas_;

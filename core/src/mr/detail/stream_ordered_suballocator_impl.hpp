@@ -68,7 +68,18 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
                             rmm::detail::format_bytes_exact(initial),
                             rmm::detail::format_bytes_exact(*options_.maximum_size)));
   }
-  if (initial > 0) {
+  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+    if (options_.expandable) {
+      region_ = expandable_region::create(device_,
+                                          options_.maximum_size.value_or(available_device_memory().second),
+                                          options_.maximum_size.has_value());
+    }
+  }
+  if (region_ != nullptr && initial > 0) {
+    auto const range = region_->grow(initial);
+    add_chunk({range.start, range.size, false});
+    insert_clean(range);
+  } else if (initial > 0) {
     void* ptr{};
     try {
       ptr = upstream_.allocate(cuda_stream_view{}, initial);
@@ -77,7 +88,7 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
       if (ptr != nullptr) { upstream_.deallocate(cuda_stream_view{}, ptr, initial); }
       throw;
     }
-    add_chunk({reinterpret_cast<std::uintptr_t>(ptr), initial});
+    add_chunk({reinterpret_cast<std::uintptr_t>(ptr), initial, false});
     insert_clean({reinterpret_cast<std::uintptr_t>(ptr), initial});
   }
 }
@@ -85,8 +96,10 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
 template <class FreeStore>
 stream_ordered_suballocator<FreeStore>::~stream_ordered_suballocator()
 {
-  for (auto const& c : chunks_) {
-    upstream_.deallocate(cuda_stream_view{}, reinterpret_cast<void*>(c.start), c.size);
+  if (region_ == nullptr) {  // the region unmaps its own memory
+    for (auto const& c : chunks_) {
+      upstream_.deallocate(cuda_stream_view{}, reinterpret_cast<void*>(c.start), c.size);
+    }
   }
   for (auto const& [key, a] : arenas_) {
     RMM_ASSERT_CUDA_SUCCESS(cudaEventDestroy(a->event));
@@ -255,6 +268,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow(arena& 
   std::lock_guard lock{growth_mutex_};
   if (auto range = take_from(clean_, bytes)) { return range; }  // reclaimed meanwhile
   if (options_.growth_step == 0) { return std::nullopt; }
+  if (region_ != nullptr) { return grow_region(requester, bytes); }
   auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
   auto const room     = options_.maximum_size
                           ? (*options_.maximum_size > reserved ? *options_.maximum_size - reserved : 0)
@@ -270,13 +284,75 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow(arena& 
     size = bytes;  // the upstream may still have room for what was asked
     ptr  = upstream_.allocate(requester.stream, size);
   }
-  add_chunk({reinterpret_cast<std::uintptr_t>(ptr), size});
+  add_chunk({reinterpret_cast<std::uintptr_t>(ptr), size, false});
   RMM_LOG_DEBUG("{}: grew by {} to {} for a request of {}",
                 options_.name,
                 rmm::detail::format_bytes(size),
                 rmm::detail::format_bytes(reserved_bytes_.load()),
                 rmm::detail::format_bytes(bytes));
   return memory_range{reinterpret_cast<std::uintptr_t>(ptr), size};
+}
+
+template <class FreeStore>
+std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(arena& requester, std::size_t bytes)
+{
+  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+    // Extend the free block at the end of the region when the requester may use it at once (its
+    // own, or clean), so only the difference is mapped.
+    auto const end   = region_->end();
+    std::size_t tail = 0;
+    {
+      std::lock_guard lock{requester.mutex};
+      tail = requester.free.size_of_block_ending_at(end);
+    }
+    if (tail == 0) {
+      std::optional<memory_range> clean_tail;
+      {
+        std::lock_guard lock{clean_.mutex};
+        clean_tail = clean_.free.remove_block_ending_at(end);
+      }
+      if (clean_tail) {
+        insert_free(requester, *clean_tail);
+        tail = clean_tail->size;
+      }
+    }
+    auto const need     = bytes > tail ? bytes - tail : 0;
+    auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
+    auto const room =
+      std::min(region_->capacity() - region_->mapped_bytes(),
+               options_.maximum_size ? (*options_.maximum_size > reserved ? *options_.maximum_size - reserved : 0)
+                                     : std::numeric_limits<std::size_t>::max());
+    auto const granule = region_->granularity();
+    auto const minimum = align_up(need, granule);
+    if (minimum > room) {
+      throw rmm::out_of_memory{fmt::format("mapping {} more would exceed the pool's {} ({} mapped)",
+                                           rmm::detail::format_bytes(minimum),
+                                           options_.maximum_size ? "maximum size" : "address range (the device's memory)",
+                                           rmm::detail::format_bytes(region_->mapped_bytes()))};
+    }
+    auto const preferred =
+      std::min(std::max(minimum, align_up(options_.growth_step, granule)), align_down(room, granule));
+    memory_range range{};
+    try {
+      range = region_->grow(preferred);
+    } catch (rmm::bad_alloc const&) {
+      if (preferred == minimum) { throw; }
+      range = region_->grow(minimum);
+    }
+    auto const region_base = region_->end() - region_->mapped_bytes();
+    add_chunk({range.start, range.size, range.start != region_base});
+    RMM_LOG_DEBUG("{}: mapped {} more (now {}) for a request of {}",
+                  options_.name,
+                  rmm::detail::format_bytes(range.size),
+                  rmm::detail::format_bytes(reserved_bytes_.load()),
+                  rmm::detail::format_bytes(bytes));
+    insert_free(requester, range);  // merges with the tail
+    return take_from(requester, bytes);
+  } else {
+    (void)requester;
+    (void)bytes;
+    return std::nullopt;
+  }
 }
 
 template <class FreeStore>
@@ -330,6 +406,28 @@ std::size_t stream_ordered_suballocator<FreeStore>::release()
 template <class FreeStore>
 std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
 {
+  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+    if (region_ != nullptr) {
+      // Unmap the whole segments that the free block at the end of the region covers.
+      auto const end = region_->end();
+      std::lock_guard lock{clean_.mutex};
+      auto const tail = clean_.free.remove_block_ending_at(end);
+      if (!tail) { return 0; }
+      auto const new_end = region_->shrink_to(tail->start);
+      if (new_end > tail->start) { clean_.free.insert({tail->start, new_end - tail->start}, *clean_.chunks, 0); }
+      std::vector<std::uintptr_t> gone;
+      {
+        std::lock_guard chunks_lock{chunks_mutex_};
+        for (auto const& c : chunks_) {
+          if (c.start >= new_end) { gone.push_back(c.start); }
+        }
+      }
+      for (auto start : gone) {
+        remove_chunk(start);
+      }
+      return end - new_end;
+    }
+  }
   std::vector<chunk> whole;
   {
     std::scoped_lock locks{clean_.mutex, chunks_mutex_};
@@ -374,7 +472,7 @@ void stream_ordered_suballocator<FreeStore>::publish_chunks()
   auto starts = std::make_shared<chunk_starts>();
   starts->reserve(chunks_.size());
   for (auto const& x : chunks_) {
-    starts->push_back(x.start);
+    if (!x.joins_previous) { starts->push_back(x.start); }
   }
   chunk_starts_ = std::move(starts);
   chunks_version_.fetch_add(1, std::memory_order_release);
@@ -474,7 +572,7 @@ void stream_ordered_suballocator<FreeStore>::throw_out_of_memory(std::size_t byt
     rmm::detail::format_bytes(s.largest_free_block),
     100.0 * s.fragmentation());
   if (!upstream_error.empty()) {
-    message += "; growing from upstream failed: " + upstream_error;
+    message += "; growing failed: " + upstream_error;
   } else if (options_.growth_step == 0) {
     message += "; it does not grow";
   } else if (options_.maximum_size) {
