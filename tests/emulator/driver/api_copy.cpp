@@ -4,9 +4,12 @@
 #include "memory.hpp"
 #include "state.hpp"
 #include "stream.hpp"
+#include "vmm.hpp"
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <shared_mutex>
 
 using namespace rmm_emu;
 
@@ -23,19 +26,36 @@ CUresult submit(CUstream h, bool per_thread, bool sync, std::function<void()> op
   return CUDA_SUCCESS;
 }
 
+// Work on VMM memory runs with the mappings pinned (vmm_mapping_mutex shared) and checks first that
+// they are still there: cuMemUnmap does not wait for queued work.
+void check_still_mapped(char const* what, RangeInfo const& info, std::uint64_t addr, std::uint64_t bytes)
+{
+  if (!info.vmm) { return; }
+  std::lock_guard lock(memory_mutex());
+  if (!vmm_span_mapped(addr, bytes)) { vmm_fault(what, addr, bytes); }
+}
+
 CUresult copy(std::uint64_t dst, Side dst_side, std::uint64_t src, Side src_side, std::size_t bytes, CUstream h,
               bool per_thread, bool sync)
 {
   RMM_EMU_REQUIRE_INIT();
-  bool dst_host = false;
-  bool src_host = false;
-  if (auto r = check_range(dst, bytes, dst_side, &dst_host); r != CUDA_SUCCESS) { return r; }
-  if (auto r = check_range(src, bytes, src_side, &src_host); r != CUDA_SUCCESS) { return r; }
+  RangeInfo d;
+  RangeInfo s;
+  if (auto r = check_range(dst, bytes, dst_side, /*write=*/true, &d); r != CUDA_SUCCESS) { return r; }
+  if (auto r = check_range(src, bytes, src_side, /*write=*/false, &s); r != CUDA_SUCCESS) { return r; }
   // Host-to-host copies are fully synchronous, even through the Async entry points.
-  if (dst_host && src_host) { sync = true; }
+  if (d.host && s.host) { sync = true; }
   if (bytes == 0) {
-    std::shared_ptr<Stream> s;  // still validate the stream
-    return resolve_stream(h, per_thread, s);
+    std::shared_ptr<Stream> stream;  // still validate the stream
+    return resolve_stream(h, per_thread, stream);
+  }
+  if (d.vmm || s.vmm) {
+    return submit(h, per_thread, sync, [dst, src, bytes, d, s] {
+      std::shared_lock pinned(vmm_mapping_mutex());
+      check_still_mapped("copy", d, dst, bytes);
+      check_still_mapped("copy", s, src, bytes);
+      std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void const*>(src), bytes);
+    });
   }
   return submit(h, per_thread, sync, [dst, src, bytes] {
     std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void const*>(src), bytes);
@@ -48,19 +68,28 @@ CUresult fill(std::uint64_t dst, T value, std::size_t count, CUstream h, bool pe
   RMM_EMU_REQUIRE_INIT();
   if (dst % sizeof(T) != 0 || count > SIZE_MAX / sizeof(T)) { return CUDA_ERROR_INVALID_VALUE; }
   std::size_t const bytes = count * sizeof(T);
-  if (auto r = check_range(dst, bytes, Side::device); r != CUDA_SUCCESS) { return r; }
+  RangeInfo info;
+  if (auto r = check_range(dst, bytes, Side::device, /*write=*/true, &info); r != CUDA_SUCCESS) { return r; }
   if (count == 0) {
     std::shared_ptr<Stream> s;
     return resolve_stream(h, per_thread, s);
   }
-  return submit(h, per_thread, sync, [dst, value, count] {
+  auto const set = [dst, value, count] {
     if constexpr (sizeof(T) == 1) {
       std::memset(reinterpret_cast<void*>(dst), value, count);
     } else {
       auto* p = reinterpret_cast<T*>(dst);
       for (std::size_t i = 0; i < count; ++i) { p[i] = value; }
     }
-  });
+  };
+  if (info.vmm) {
+    return submit(h, per_thread, sync, [set, info, dst, bytes] {
+      std::shared_lock pinned(vmm_mapping_mutex());
+      check_still_mapped("memset", info, dst, bytes);
+      set();
+    });
+  }
+  return submit(h, per_thread, sync, set);
 }
 
 std::uint64_t addr(void const* p) { return reinterpret_cast<std::uint64_t>(p); }

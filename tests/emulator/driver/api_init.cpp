@@ -14,7 +14,7 @@ RMM_EMU_EXPORT CUresult cuInit(unsigned int flags)
 RMM_EMU_EXPORT CUresult cuDriverGetVersion(int* version)
 {
   if (version == nullptr) { return CUDA_ERROR_INVALID_VALUE; }
-  *version = 13000;
+  *version = rmm_emu::kDriverVersion;
   return CUDA_SUCCESS;
 }
 

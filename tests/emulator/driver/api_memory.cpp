@@ -7,6 +7,7 @@
 #include "mempool.hpp"
 #include "state.hpp"
 #include "stream.hpp"
+#include "vmm.hpp"
 
 #include <mutex>
 
@@ -38,7 +39,7 @@ CUresult pointer_attribute(void* data, CUpointer_attribute attr, Allocation cons
     }
     return CUDA_SUCCESS;
   }
-  bool const device_only = a->kind == MemKind::device || a->kind == MemKind::pool;
+  bool const device_memory = device_only(a->kind);
   auto* p = reinterpret_cast<void*>(ptr);
   switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT: put(device(a->device)->primary().handle()); break;
@@ -47,7 +48,7 @@ CUresult pointer_attribute(void* data, CUpointer_attribute attr, Allocation cons
       break;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: put(p); break;
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-      if (device_only) {
+      if (device_memory) {
         if (strict) { return CUDA_ERROR_INVALID_VALUE; }
         put(static_cast<void*>(nullptr));
       } else {
@@ -66,10 +67,16 @@ CUresult pointer_attribute(void* data, CUpointer_attribute attr, Allocation cons
     case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: put(static_cast<std::size_t>(a->size)); break;
     case CU_POINTER_ATTRIBUTE_MAPPED: put(1); break;
     case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
-      put(static_cast<unsigned long long>(a->kind == MemKind::pool ? a->pool->props().handleTypes : 0));
+      if (a->kind == MemKind::pool) {
+        put(static_cast<unsigned long long>(a->pool->props().handleTypes));
+      } else {
+        put(static_cast<unsigned long long>(a->kind == MemKind::vmm ? a->flags : 0));  // VMM: cuMemCreate's types
+      }
       break;
-    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: put(device_only ? 1 : 0); break;
-    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: put(int{CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE}); break;
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: put(device_memory ? 1 : 0); break;
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+      put(a->kind == MemKind::vmm ? vmm_pointer_access_flags(a->base) : int{CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE});
+      break;
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
       put(a->kind == MemKind::pool ? a->pool->handle() : CUmemoryPool{nullptr});
       break;
@@ -87,10 +94,10 @@ CUresult check_managed_range(CUdeviceptr ptr, std::size_t count)
   Allocation const* a = find_allocation(ptr);
   if (a != nullptr) {
     if (a->kind != MemKind::managed && settings().pageable_memory_access.load() == 0) { return CUDA_ERROR_INVALID_VALUE; }
-    if (a->kind == MemKind::device || a->kind == MemKind::pool) { return CUDA_ERROR_INVALID_VALUE; }
+    if (device_only(a->kind)) { return CUDA_ERROR_INVALID_VALUE; }
     return ptr + count <= a->base + a->size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   }
-  if (device_space_owner(ptr) != nullptr) { return CUDA_ERROR_INVALID_VALUE; }
+  if (device_space_owner(ptr) != nullptr || vmm_reserved(ptr)) { return CUDA_ERROR_INVALID_VALUE; }
   return settings().pageable_memory_access.load() != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 

@@ -21,6 +21,9 @@ inline constexpr std::uint64_t MiB = 1024 * KiB;
 inline constexpr std::uint64_t GiB = 1024 * MiB;
 inline constexpr std::uint64_t TiB = 1024 * GiB;
 
+// What cuDriverGetVersion reports; cuGetProcAddress refuses newer versions.
+inline constexpr int kDriverVersion = 13000;
+
 // Callers keep v far below 2^63, so the sum cannot wrap.
 constexpr std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 

@@ -7,6 +7,7 @@
 #include "mempool.hpp"
 #include "state.hpp"
 #include "stream.hpp"
+#include "vmm.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -124,6 +125,17 @@ void return_device_memory(Device& dev, std::uint64_t addr, std::uint64_t bytes)
   dev.used -= bytes;
 }
 
+CUresult take_device_capacity(Device& dev, std::uint64_t bytes)
+{
+  if (bytes > dev.capacity()) { return CUDA_ERROR_OUT_OF_MEMORY; }
+  if (dev.used + bytes > dev.capacity()) { release_idle_pool_memory(dev); }
+  if (dev.used + bytes > dev.capacity()) { return CUDA_ERROR_OUT_OF_MEMORY; }
+  dev.used += bytes;
+  return CUDA_SUCCESS;
+}
+
+void return_device_capacity(Device& dev, std::uint64_t bytes) { dev.used -= bytes; }
+
 std::uint64_t next_buffer_id() { return g_buffer_ids.fetch_add(1); }
 
 void drop_device_allocations(Device& dev)
@@ -139,6 +151,7 @@ void drop_device_allocations(Device& dev)
       case MemKind::pool: return true;
       case MemKind::managed: release_host_backing(a); return true;
       case MemKind::pinned: return false;  // pinned host memory outlives the device reset here
+      case MemKind::vmm: return false;     // so do VMM mappings (cuMemUnmap / cuMemAddressFree own them)
     }
     return false;
   });
@@ -192,7 +205,8 @@ CUresult free_sync(std::uint64_t ptr, bool host_api)
 {
   if (ptr == 0) { return CUDA_SUCCESS; }
   auto const valid = [&](Allocation const* a) {
-    return a != nullptr && a->base == ptr && host_api == (a->kind == MemKind::pinned);
+    // VMM mappings are not cudaFree's (INVALID_VALUE, as on a GPU).
+    return a != nullptr && a->base == ptr && a->kind != MemKind::vmm && host_api == (a->kind == MemKind::pinned);
   };
   Device* dev = nullptr;
   {
@@ -218,30 +232,35 @@ CUresult free_sync(std::uint64_t ptr, bool host_api)
       case MemKind::pool: copy.pool->free_now(copy.base, copy.size); break;
       case MemKind::managed:
       case MemKind::pinned: release_host_backing(copy); break;
+      case MemKind::vmm: break;  // refused above
     }
   }
   trim_pools_at_sync(*dev);
   return CUDA_SUCCESS;
 }
 
-CUresult check_range(std::uint64_t addr, std::uint64_t bytes, Side side, bool* host)
+CUresult check_range(std::uint64_t addr, std::uint64_t bytes, Side side, bool write, RangeInfo* info)
 {
-  bool ignored = false;
-  bool& is_host = host != nullptr ? *host : ignored;
-  is_host = false;
+  RangeInfo ignored;
+  RangeInfo& out = info != nullptr ? *info : ignored;
+  out = RangeInfo{};
   if (bytes == 0) { return CUDA_SUCCESS; }
   if (addr == 0 || addr + bytes < addr) { return CUDA_ERROR_INVALID_VALUE; }
   std::lock_guard lock(memory_mutex());
   if (Allocation const* a = find_allocation(addr); a != nullptr) {
-    is_host = a->kind == MemKind::pinned;
-    bool const device_only = a->kind == MemKind::device || a->kind == MemKind::pool;
-    if (device_only && side == Side::host) { return CUDA_ERROR_INVALID_VALUE; }
+    out.host = a->kind == MemKind::pinned;
+    if (device_only(a->kind) && side == Side::host) { return CUDA_ERROR_INVALID_VALUE; }
+    if (a->kind == MemKind::vmm) {
+      out.vmm = true;
+      return vmm_check_span(addr, bytes, write);
+    }
     if (addr + bytes > a->base + a->size) { return CUDA_ERROR_INVALID_VALUE; }
     return CUDA_SUCCESS;
   }
-  // Inside a device's address range but not live: freed or never allocated device memory.
-  if (device_space_owner(addr) != nullptr) { return CUDA_ERROR_INVALID_VALUE; }
-  is_host = true;
+  // Inside a device's address range but not live: freed or never allocated device memory. Likewise
+  // reserved but unmapped VMM addresses.
+  if (device_space_owner(addr) != nullptr || vmm_reserved(addr)) { return CUDA_ERROR_INVALID_VALUE; }
+  out.host = true;
   // With pageable memory access (HMM) the device reaches any host memory.
   bool const device_reachable = settings().pageable_memory_access.load() != 0;
   return side == Side::device && !device_reachable ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
@@ -252,11 +271,13 @@ LiveStats live_stats(int device, unsigned kinds)
   LiveStats s;
   std::lock_guard lock(memory_mutex());
   for (auto const& [base, a] : table()) {
+    if (a.kind == MemKind::vmm) { continue; }  // mappings: their physical allocations count below
     if (device >= 0 && a.device != device) { continue; }
     if ((kinds & (1u << static_cast<unsigned>(a.kind))) == 0) { continue; }
     ++s.count;
     s.bytes += static_cast<long long>(a.size);
   }
+  if ((kinds & (1u << static_cast<unsigned>(MemKind::vmm))) != 0) { vmm_live_stats(device, s); }
   return s;
 }
 

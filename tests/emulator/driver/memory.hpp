@@ -1,6 +1,6 @@
 // The table of live allocations and the synchronous allocate/free paths. Device memory comes from
 // the device's address space and counts against its capacity; managed and pinned host memory come
-// from the host and count against nothing.
+// from the host and count against nothing. VMM mappings (vmm.hpp) are entered here too.
 #pragma once
 
 #include "common.hpp"
@@ -13,7 +13,11 @@ namespace rmm_emu {
 class Device;
 class Pool;
 
-enum class MemKind { device, pool, managed, pinned };
+// The kind's bit in the control API is 1 << kind (RMM_EMU_KIND_*).
+enum class MemKind { device, pool, managed, pinned, vmm };
+
+// Memory only the device reaches (not host-accessible on a GPU).
+constexpr bool device_only(MemKind k) { return k == MemKind::device || k == MemKind::pool || k == MemKind::vmm; }
 
 struct Allocation {
   std::uint64_t base = 0;
@@ -22,7 +26,7 @@ struct Allocation {
   MemKind kind = MemKind::device;
   int device = 0;
   Pool* pool = nullptr;    // MemKind::pool only
-  unsigned flags = 0;      // cuMemHostAlloc / cuMemAllocManaged flags
+  unsigned flags = 0;      // cuMemHostAlloc / cuMemAllocManaged flags; VMM: the requested handle types
   bool mapped = false;     // host backing came from mmap (else aligned_alloc)
   std::uint64_t buffer_id = 0;
 };
@@ -46,6 +50,9 @@ Device* device_space_owner(std::uint64_t addr);  // device whose address range h
 // when the capacity would be exceeded; CUDA_ERROR_OUT_OF_MEMORY when it still does not fit.
 CUresult take_device_memory(Device& dev, std::uint64_t bytes, std::uint64_t& addr);
 void return_device_memory(Device& dev, std::uint64_t addr, std::uint64_t bytes);
+// The same for capacity alone (cuMemCreate: physical memory without an address).
+CUresult take_device_capacity(Device& dev, std::uint64_t bytes);
+void return_device_capacity(Device& dev, std::uint64_t bytes);
 std::uint64_t next_buffer_id();
 // cuDevicePrimaryCtxReset: forgets every device, pool and managed allocation of `dev`, giving back
 // device and managed memory (pool chunks are the pools' to give back).
@@ -61,11 +68,16 @@ CUresult free_sync(std::uint64_t ptr, bool host_api);
 
 // What a copy or memset expects a pointer to be.
 enum class Side { host, device, any };
-// Validates [addr, addr + bytes): device memory must be live and the range inside one allocation;
-// a host-side pointer must not be device memory; a device-side pointer must be device-accessible
-// (device, pool, managed or pinned memory; any host memory with pageable memory access). `host` (optional) tells whether the range is host
-// memory: pinned, or memory CUDA does not know.
-CUresult check_range(std::uint64_t addr, std::uint64_t bytes, Side side, bool* host = nullptr);
+struct RangeInfo {
+  bool host = false;  // host memory: pinned, or memory CUDA does not know
+  bool vmm = false;   // VMM mappings: a queued operation re-checks them when it runs
+};
+// Validates [addr, addr + bytes) for reading or writing: device memory must be live and the range
+// inside one allocation (or adjacent VMM mappings with access granted); a host-side pointer must
+// not be device memory; a device-side pointer must be device-accessible (device, pool, VMM, managed
+// or pinned memory; any host memory with pageable memory access). Addresses in a device's range or
+// a VMM reservation that are not live are refused.
+CUresult check_range(std::uint64_t addr, std::uint64_t bytes, Side side, bool write, RangeInfo* info = nullptr);
 
 // Control API: live allocations of `device` (-1: all) whose kind bit is in `kinds`.
 struct LiveStats {

@@ -91,6 +91,18 @@ std::vector<Entry> const& entries()
     RMM_EMU_PROC_PT(cuMemPrefetchAsync, 12020, ptsz, cuMemPrefetchAsync_v2_ptsz),
     RMM_EMU_PROC(cuMemAdvise, 8000, cuMemAdvise),
     RMM_EMU_PROC(cuMemAdvise, 12020, cuMemAdvise_v2),
+    // virtual memory management
+    RMM_EMU_PROC(cuMemAddressReserve, 10020, cuMemAddressReserve),
+    RMM_EMU_PROC(cuMemAddressFree, 10020, cuMemAddressFree),
+    RMM_EMU_PROC(cuMemCreate, 10020, cuMemCreate),
+    RMM_EMU_PROC(cuMemRelease, 10020, cuMemRelease),
+    RMM_EMU_PROC(cuMemMap, 10020, cuMemMap),
+    RMM_EMU_PROC(cuMemUnmap, 10020, cuMemUnmap),
+    RMM_EMU_PROC(cuMemSetAccess, 10020, cuMemSetAccess),
+    RMM_EMU_PROC(cuMemGetAccess, 10020, cuMemGetAccess),
+    RMM_EMU_PROC(cuMemGetAllocationGranularity, 10020, cuMemGetAllocationGranularity),
+    RMM_EMU_PROC(cuMemGetAllocationPropertiesFromHandle, 10020, cuMemGetAllocationPropertiesFromHandle),
+    RMM_EMU_PROC(cuMemRetainAllocationHandle, 11000, cuMemRetainAllocationHandle),
     // stream-ordered allocation
     RMM_EMU_PROC(cuMemAllocAsync, 11020, cuMemAllocAsync),
     RMM_EMU_PROC_PT(cuMemAllocAsync, 11020, ptsz, cuMemAllocAsync_ptsz),
@@ -242,6 +254,9 @@ CUresult get_proc_address(char const* symbol, void** pfn, int cuda_version, cuui
     return CUDA_ERROR_INVALID_VALUE;
   }
   *pfn = nullptr;
+  // "If the specified CUDA version is greater than the driver version, the API will return
+  // CUDA_ERROR_INVALID_VALUE" (cuda.h).
+  if (cuda_version > kDriverVersion) { return CUDA_ERROR_INVALID_VALUE; }
   // The real libcudart's first request is ("", 0, 0); the H200 driver answered CUDA_SUCCESS.
   if (symbol[0] == '\0') {
     report(CU_GET_PROC_ADDRESS_SUCCESS);

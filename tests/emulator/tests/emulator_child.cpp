@@ -152,6 +152,53 @@ int fork_child()
   return 0;
 }
 
+template <class F>
+F vmm_entry(char const* symbol)
+{
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &status);
+  return reinterpret_cast<F>(fn);
+}
+
+// cuMemUnmap while a memset of the range is still queued: the memset must not touch the range
+// afterwards. A GPU reports an illegal address; the emulator says why and aborts.
+int vmm_unmap_under_work()
+{
+  auto reserve = vmm_entry<CUresult (*)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long)>("cuMemAddressReserve");
+  auto create = vmm_entry<CUresult (*)(CUmemGenericAllocationHandle*, size_t, CUmemAllocationProp const*, unsigned long long)>("cuMemCreate");
+  auto map = vmm_entry<CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long)>("cuMemMap");
+  auto set_access = vmm_entry<CUresult (*)(CUdeviceptr, size_t, CUmemAccessDesc const*, size_t)>("cuMemSetAccess");
+  auto unmap = vmm_entry<CUresult (*)(CUdeviceptr, size_t)>("cuMemUnmap");
+  if (reserve == nullptr || create == nullptr || map == nullptr || set_access == nullptr || unmap == nullptr) {
+    std::printf("missing entry points\n");
+    return 1;
+  }
+  std::size_t const size = 2 << 20;
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CUdeviceptr va = 0;
+  CUmemGenericAllocationHandle handle = 0;
+  std::printf("reserve %d\n", reserve(&va, size, 0, 0, 0));
+  std::printf("create %d\n", create(&handle, size, &prop, 0));
+  std::printf("map %d\n", map(va, size, 0, handle, 0));
+  std::printf("access %d\n", set_access(va, size, &access, 1));
+  cudaStream_t s = nullptr;
+  cudaStreamCreate(&s);
+  cudaLaunchHostFunc(s, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }, nullptr);
+  std::printf("memset %s\n", name(cudaMemsetAsync(reinterpret_cast<void*>(va), 1, size, s)));
+  std::printf("unmap %d\n", unmap(va, size));
+  std::fflush(stdout);
+  cudaStreamSynchronize(s);
+  std::printf("not reached\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -164,6 +211,7 @@ int main(int argc, char** argv)
   if (mode == "lookup") { return lookup(); }
   if (mode == "preinit") { return preinit(); }
   if (mode == "fork") { return fork_child(); }
+  if (mode == "vmm-unmap-under-work") { return vmm_unmap_under_work(); }
   std::fprintf(stderr, "emulator_child: unknown mode '%s'\n", mode.c_str());
   return 2;
 }

@@ -21,7 +21,8 @@ extern "C" {
 #define RMM_EMU_KIND_ASYNC 2u   /* cudaMallocAsync / cudaMallocFromPoolAsync (pool blocks) */
 #define RMM_EMU_KIND_MANAGED 4u /* cudaMallocManaged */
 #define RMM_EMU_KIND_PINNED 8u  /* cudaMallocHost / cudaHostAlloc */
-#define RMM_EMU_KIND_ALL 15u
+#define RMM_EMU_KIND_VMM 16u    /* cuMemCreate physical allocations not yet freed (unreleased, or still mapped) */
+#define RMM_EMU_KIND_ALL 31u
 
 /* "rmm-cuda-emulator <version> (CUDA 13.0 API)". Its presence identifies the emulator. */
 const char* rmm_emu_version(void);
@@ -36,13 +37,14 @@ int rmm_emu_set(const char* name, const char* value);
 const char* rmm_emu_last_error(void);
 
 /* Live allocations of `device` (-1: every device) whose kind is in `kinds`, and their requested
- * bytes. Managed and pinned memory count for the device current when it was allocated.
+ * bytes. Managed and pinned memory count for the device current when it was allocated; VMM
+ * allocations for the device in their cuMemCreate properties, once each however often mapped.
  * -1 for a bad device ordinal; 0 before cuInit. */
 long long rmm_emu_live_allocations(int device, unsigned kinds);
 long long rmm_emu_live_bytes(int device, unsigned kinds);
 
-/* Device memory in use as cudaMemGetInfo sees it: cudaMalloc bytes (rounded to 512) plus memory
- * reserved by pools. -1 for a bad ordinal. */
+/* Device memory in use as cudaMemGetInfo sees it: cudaMalloc bytes (rounded to 512), memory
+ * reserved by pools and cuMemCreate allocations not yet freed. -1 for a bad ordinal. */
 long long rmm_emu_device_used_bytes(int device);
 
 /* Allocation attempts so far (what RMM_EMU_FAIL_ALLOC_NTH counts). */
