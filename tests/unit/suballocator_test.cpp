@@ -60,6 +60,37 @@ TEST_F(Suballocator, AnotherStreamGetsFreedMemoryOnlyAfterTheFreeingStreamsWork)
   pool.deallocate(second, b, MiB);
 }
 
+// With many frees behind it, the freeing stream's arena has recorded its event: the other stream
+// waits on that event instead of the whole device, so the freeing stream is still busy when the
+// allocation returns, and its pending writes still land before the other stream's.
+TEST_F(Suballocator, HandOverBetweenStreamsWaitsOnAnEventNotTheDevice)
+{
+  constexpr int blocks = 32;
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, blocks * MiB, blocks * MiB};
+  rmm::cuda_stream first;
+  rmm::cuda_stream second;
+  std::vector<void*> taken;
+  for (int i = 0; i < blocks; ++i) {
+    taken.push_back(pool.allocate(first, MiB));
+  }
+  RMM_CUDA_TRY(cudaLaunchHostFunc(
+    first.value(), [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }, nullptr));
+  for (auto* p : taken) {
+    RMM_CUDA_TRY(cudaMemsetAsync(p, 0xAA, MiB, first.value()));
+  }
+  for (auto* p : taken) {
+    pool.deallocate(first, p, MiB);
+  }
+  void* b = pool.allocate(second, MiB);
+  EXPECT_EQ(cudaStreamQuery(first.value()), cudaErrorNotReady) << "the hand-over synchronized the device";
+  (void)cudaGetLastError();
+  RMM_CUDA_TRY(cudaMemsetAsync(b, 0xBB, MiB, second.value()));
+  second.synchronize();
+  first.synchronize();
+  EXPECT_TRUE(has_tag(b, MiB, 0xBB, second)) << "the second stream's write ran before the first stream's";
+  pool.deallocate(second, b, MiB);
+}
+
 TEST_F(Suballocator, SameStreamReuseNeedsNoSynchronization)
 {
   rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, MiB, MiB};
@@ -116,16 +147,18 @@ TEST_F(Suballocator, GrowsOnDemandAndReleasesFreeChunks)
   EXPECT_EQ(stats.upstream_chunks, 0U);
 }
 
-TEST_F(Suballocator, ReleaseKeepsChunksThatAreInUse)
+TEST_F(Suballocator, ReleaseKeepsMemoryThatIsInUse)
 {
   rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};
   rmm::cuda_stream stream;
-  void* small = pool.allocate(stream, 1024);  // lands in the first 32 MiB chunk
+  void* small = pool.allocate(stream, 1024);  // lands in the first 32 MiB of growth
   void* large = pool.allocate(stream, 64 * MiB);
   pool.deallocate(stream, large, 64 * MiB);
-  auto const before = pool.pool_size();
-  EXPECT_EQ(pool.release(), 64 * MiB);
-  EXPECT_EQ(pool.pool_size(), before - 64 * MiB);
+  auto const before   = pool.pool_size();
+  auto const released = pool.release();
+  EXPECT_GE(released, 32 * MiB) << "the growth made for the large block is free again";
+  EXPECT_LE(released, before - 1024);
+  EXPECT_EQ(pool.pool_size(), before - released);
   write_tag(small, 1024, 5, stream);
   EXPECT_TRUE(has_tag(small, 1024, 5, stream));
   pool.deallocate(stream, small, 1024);
@@ -181,7 +214,10 @@ TEST_F(Suballocator, UpstreamFailureIsNamedInTheError)
     (void)pool.allocate(rmm::cuda_stream_view{}, std::size_t{1} << 50);
     FAIL();
   } catch (rmm::out_of_memory const& e) {
-    EXPECT_THAT(e.what(), HasSubstr("growing from upstream failed: cuda_memory_resource (cudaMalloc) could not allocate"));
+    EXPECT_THAT(e.what(), HasSubstr("growing failed: "));
+    // Over cudaMalloc, or mapping into the pool's address range where the device supports that.
+    EXPECT_THAT(e.what(), ::testing::AnyOf(HasSubstr("cuda_memory_resource (cudaMalloc) could not allocate"),
+                                           HasSubstr("would exceed the pool's address range")));
   }
   EXPECT_EQ(pool.pool_size(), 0U);
 }

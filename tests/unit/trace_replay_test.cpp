@@ -107,6 +107,22 @@ TYPED_TEST_SUITE(TraceReplay, replayed_resources, factory_names);
 TYPED_TEST(TraceReplay, TorchResnet50) { this->replay(resnet50()); }
 TYPED_TEST(TraceReplay, CupyMix) { this->replay(cupy_mix()); }
 
+TEST(TraceReplayMemory, PoolStartingEmptyReservesAtMostTenPercentAboveLiveBytes)
+{
+  RMM_CUDA_TRY(cudaSetDevice(0));
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};
+  auto const result =
+    rmm::trace::replay_sequential(resnet50(), pool, [&pool] { return pool.pool_size(); });
+  auto const ratio = static_cast<double>(result.peak_reserved_bytes) / static_cast<double>(result.peak_live_bytes);
+  RecordProperty("peak_live_bytes", std::to_string(result.peak_live_bytes));
+  RecordProperty("peak_reserved_bytes", std::to_string(result.peak_reserved_bytes));
+  std::printf("resnet50: peak live %zu, peak reserved %zu, ratio %.3f\n",
+              result.peak_live_bytes,
+              result.peak_reserved_bytes,
+              ratio);
+  EXPECT_LE(ratio, 1.10);
+}
+
 TEST(AllocationLog, ReadsBothShippedLogs)
 {
   EXPECT_EQ(resnet50().size(), 11135U);

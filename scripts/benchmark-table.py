@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Markdown tables from the sub-allocator benchmarks' JSON (scripts/run-gpu-benchmarks.sh).
+
+usage: benchmark-table.py RESULTS_DIR
+"""
+import json
+import re
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)["benchmarks"]
+
+
+def random_allocations(results):
+    # name: random_allocations/<resource>/<N>/<max MiB>/real_time_median
+    rows = defaultdict(dict)
+    for b in results:
+        m = re.match(r"random_allocations/(\w+)/(\d+)/(\d+)/real_time_median$", b["name"])
+        if not m:
+            continue
+        resource, n, max_mib = m.group(1), int(m.group(2)), int(m.group(3))
+        ops = b.get("items_per_second", 0.0)
+        rows[(n, max_mib)][resource] = (b["real_time"], 1e9 / ops if ops else float("nan"))
+    order = ["pool", "binning", "arena", "cuda_async", "cuda"]
+    print("| N / max | " + " | ".join(order) + " | cuda_async / pool | pool ns/op | binning ns/op |")
+    print("| --- | " + " | ".join("---" for _ in order) + " | --- | --- | --- |")
+    for (n, max_mib) in sorted(rows):
+        r = rows[(n, max_mib)]
+        cells = [f"{r[k][0]:.3g}" if k in r else "-" for k in order]
+        ratio = f"{r['cuda_async'][0] / r['pool'][0]:.0f}x" if "pool" in r and "cuda_async" in r else "-"
+        pool_ns = f"{r['pool'][1]:.0f}" if "pool" in r else "-"
+        bin_ns = f"{r['binning'][1]:.0f}" if "binning" in r else "-"
+        print(f"| {n:,} / {max_mib} MiB | " + " | ".join(cells) + f" | {ratio} | {pool_ns} | {bin_ns} |")
+    print("\n(ms per run, median of 3 repetitions; ns/op over allocations and frees)\n")
+
+
+def holes(results):
+    table = defaultdict(dict)
+    for b in results:
+        m = re.match(r"holes/(\w+)/(\d+)$", b["name"])
+        if m:
+            table[m.group(1)][int(m.group(2))] = b["real_time"]
+    counts = sorted({h for r in table.values() for h in r})
+    print("| resource | " + " | ".join(f"{h:,} holes" for h in counts) + " | 65,536 / 16 |")
+    print("| --- | " + " | ".join("---" for _ in counts) + " | --- |")
+    for resource, r in sorted(table.items()):
+        ratio = f"{r[counts[-1]] / r[counts[0]]:.2f}" if counts[0] in r and counts[-1] in r else "-"
+        print(f"| {resource} | " + " | ".join(f"{r.get(h, float('nan')):.0f} ns" for h in counts) + f" | {ratio} |")
+    print("\n(ns per allocate + deallocate pair of a block larger than every hole)\n")
+
+
+def threads(results):
+    table = defaultdict(dict)
+    for b in results:
+        m = re.match(r"threads/(\w+)/real_time/threads:(\d+)$", b["name"])
+        if m:
+            table[m.group(1)][int(m.group(2))] = b["items_per_second"]
+    counts = sorted({t for r in table.values() for t in r})
+    print("| resource | " + " | ".join(f"{t} thr" for t in counts) + " | 16 / 1 |")
+    print("| --- | " + " | ".join("---" for _ in counts) + " | --- |")
+    for resource, r in sorted(table.items()):
+        ratio = f"{r[counts[-1]] / r[counts[0]]:.1f}x" if counts[0] in r and counts[-1] in r else "-"
+        print(f"| {resource} | " + " | ".join(f"{r.get(t, 0) / 1e6:.2f} M/s" for t in counts) + f" | {ratio} |")
+    print("\n(allocations + frees per second, all threads together, each thread on its own stream)\n")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    d = Path(sys.argv[1])
+    random_allocations(load(d / "random_allocations.json"))
+    hat = load(d / "holes_and_threads.json")
+    holes(hat)
+    threads(hat)
+
+
+if __name__ == "__main__":
+    main()
