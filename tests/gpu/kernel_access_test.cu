@@ -7,6 +7,7 @@
 #include <rmm/cuda_stream.hpp>
 #include <rmm/device_buffer.hpp>
 #include <rmm/error.hpp>
+#include <rmm/mr/pool_memory_resource.hpp>
 
 #include <gtest/gtest.h>
 
@@ -102,6 +103,54 @@ TEST(DeviceBufferKernel, CopyAndResizeKeepKernelWrittenData)
   EXPECT_EQ(mismatches(static_cast<std::uint32_t*>(buffer.data()), count, 7, stream), 0U);
   rmm::device_buffer copy{buffer, stream};
   EXPECT_EQ(mismatches(static_cast<std::uint32_t*>(copy.data()), count, 7, stream), 0U);
+}
+
+}  // namespace
+}  // namespace rmm::test
+
+namespace rmm::test {
+namespace {
+
+__global__ void slow_fill(std::uint32_t* data, std::size_t count, std::uint32_t value, long long spin_cycles)
+{
+  auto const start = clock64();
+  while (clock64() - start < spin_cycles) {}
+  for (auto i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count; i += std::size_t{gridDim.x} * blockDim.x) {
+    data[i] = value;
+  }
+}
+
+// A pool of exactly 32 blocks: all are filled by a slow kernel on one stream and freed there, then
+// another stream takes one and fills it at once. Without the event between the streams the slow
+// kernel's writes would land last.
+TEST(PoolKernel, ABlockHandedToAnotherStreamWaitsForTheFreeingStreamsKernels)
+{
+  RMM_CUDA_TRY(cudaSetDevice(0));
+  constexpr std::size_t block = std::size_t{1} << 20;
+  constexpr int blocks        = 32;
+  constexpr std::size_t count = block / sizeof(std::uint32_t);
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, blocks * block, blocks * block};
+  rmm::cuda_stream first;
+  rmm::cuda_stream second;
+  std::vector<std::uint32_t*> taken;
+  for (int i = 0; i < blocks; ++i) {
+    taken.push_back(static_cast<std::uint32_t*>(pool.allocate(first, block)));
+  }
+  for (auto* p : taken) {
+    slow_fill<<<64, 256, 0, first.value()>>>(p, count, 0xAAAAAAAAU, 20'000'000);  // ~10 ms each at 2 GHz
+    RMM_CUDA_TRY(cudaGetLastError());
+  }
+  for (auto* p : taken) {
+    pool.deallocate(first, p, block);
+  }
+  auto* b = static_cast<std::uint32_t*>(pool.allocate(second, block));
+  EXPECT_EQ(cudaStreamQuery(first.value()), cudaErrorNotReady) << "the hand-over synchronized the device";
+  (void)cudaGetLastError();
+  fill_index<<<64, 256, 0, second.value()>>>(b, count, 0x5555U);
+  RMM_CUDA_TRY(cudaGetLastError());
+  first.synchronize();
+  EXPECT_EQ(mismatches(b, count, 0x5555U, second), 0U) << "a kernel on the freeing stream wrote after the hand-over";
+  pool.deallocate(second, b, block);
 }
 
 }  // namespace
