@@ -22,6 +22,7 @@
 #include "coalescing_free_list.hpp"
 #include "expandable_region.hpp"
 #include "fixed_block_store.hpp"
+#include "spin_mutex.hpp"
 
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/mr/suballocator_statistics.hpp>
@@ -95,7 +96,7 @@ class stream_ordered_suballocator {
  private:
   struct arena {
     explicit arena(FreeStore store) : free{std::move(store)} {}
-    mutable std::mutex mutex;
+    mutable spin_mutex mutex;
     cudaStream_t stream{};
     bool per_thread_default{false};  // the same handle is a different stream in each thread
     cudaEvent_t event{};             // recorded on `stream`; null for the clean reserve

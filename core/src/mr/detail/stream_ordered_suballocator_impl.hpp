@@ -24,15 +24,21 @@ namespace rmm::mr::detail {
 /// while recent frees still become available to other streams soon.
 inline constexpr std::uint64_t frees_per_record = 32;
 
-/// Per-thread cache of recently used arenas, so the common path takes no shared lock.
+/// Per-thread cache of the arenas a thread used, so the common path takes no shared lock:
+/// direct-mapped by (engine, stream), since one thread may use many engines (binning's bins).
 struct cached_arena {
   std::uint64_t owner_id{0};
   cudaStream_t stream{};
   void* arena{nullptr};
 };
 struct arena_cache {
-  std::array<cached_arena, 8> entries{};
-  unsigned next_victim{0};
+  static constexpr std::size_t size = 64;
+  std::array<cached_arena, size> entries{};
+  static std::size_t slot(std::uint64_t owner_id, cudaStream_t stream) noexcept
+  {
+    auto const h = (owner_id * 0x9E3779B97F4A7C15ULL) ^ (reinterpret_cast<std::uintptr_t>(stream) >> 4);
+    return static_cast<std::size_t>((h ^ (h >> 29)) & (size - 1));
+  }
 };
 arena_cache& thread_arena_cache() noexcept;
 
@@ -153,10 +159,8 @@ void stream_ordered_suballocator<FreeStore>::deallocate(void* ptr, std::size_t b
 template <class FreeStore>
 auto stream_ordered_suballocator<FreeStore>::arena_for(cudaStream_t stream) -> arena&
 {
-  auto& cache = thread_arena_cache();
-  for (auto const& entry : cache.entries) {
-    if (entry.owner_id == id_ && entry.stream == stream) { return *static_cast<arena*>(entry.arena); }
-  }
+  auto& entry = thread_arena_cache().entries[arena_cache::slot(id_, stream)];
+  if (entry.owner_id == id_ && entry.stream == stream) { return *static_cast<arena*>(entry.arena); }
   // cudaStreamPerThread is a different stream in every thread; the arena resource also gives each
   // thread its own arena on the default streams.
   bool const default_stream = stream == cudaStream_t{} || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
@@ -168,7 +172,7 @@ auto stream_ordered_suballocator<FreeStore>::arena_for(cudaStream_t stream) -> a
     if (auto it = arenas_.find(key); it != arenas_.end()) { found = it->second.get(); }
   }
   if (found == nullptr) { found = &create_arena(key); }
-  cache.entries[cache.next_victim++ % cache.entries.size()] = {id_, stream, found};
+  entry = {id_, stream, found};
   return *found;
 }
 
