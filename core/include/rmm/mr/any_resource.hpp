@@ -18,7 +18,8 @@ namespace rmm::mr {
  * An lvalue any_resource converts to a resource_ref that is valid while any copy lives.
  */
 template <class... Properties>
-class any_resource : public detail::with_property<Properties>... {
+class any_resource : public detail::erased_resource_methods<any_resource<Properties...>>,
+                     public detail::with_property<Properties>... {
  public:
   // Copyability is asserted, not constrained: as a constraint it would recurse for resources
   // whose constructor takes an any_resource (checking the copy constructor considers that one).
@@ -73,41 +74,6 @@ class any_resource : public detail::with_property<Properties>... {
   /// A non-owning reference to the held resource.
   [[nodiscard]] resource_ref<Properties...> ref() const noexcept { return *this; }
 
-  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
-  {
-    return vtable_->allocate(object_.get(), stream, bytes, alignment);
-  }
-  void deallocate(cuda::stream_ref stream,
-                  void* ptr,
-                  std::size_t bytes,
-                  std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
-  {
-    vtable_->deallocate(object_.get(), stream, ptr, bytes, alignment);
-  }
-  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
-  {
-    return vtable_->allocate_sync(object_.get(), bytes, alignment);
-  }
-  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
-  {
-    vtable_->deallocate_sync(object_.get(), ptr, bytes, alignment);
-  }
-
-  // CCCL 3.0.1 spelling.
-  void* allocate(std::size_t bytes, std::size_t alignment) { return allocate_sync(bytes, alignment); }
-  void deallocate(void* ptr, std::size_t bytes, std::size_t alignment) noexcept
-  {
-    deallocate_sync(ptr, bytes, alignment);
-  }
-  void* allocate_async(std::size_t bytes, std::size_t alignment, cuda::stream_ref stream)
-  {
-    return allocate(stream, bytes, alignment);
-  }
-  void deallocate_async(void* ptr, std::size_t bytes, std::size_t alignment, cuda::stream_ref stream) noexcept
-  {
-    deallocate(stream, ptr, bytes, alignment);
-  }
-
   friend bool operator==(any_resource const& lhs, any_resource const& rhs) noexcept
   {
     return detail::erased_equal(lhs.object_.get(), lhs.vtable_, rhs.object_.get(), rhs.vtable_);
@@ -123,6 +89,10 @@ class any_resource : public detail::with_property<Properties>... {
  private:
   template <class...>
   friend class any_resource;
+  friend class detail::erased_resource_methods<any_resource>;
+
+  [[nodiscard]] void* erased_object() const noexcept { return object_.get(); }
+  [[nodiscard]] detail::resource_vtable const* erased_vtable() const noexcept { return vtable_; }
 
   std::shared_ptr<void> object_;  // owns the resource, or aliases a referenced one without owning
   detail::resource_vtable const* vtable_{};

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <rmm/aligned.hpp>
+#include <rmm/mr/detail/erased_resource_methods.hpp>
 #include <rmm/mr/detail/resource_concepts.hpp>
 #include <rmm/mr/detail/resource_vtable.hpp>
 
@@ -34,7 +35,8 @@ inline constexpr bool contains_property_v = (std::is_same_v<Property, Properties
  * must outlive the reference. A reference converts to one with fewer properties.
  */
 template <class... Properties>
-class resource_ref : public detail::with_property<Properties>... {
+class resource_ref : public detail::erased_resource_methods<resource_ref<Properties...>>,
+                     public detail::with_property<Properties>... {
  public:
   template <class Resource>
     requires(!detail::is_type_erased_resource_v<std::remove_cv_t<Resource>> &&
@@ -61,41 +63,6 @@ class resource_ref : public detail::with_property<Properties>... {
   {
   }
 
-  void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
-  {
-    return vtable_->allocate(object_, stream, bytes, alignment);
-  }
-  void deallocate(cuda::stream_ref stream,
-                  void* ptr,
-                  std::size_t bytes,
-                  std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
-  {
-    vtable_->deallocate(object_, stream, ptr, bytes, alignment);
-  }
-  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
-  {
-    return vtable_->allocate_sync(object_, bytes, alignment);
-  }
-  void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
-  {
-    vtable_->deallocate_sync(object_, ptr, bytes, alignment);
-  }
-
-  // CCCL 3.0.1 spelling, so cuda::mr::async_resource_ref can hold an rmm reference.
-  void* allocate(std::size_t bytes, std::size_t alignment) { return allocate_sync(bytes, alignment); }
-  void deallocate(void* ptr, std::size_t bytes, std::size_t alignment) noexcept
-  {
-    deallocate_sync(ptr, bytes, alignment);
-  }
-  void* allocate_async(std::size_t bytes, std::size_t alignment, cuda::stream_ref stream)
-  {
-    return allocate(stream, bytes, alignment);
-  }
-  void deallocate_async(void* ptr, std::size_t bytes, std::size_t alignment, cuda::stream_ref stream) noexcept
-  {
-    deallocate(stream, ptr, bytes, alignment);
-  }
-
   /// True when both refer to resources that can free each other's memory.
   friend bool operator==(resource_ref const& lhs, resource_ref const& rhs) noexcept
   {
@@ -120,6 +87,10 @@ class resource_ref : public detail::with_property<Properties>... {
   friend class resource_ref;
   template <class...>
   friend class any_resource;
+  friend class detail::erased_resource_methods<resource_ref>;
+
+  [[nodiscard]] void* erased_object() const noexcept { return object_; }
+  [[nodiscard]] detail::resource_vtable const* erased_vtable() const noexcept { return vtable_; }
 
   resource_ref(void* object, detail::resource_vtable const* vtable) noexcept : object_{object}, vtable_{vtable} {}
 

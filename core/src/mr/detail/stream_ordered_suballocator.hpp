@@ -11,6 +11,7 @@
 //   new chunk from upstream (up to the maximum size), and finally all free memory after one
 //   device synchronization, coalesced across arenas.
 // - Each arena records its event on its own stream every 32 frees (and when its stream misses),
+//   outside the arena lock,
 //   always from a call that passed that stream, so a stream is never touched after its user let
 //   go of it (it may be destroyed). Only blocks freed before the last record can move to another
 //   stream through the event; the rest wait for the device synchronization.
@@ -22,7 +23,6 @@
 #include "coalescing_free_list.hpp"
 #include "expandable_region.hpp"
 #include "fixed_block_store.hpp"
-#include "spin_mutex.hpp"
 
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/mr/suballocator_statistics.hpp>
@@ -96,12 +96,13 @@ class stream_ordered_suballocator {
  private:
   struct arena {
     explicit arena(FreeStore store) : free{std::move(store)} {}
-    mutable spin_mutex mutex;
+    mutable std::mutex mutex;
     cudaStream_t stream{};
     bool per_thread_default{false};  // the same handle is a different stream in each thread
     cudaEvent_t event{};             // recorded on `stream`; null for the clean reserve
     std::uint64_t free_seq{0};       // frees so far
-    std::uint64_t recorded_seq{0};   // frees covered by the last record of `event`
+    std::uint64_t claimed_seq{0};    // frees a record has been started for (rate limit)
+    std::uint64_t covered_seq{0};    // frees a completed record of `event` covers
     FreeStore free;
     std::shared_ptr<chunk_starts const> chunks;  // snapshot, refreshed when chunks_version_ moves
     std::uint64_t chunks_version{~std::uint64_t{0}};
@@ -127,8 +128,9 @@ class stream_ordered_suballocator {
   void insert_free(arena& a, memory_range range);
   /// Adds a range with no pending work to the clean reserve.
   void insert_clean(memory_range range);
-  /// Records a's event on its stream, covering every free so far. Caller holds a.mutex.
-  void record_locked(arena& a) noexcept;
+  /// Records a's event on its stream, covering the frees up to `free_seq`. Called without a.mutex
+  /// (the driver call takes a while and the driver serializes such calls between threads).
+  void record(arena& a, std::uint64_t free_seq) noexcept;
   std::optional<memory_range> take_from(arena& a, std::size_t bytes);
 
   std::optional<memory_range> steal(arena& thief, std::size_t bytes);

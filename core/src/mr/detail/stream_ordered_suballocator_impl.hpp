@@ -126,12 +126,14 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
   }
   auto const size = block_size(bytes);
   arena& own      = arena_for(stream.value());
+  std::uint64_t to_record = 0;
   {
     std::lock_guard lock{own.mutex};
     if (auto range = own.free.take(size)) { return reinterpret_cast<void*>(range->start); }
     // A miss is a good moment to let other streams have this stream's recent frees.
-    if (own.free_seq != own.recorded_seq) { record_locked(own); }
+    if (own.free_seq != own.claimed_seq) { to_record = own.claimed_seq = own.free_seq; }
   }
+  if (to_record != 0) { record(own, to_record); }
 
   std::optional<memory_range> range = take_from(clean_, size);
   if (!range) { range = steal(own, size); }
@@ -204,10 +206,14 @@ void stream_ordered_suballocator<FreeStore>::refresh_chunks(arena& a)
 template <class FreeStore>
 void stream_ordered_suballocator<FreeStore>::insert_free(arena& a, memory_range range)
 {
-  std::lock_guard lock{a.mutex};
-  refresh_chunks(a);
-  a.free.insert(range, *a.chunks, ++a.free_seq);
-  if (a.free_seq - a.recorded_seq >= frees_per_record) { record_locked(a); }
+  std::uint64_t to_record = 0;
+  {
+    std::lock_guard lock{a.mutex};
+    refresh_chunks(a);
+    a.free.insert(range, *a.chunks, ++a.free_seq);
+    if (a.free_seq - a.claimed_seq >= frees_per_record) { to_record = a.claimed_seq = a.free_seq; }
+  }
+  if (to_record != 0) { record(a, to_record); }
 }
 
 template <class FreeStore>
@@ -219,14 +225,16 @@ void stream_ordered_suballocator<FreeStore>::insert_clean(memory_range range)
 }
 
 template <class FreeStore>
-void stream_ordered_suballocator<FreeStore>::record_locked(arena& a) noexcept
+void stream_ordered_suballocator<FreeStore>::record(arena& a, std::uint64_t free_seq) noexcept
 {
-  // Called from an operation that was given a's stream, so the stream exists.
-  if (auto const status = cudaEventRecord(a.event, a.stream); status == cudaSuccess) {
-    a.recorded_seq = a.free_seq;
-  } else {
+  // Called from an operation that was given a's stream, so the stream exists. The event is
+  // recorded after the frees up to free_seq were made, so it covers them.
+  if (auto const status = cudaEventRecord(a.event, a.stream); status != cudaSuccess) {
     rmm::detail::report_cuda_error_noexcept(status, "cudaEventRecord(arena event, stream)", __FILE__, __LINE__);
+    return;
   }
+  std::lock_guard lock{a.mutex};
+  a.covered_seq = std::max(a.covered_seq, free_seq);
 }
 
 template <class FreeStore>
@@ -249,7 +257,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::steal(arena&
     std::optional<memory_range> range;
     {
       std::lock_guard victim_lock{victim->mutex};
-      range = same_stream ? victim->free.take(bytes) : victim->free.take_freed_before(bytes, victim->recorded_seq);
+      range = same_stream ? victim->free.take(bytes) : victim->free.take_freed_before(bytes, victim->covered_seq);
     }
     if (!range) { continue; }
     if (!same_stream) {
