@@ -31,42 +31,22 @@ detail::suballocator_options pool_options(any_device_resource const& upstream,
 pool_memory_resource::pool_memory_resource(any_device_resource upstream,
                                            std::size_t initial_pool_size,
                                            std::optional<std::size_t> maximum_pool_size)
-  : pool_{std::make_shared<detail::stream_ordered_suballocator<detail::coalescing_free_list>>(
-      upstream,
-      pool_options(upstream, initial_pool_size, maximum_pool_size),
-      [] { return detail::coalescing_free_list{}; })}
+  : suballocator_resource{std::make_shared<engine_type>(
+      upstream, pool_options(upstream, initial_pool_size, maximum_pool_size), [] {
+        return detail::coalescing_free_list{};
+      })}
 {
 }
 
-std::size_t pool_memory_resource::pool_size() const noexcept { return pool_->reserved_bytes(); }
+std::size_t pool_memory_resource::pool_size() const noexcept { return engine().reserved_bytes(); }
 
 std::optional<std::size_t> pool_memory_resource::maximum_pool_size() const noexcept
 {
-  return pool_->options().maximum_size;
+  return engine().options().maximum_size;
 }
 
-device_async_resource_ref pool_memory_resource::get_upstream_resource() const noexcept { return pool_->upstream(); }
+std::size_t pool_memory_resource::release() { return engine().release(); }
 
-suballocator_statistics pool_memory_resource::statistics() const { return pool_->statistics(); }
-
-std::size_t pool_memory_resource::release() { return pool_->release(); }
-
-bool pool_memory_resource::grows_contiguously() const noexcept { return pool_->grows_contiguously(); }
-
-void* pool_memory_resource::do_allocate(std::size_t bytes, cuda_stream_view stream)
-{
-  return pool_->allocate(bytes, stream);
-}
-
-void pool_memory_resource::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
-{
-  pool_->deallocate(ptr, bytes, stream);
-}
-
-bool pool_memory_resource::do_is_equal(device_memory_resource const& other) const noexcept
-{
-  auto const* pool = dynamic_cast<pool_memory_resource const*>(&other);
-  return pool != nullptr && pool->pool_ == pool_;
-}
+bool pool_memory_resource::grows_contiguously() const noexcept { return engine().grows_contiguously(); }
 
 }  // namespace rmm::mr

@@ -1,21 +1,12 @@
 #pragma once
 
-#include <rmm/cuda_stream_view.hpp>
-#include <rmm/mr/device_memory_resource.hpp>
-#include <rmm/mr/suballocator_statistics.hpp>
+#include <rmm/mr/detail/suballocator_resource.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <cstddef>
-#include <memory>
 #include <optional>
 
 namespace rmm::mr {
-
-namespace detail {
-template <class FreeStore>
-class stream_ordered_suballocator;
-class coalescing_free_list;
-}  // namespace detail
 
 /**
  * Coalescing, stream-ordered pool sub-allocator over an upstream resource.
@@ -42,7 +33,8 @@ class coalescing_free_list;
  *
  * Copies share the pool. Sizes are rounded up to multiples of 256 bytes.
  */
-class pool_memory_resource final : public device_memory_resource {
+class pool_memory_resource final
+  : public detail::suballocator_resource<pool_memory_resource, detail::coalescing_free_list> {
  public:
   /// `upstream` is held (shared) by the pool; pass a resource_ref to keep ownership elsewhere.
   pool_memory_resource(any_device_resource upstream,
@@ -52,10 +44,6 @@ class pool_memory_resource final : public device_memory_resource {
   /// Bytes currently reserved from upstream.
   [[nodiscard]] std::size_t pool_size() const noexcept;
   [[nodiscard]] std::optional<std::size_t> maximum_pool_size() const noexcept;
-  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
-
-  /// Reserved, allocated and free bytes, free blocks, largest free block, upstream chunks.
-  [[nodiscard]] suballocator_statistics statistics() const;
 
   /// Synchronizes the device and returns every completely free upstream chunk (or, when growing
   /// contiguously, the free memory at the end of the range). Returns the number of bytes given back.
@@ -63,13 +51,6 @@ class pool_memory_resource final : public device_memory_resource {
 
   /// True when the pool grows by mapping memory into one contiguous address range.
   [[nodiscard]] bool grows_contiguously() const noexcept;
-
- private:
-  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
-  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
-  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
-
-  std::shared_ptr<detail::stream_ordered_suballocator<detail::coalescing_free_list>> pool_;
 };
 
 }  // namespace rmm::mr

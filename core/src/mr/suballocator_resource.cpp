@@ -1,0 +1,47 @@
+#include "detail/stream_ordered_suballocator.hpp"
+
+#include <rmm/mr/arena_memory_resource.hpp>
+#include <rmm/mr/detail/suballocator_resource.hpp>
+#include <rmm/mr/fixed_size_memory_resource.hpp>
+#include <rmm/mr/pool_memory_resource.hpp>
+
+namespace rmm::mr::detail {
+
+template <class Derived, class FreeStore>
+device_async_resource_ref suballocator_resource<Derived, FreeStore>::get_upstream_resource() const noexcept
+{
+  return engine_->upstream();
+}
+
+template <class Derived, class FreeStore>
+suballocator_statistics suballocator_resource<Derived, FreeStore>::statistics() const
+{
+  return engine_->statistics();
+}
+
+template <class Derived, class FreeStore>
+void* suballocator_resource<Derived, FreeStore>::do_allocate(std::size_t bytes, cuda_stream_view stream)
+{
+  return engine_->allocate(bytes, stream);
+}
+
+template <class Derived, class FreeStore>
+void suballocator_resource<Derived, FreeStore>::do_deallocate(void* ptr,
+                                                              std::size_t bytes,
+                                                              cuda_stream_view stream) noexcept
+{
+  engine_->deallocate(ptr, bytes, stream);
+}
+
+template <class Derived, class FreeStore>
+bool suballocator_resource<Derived, FreeStore>::do_is_equal(device_memory_resource const& other) const noexcept
+{
+  auto const* same_kind = dynamic_cast<Derived const*>(&other);
+  return same_kind != nullptr && same_kind->engine_ == engine_;
+}
+
+template class suballocator_resource<pool_memory_resource, coalescing_free_list>;
+template class suballocator_resource<arena_memory_resource, coalescing_free_list>;
+template class suballocator_resource<fixed_size_memory_resource, fixed_block_store>;
+
+}  // namespace rmm::mr::detail
