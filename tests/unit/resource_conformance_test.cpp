@@ -43,21 +43,7 @@ class ResourceConformance : public ::testing::Test {
   rmm::cuda_stream stream_;
 };
 
-using all_resources = ::testing::Types<cuda_factory,
-                                       managed_factory,
-                                       pinned_host_factory,
-                                       system_factory,
-                                       cuda_async_factory,
-                                       cuda_async_primed_factory,
-                                       cuda_async_view_factory,
-                                       pool_factory,
-                                       pool_bounded_factory,
-                                       pool_over_async_factory,
-                                       fixed_size_factory,
-                                       binning_factory,
-                                       arena_factory,
-                                       callback_factory>;
-TYPED_TEST_SUITE(ResourceConformance, all_resources, factory_names);
+TYPED_TEST_SUITE(ResourceConformance, all_resource_factories, factory_names);
 
 TYPED_TEST(ResourceConformance, ZeroBytes)
 {

@@ -17,6 +17,8 @@
 #include <rmm/mr/fixed_size_memory_resource.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 
+#include <gtest/gtest.h>
+
 #include <cstddef>
 #include <limits>
 #include <string>
@@ -209,6 +211,22 @@ constexpr std::size_t max_request_of()
     return std::numeric_limits<std::size_t>::max();
   }
 }
+
+/// Every resource the suites run through.
+using all_resource_factories = ::testing::Types<cuda_factory,
+                                                managed_factory,
+                                                pinned_host_factory,
+                                                system_factory,
+                                                cuda_async_factory,
+                                                cuda_async_primed_factory,
+                                                cuda_async_view_factory,
+                                                pool_factory,
+                                                pool_bounded_factory,
+                                                pool_over_async_factory,
+                                                fixed_size_factory,
+                                                binning_factory,
+                                                arena_factory,
+                                                callback_factory>;
 
 struct factory_names {
   template <class Factory>

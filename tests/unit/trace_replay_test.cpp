@@ -89,20 +89,7 @@ class TraceReplay : public ::testing::Test {
   }
 };
 
-using replayed_resources = ::testing::Types<cuda_factory,
-                                            managed_factory,
-                                            pinned_host_factory,
-                                            system_factory,
-                                            cuda_async_factory,
-                                            cuda_async_view_factory,
-                                            pool_factory,
-                                            pool_bounded_factory,
-                                            pool_over_async_factory,
-                                            fixed_size_factory,
-                                            binning_factory,
-                                            arena_factory,
-                                            callback_factory>;
-TYPED_TEST_SUITE(TraceReplay, replayed_resources, factory_names);
+TYPED_TEST_SUITE(TraceReplay, all_resource_factories, factory_names);
 
 TYPED_TEST(TraceReplay, TorchResnet50) { this->replay(resnet50()); }
 TYPED_TEST(TraceReplay, CupyMix) { this->replay(cupy_mix()); }
