@@ -6,7 +6,7 @@
 
 namespace rmm {
 
-device_buffer::device_buffer() : mr_{mr::get_current_device_resource_ref()}, device_{get_current_cuda_device()} {}
+device_buffer::device_buffer() : mr_{mr::get_current_device_resource()}, device_{get_current_cuda_device()} {}
 
 device_buffer::device_buffer(std::size_t size, cuda_stream_view stream, mr::any_device_resource mr)
   : stream_{stream}, mr_{std::move(mr)}, device_{get_current_cuda_device()}

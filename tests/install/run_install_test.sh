@@ -1,13 +1,16 @@
 #!/bin/sh
 # Installs the build into a fresh prefix, builds tests/install/consumer against it, and runs it.
-# Usage: run_install_test.sh BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR
+# Usage: run_install_test.sh BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR [CMAKE_ARGS...]
 # Uses the cmake on PATH, so the same test runs where the build was carried to another machine.
+# CMAKE_ARGS reach the consumer's configure (a sanitizer build passes its flags: its librmm.a is
+# instrumented).
 set -eu
 build_dir=$1
 source_dir=$2
 work_dir=$3
+shift 3
 rm -rf "$work_dir"
 cmake --install "$build_dir" --prefix "$work_dir/prefix"
-cmake -S "$source_dir" -B "$work_dir/build" -G Ninja -DCMAKE_PREFIX_PATH="$work_dir/prefix" -DCMAKE_BUILD_TYPE=Release
+cmake -S "$source_dir" -B "$work_dir/build" -G Ninja -DCMAKE_PREFIX_PATH="$work_dir/prefix" -DCMAKE_BUILD_TYPE=Release "$@"
 cmake --build "$work_dir/build"
 "$work_dir/build/consumer"

@@ -8,6 +8,7 @@
 #include <rmm/mr/cuda_memory_resource.hpp>
 #include <rmm/mr/managed_memory_resource.hpp>
 #include <rmm/mr/per_device_resource.hpp>
+#include <rmm/mr/pool_memory_resource.hpp>
 
 #include <gtest/gtest.h>
 
@@ -176,6 +177,20 @@ TEST_F(DeviceBuffer, SharesOwnershipOfAResourcePassedByValue)
   buffer.reset();
   auto with_default = make(64, rmm::mr::get_current_device_resource_ref());
   EXPECT_TRUE(with_default->memory_resource() == rmm::mr::get_current_device_resource_ref());
+}
+
+TEST_F(DeviceBuffer, OutlivesTheReplacementOfTheCurrentResource)
+{
+  // The table is the only owner of this pool; a buffer made with the default resource keeps it.
+  (void)rmm::mr::set_current_device_resource(rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0});
+  auto buffer = std::make_unique<rmm::device_buffer>(4096, stream_);
+  (void)rmm::mr::reset_current_device_resource();
+  auto* pool = buffer->memory_resource().target<rmm::mr::pool_memory_resource>();
+  ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(pool->statistics().allocated_bytes, 4096U);
+  rmm::test::write_tag(buffer->data(), 4096, 3, stream_);
+  EXPECT_TRUE(rmm::test::has_tag(buffer->data(), 4096, 3, stream_));
+  buffer.reset();  // frees into the pool, which then goes
 }
 
 TEST_F(DeviceBuffer, AllocationFailureNamesTheRequest)

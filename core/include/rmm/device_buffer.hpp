@@ -14,8 +14,9 @@ namespace rmm {
  * Untyped, uninitialized, stream-ordered device memory with RAII ownership.
  *
  * - Memory comes from the resource given at construction (default: the current device's
- *   resource). Passing a resource object shares ownership of it; passing a resource reference
- *   (the default) does not, and the resource must outlive the buffer.
+ *   resource, whose ownership the buffer shares, so replacing the current resource later does not
+ *   pull it from under the buffer). Passing a resource object shares ownership of it; passing a
+ *   resource reference does not, and the referenced resource must outlive the buffer.
  * - The buffer remembers the device that was current when it was constructed and makes it
  *   current for every allocation and deallocation, the destructor included, so it may be
  *   destroyed with another device current.
@@ -30,18 +31,18 @@ class device_buffer {
   /// Uninitialized buffer of `size` bytes.
   device_buffer(std::size_t size,
                 cuda_stream_view stream,
-                mr::any_device_resource mr = mr::get_current_device_resource_ref());
+                mr::any_device_resource mr = mr::get_current_device_resource());
 
   /// Buffer of `size` bytes copied from `source_data` (host or device memory).
   device_buffer(void const* source_data,
                 std::size_t size,
                 cuda_stream_view stream,
-                mr::any_device_resource mr = mr::get_current_device_resource_ref());
+                mr::any_device_resource mr = mr::get_current_device_resource());
 
   /// Deep copy of `other`'s contents (its size, not its capacity).
   device_buffer(device_buffer const& other,
                 cuda_stream_view stream,
-                mr::any_device_resource mr = mr::get_current_device_resource_ref());
+                mr::any_device_resource mr = mr::get_current_device_resource());
 
   /// Takes `other`'s memory, stream, resource and device; `other` is left empty.
   device_buffer(device_buffer&& other) noexcept;

@@ -27,8 +27,11 @@ int main()
   stream.synchronize();
 
   rmm::device_buffer other{16, stream, cuda_mr};
+  bool const same = back == host;
+  // `buffer` refers to the pool through `mr` without owning it: free it before the pool goes.
+  buffer = rmm::device_buffer{};
   rmm::mr::set_current_device_resource(previous);
-  if (back != host) {
+  if (!same) {
     std::fprintf(stderr, "consumer: data mismatch\n");
     return 1;
   }
