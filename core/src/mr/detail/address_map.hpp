@@ -71,14 +71,6 @@ class address_map {
     return true;
   }
 
-  void clear() noexcept
-  {
-    for (auto& s : slots_) {
-      s = {};
-    }
-    size_ = 0;
-  }
-
  private:
   struct slot {
     std::uintptr_t key{0};

@@ -77,16 +77,6 @@ class coalescing_free_list {
     return cut(block, bytes);
   }
 
-  /// Removes and returns the whole largest free block, or nothing.
-  [[nodiscard]] std::optional<memory_range> take_largest()
-  {
-    free_block* block = index_.largest();
-    if (block == nullptr) { return std::nullopt; }
-    memory_range const range{block->start, block->size};
-    unlink(block);
-    return range;
-  }
-
   /// Removes every free range, handing each to `sink(memory_range)`.
   template <class Sink>
   void drain(Sink&& sink)
@@ -134,7 +124,6 @@ class coalescing_free_list {
     auto const* b = index_.largest();
     return b == nullptr ? 0 : b->size;
   }
-  [[nodiscard]] bool empty() const noexcept { return by_start_.size() == 0; }
 
   template <class F>
   void for_each(F&& f) const

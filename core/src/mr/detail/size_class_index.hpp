@@ -116,7 +116,6 @@ class size_class_index {
     return best;
   }
 
-  [[nodiscard]] bool empty() const noexcept { return first_level_ == 0; }
 
   /// Calls f(block) for every block; f must not modify the index.
   template <class F>
