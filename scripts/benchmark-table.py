@@ -38,34 +38,41 @@ def random_allocations(results):
     print("\n(ms per run, median of 3 repetitions; ns/op over allocations and frees)\n")
 
 
-def holes(results):
+def sweep(results, pattern, column, cell, footnote):
+    """One row per resource, one column per sweep value, and last / first."""
     table = defaultdict(dict)
     for b in results:
-        m = re.match(r"holes/(\w+)/(\d+)$", b["name"])
+        m = re.match(pattern, b["name"])
         if m:
-            table[m.group(1)][int(m.group(2))] = b["real_time"]
-    counts = sorted({h for r in table.values() for h in r})
-    print("| resource | " + " | ".join(f"{h:,} holes" for h in counts) + " | 65,536 / 16 |")
-    print("| --- | " + " | ".join("---" for _ in counts) + " | --- |")
+            table[m.group(1)][int(m.group(2))] = b
+    points = sorted({p for r in table.values() for p in r})
+    print("| resource | " + " | ".join(column(p) for p in points) + f" | {column(points[-1])} / {column(points[0])} |")
+    print("| --- | " + " | ".join("---" for _ in points) + " | --- |")
     for resource, r in sorted(table.items()):
-        ratio = f"{r[counts[-1]] / r[counts[0]]:.2f}" if counts[0] in r and counts[-1] in r else "-"
-        print(f"| {resource} | " + " | ".join(f"{r.get(h, float('nan')):.0f} ns" for h in counts) + f" | {ratio} |")
-    print("\n(ns per allocate + deallocate pair of a block larger than every hole)\n")
+        values = {p: cell.value(b) for p, b in r.items()}
+        ratio = f"{values[points[-1]] / values[points[0]]:.2f}x" if points[0] in values and points[-1] in values else "-"
+        print(f"| {resource} | " + " | ".join(cell.show(values[p]) if p in values else "-" for p in points) + f" | {ratio} |")
+    print(f"\n({footnote})\n")
+
+
+class Nanoseconds:
+    value = staticmethod(lambda b: b["real_time"])
+    show = staticmethod(lambda v: f"{v:.0f} ns")
+
+
+class Throughput:
+    value = staticmethod(lambda b: b["items_per_second"])
+    show = staticmethod(lambda v: f"{v / 1e6:.2f} M/s")
+
+
+def holes(results):
+    sweep(results, r"holes/(\w+)/(\d+)$", lambda h: f"{h:,} holes", Nanoseconds,
+          "ns per allocate + deallocate pair of a block larger than every hole")
 
 
 def threads(results):
-    table = defaultdict(dict)
-    for b in results:
-        m = re.match(r"threads/(\w+)/real_time/threads:(\d+)$", b["name"])
-        if m:
-            table[m.group(1)][int(m.group(2))] = b["items_per_second"]
-    counts = sorted({t for r in table.values() for t in r})
-    print("| resource | " + " | ".join(f"{t} thr" for t in counts) + " | 16 / 1 |")
-    print("| --- | " + " | ".join("---" for _ in counts) + " | --- |")
-    for resource, r in sorted(table.items()):
-        ratio = f"{r[counts[-1]] / r[counts[0]]:.1f}x" if counts[0] in r and counts[-1] in r else "-"
-        print(f"| {resource} | " + " | ".join(f"{r.get(t, 0) / 1e6:.2f} M/s" for t in counts) + f" | {ratio} |")
-    print("\n(allocations + frees per second, all threads together, each thread on its own stream)\n")
+    sweep(results, r"threads/(\w+)/real_time/threads:(\d+)$", lambda t: f"{t} thr", Throughput,
+          "allocations + frees per second, all threads together, each thread on its own stream")
 
 
 def main():
