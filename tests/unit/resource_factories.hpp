@@ -17,6 +17,15 @@
 #include <rmm/mr/fixed_size_memory_resource.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 
+#include <rmm/mr/aligned_resource_adaptor.hpp>
+#include <rmm/mr/failure_callback_resource_adaptor.hpp>
+#include <rmm/mr/limiting_resource_adaptor.hpp>
+#include <rmm/mr/logging_resource_adaptor.hpp>
+#include <rmm/mr/prefetch_resource_adaptor.hpp>
+#include <rmm/mr/statistics_resource_adaptor.hpp>
+#include <rmm/mr/thread_safe_resource_adaptor.hpp>
+#include <rmm/mr/tracking_resource_adaptor.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -201,6 +210,113 @@ struct callback_factory {
   }
 };
 
+// ---- adaptors --------------------------------------------------------------------------------------
+
+struct logging_factory {
+  static constexpr char const* name          = "logging";
+  static constexpr char const* resource_name = "pool_memory_resource";
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  /// Every row is formatted and written, to a file that keeps nothing.
+  static rmm::mr::logging_resource_adaptor make()
+  {
+    return rmm::mr::logging_resource_adaptor{rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0},
+                                             "/dev/null"};
+  }
+};
+
+struct statistics_factory {
+  static constexpr char const* name          = "statistics";
+  static constexpr char const* resource_name = "pool_memory_resource";
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::statistics_resource_adaptor make()
+  {
+    return rmm::mr::statistics_resource_adaptor{rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0}};
+  }
+};
+
+struct tracking_factory {
+  static constexpr char const* name          = "tracking";
+  static constexpr char const* resource_name = "cuda_memory_resource";
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::tracking_resource_adaptor make()
+  {
+    return rmm::mr::tracking_resource_adaptor{rmm::mr::cuda_memory_resource{}, true};
+  }
+};
+
+struct limiting_factory {
+  static constexpr char const* name          = "limiting";
+  static constexpr char const* resource_name = "limiting_resource_adaptor";  // refuses before the upstream
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::limiting_resource_adaptor make()
+  {
+    return rmm::mr::limiting_resource_adaptor{rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0},
+                                              std::size_t{8} << 30};
+  }
+};
+
+struct aligned_factory {
+  static constexpr char const* name          = "aligned";
+  static constexpr char const* resource_name = "cuda_memory_resource";
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  /// 4 KiB alignment from 64 KiB up (the GPUDirect Storage case).
+  static rmm::mr::aligned_resource_adaptor make()
+  {
+    return rmm::mr::aligned_resource_adaptor{rmm::mr::cuda_memory_resource{}, 4096, 65536};
+  }
+};
+
+struct failure_callback_factory {
+  static constexpr char const* name          = "failure_callback";
+  static constexpr char const* resource_name = "pool_memory_resource";
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  /// Gives up at once: the failure reaches the caller unchanged.
+  static rmm::mr::failure_callback_resource_adaptor<> make()
+  {
+    return rmm::mr::failure_callback_resource_adaptor<>{
+      rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0},
+      [](std::size_t, void*) { return false; },
+      nullptr};
+  }
+};
+
+struct thread_safe_factory {
+  static constexpr char const* name          = "thread_safe";
+  static constexpr char const* resource_name = "arena_memory_resource";
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::thread_safe_resource_adaptor make()
+  {
+    return rmm::mr::thread_safe_resource_adaptor{
+      rmm::mr::arena_memory_resource{rmm::mr::cuda_memory_resource{}, std::size_t{2} << 30}};
+  }
+};
+
+struct prefetch_factory {
+  static constexpr char const* name          = "prefetch";
+  static constexpr char const* resource_name = "managed_memory_resource";
+  static constexpr bool instances_equal{true};  // adaptors over equal upstreams
+  static constexpr std::size_t large_size{std::size_t{1} << 28};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::prefetch_resource_adaptor make()
+  {
+    return rmm::mr::prefetch_resource_adaptor{rmm::mr::managed_memory_resource{}};
+  }
+};
+
 /// Largest request a factory's resource accepts (fixed_size: its block size).
 template <class Factory>
 constexpr std::size_t max_request_of()
@@ -226,7 +342,15 @@ using all_resource_factories = ::testing::Types<cuda_factory,
                                                 fixed_size_factory,
                                                 binning_factory,
                                                 arena_factory,
-                                                callback_factory>;
+                                                callback_factory,
+                                                logging_factory,
+                                                statistics_factory,
+                                                tracking_factory,
+                                                limiting_factory,
+                                                aligned_factory,
+                                                failure_callback_factory,
+                                                thread_safe_factory,
+                                                prefetch_factory>;
 
 struct factory_names {
   template <class Factory>

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <rmm/aligned.hpp>
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/mr/device_memory_resource.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <cstddef>
+#include <memory>
+
+namespace rmm::mr {
+
+/**
+ * Gives allocations of at least `alignment_threshold` bytes an alignment larger than the 256
+ * bytes every resource guarantees (for instance 4 KiB for GPUDirect Storage), by allocating
+ * `alignment - 256` extra bytes from the upstream and handing out the aligned address inside.
+ * Smaller allocations pass straight through.
+ *
+ * Copies share the table of adjusted addresses and compare equal.
+ */
+class aligned_resource_adaptor final : public device_memory_resource {
+ public:
+  static constexpr std::size_t default_alignment_threshold = 0;
+
+  /// Throws rmm::logic_error unless `alignment` is a power of two.
+  explicit aligned_resource_adaptor(any_device_resource upstream,
+                                    std::size_t alignment           = CUDA_ALLOCATION_ALIGNMENT,
+                                    std::size_t alignment_threshold = default_alignment_threshold);
+
+  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
+  [[nodiscard]] std::size_t alignment() const noexcept;
+  [[nodiscard]] std::size_t alignment_threshold() const noexcept;
+
+ private:
+  void* allocate_padded(std::size_t bytes, cuda_stream_view stream);
+  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
+  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
+
+  struct state;
+  std::shared_ptr<state> state_;
+};
+
+}  // namespace rmm::mr

@@ -1,0 +1,72 @@
+#pragma once
+
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/mr/device_memory_resource.hpp>
+#include <rmm/mr/log_sink.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace rmm::mr {
+
+namespace detail {
+class event_log_writer;
+}
+
+/**
+ * Writes one CSV row per allocation event of its upstream:
+ *
+ *   Thread,Time,Action,Pointer,Size,Stream
+ *   4711,14:02:07.125031,allocate,0x7f2107e00000,37632,0x0
+ *
+ * Thread is the OS thread id, Time the local time of day with microseconds, Action one of
+ * `allocate`, `allocate failure` (Pointer 0x0; the exception still reaches the caller) and
+ * `free`; Pointer and Stream are hex. rmm-replay and RMM's replay benchmark read these logs.
+ *
+ * Logging is cheap on the allocating thread: it appends a fixed-size record to a buffer; a
+ * writer thread formats the records and writes them. The log is complete once flush() returns
+ * and when the last copy of the adaptor is destroyed. With `auto_flush` every call also writes
+ * and flushes its row before returning (for logs that must survive a crash; much slower).
+ * A free is logged before it reaches the upstream and an allocation after, so a row freeing an
+ * address always precedes the row that hands it out again.
+ *
+ * Copies share the log and compare equal.
+ */
+class logging_resource_adaptor final : public device_memory_resource {
+ public:
+  /// Logs to the file `filename` (truncated), by default the one RMM_LOG_FILE names. Throws
+  /// rmm::logic_error when no name is given and RMM_LOG_FILE is not set, or the file cannot be
+  /// opened.
+  explicit logging_resource_adaptor(any_device_resource upstream,
+                                    std::string const& filename = default_log_file(),
+                                    bool auto_flush             = false);
+  /// Logs to `stream`, which must outlive the adaptor.
+  logging_resource_adaptor(any_device_resource upstream, std::ostream& stream, bool auto_flush = false);
+  /// Logs to every sink in `sinks` (at least one).
+  logging_resource_adaptor(any_device_resource upstream, std::vector<log_sink_ptr> sinks, bool auto_flush = false);
+
+  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
+
+  /// Writes every event logged so far and flushes the sinks.
+  void flush();
+
+  /// "Thread,Time,Action,Pointer,Size,Stream"
+  [[nodiscard]] static std::string header();
+
+  /// The value of RMM_LOG_FILE. Throws rmm::logic_error when it is not set or empty.
+  [[nodiscard]] static std::string default_log_file();
+
+ private:
+  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
+  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
+
+  any_device_resource upstream_;
+  std::shared_ptr<detail::event_log_writer> writer_;
+};
+
+}  // namespace rmm::mr

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/mr/device_memory_resource.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <cstddef>
+
+namespace rmm::mr {
+
+/**
+ * Prefetches every new allocation to the current device on the allocating stream, so managed
+ * memory does not fault its pages in on first touch by a kernel. Meant over managed memory (a
+ * managed_memory_resource, or a pool over one); for memory that is not managed the prefetch is
+ * refused by CUDA as invalid and skipped, as there is nothing to migrate.
+ *
+ * Copies compare equal, and so do adaptors over equal upstreams.
+ */
+class prefetch_resource_adaptor final : public device_memory_resource {
+ public:
+  explicit prefetch_resource_adaptor(any_device_resource upstream);
+
+  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
+
+ private:
+  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
+  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
+
+  any_device_resource upstream_;
+};
+
+}  // namespace rmm::mr

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/detail/stack_trace.hpp>
+#include <rmm/mr/device_memory_resource.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace rmm::mr {
+
+/**
+ * Remembers every outstanding allocation (its size and, optionally, the stack that made it) to
+ * find leaks and bad frees. Safe to use from many threads.
+ *
+ * Frees are checked against the record: a pointer it did not hand out (or already took back) is
+ * reported on the rmm logger at error level and NOT passed to the upstream, which could corrupt
+ * it; a free with the wrong size is reported and passed on with the size that was allocated.
+ *
+ * Copies share the record and compare equal.
+ */
+class tracking_resource_adaptor final : public device_memory_resource {
+ public:
+  struct allocation_info {
+    std::size_t allocation_size{};
+    std::optional<rmm::detail::stack_trace> stack;  ///< when constructed with capture_stacks
+  };
+
+  /// `capture_stacks`: record the call stack of each allocation (costs a few microseconds each).
+  explicit tracking_resource_adaptor(any_device_resource upstream, bool capture_stacks = false);
+
+  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
+
+  /// A snapshot of the outstanding allocations, by address.
+  [[nodiscard]] std::map<void*, allocation_info> get_outstanding_allocations() const;
+  /// Bytes outstanding now.
+  [[nodiscard]] std::size_t get_allocated_bytes() const noexcept;
+  /// Frees refused because the pointer was unknown, and frees whose size was wrong, so far.
+  [[nodiscard]] std::size_t get_unknown_frees() const noexcept;
+  [[nodiscard]] std::size_t get_size_mismatches() const noexcept;
+
+  /// A readable report: a summary line, then one line per allocation (with its stack if captured).
+  [[nodiscard]] std::string get_outstanding_allocations_str() const;
+  /// Writes that report to the rmm logger at debug level.
+  void log_outstanding_allocations() const;
+
+ private:
+  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
+  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
+
+  struct state;
+  std::shared_ptr<state> state_;
+};
+
+}  // namespace rmm::mr

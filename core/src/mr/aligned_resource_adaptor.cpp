@@ -1,0 +1,118 @@
+#include <rmm/detail/error.hpp>
+#include <rmm/detail/format.hpp>
+#include <rmm/mr/aligned_resource_adaptor.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+namespace rmm::mr {
+
+struct aligned_resource_adaptor::state {
+  state(any_device_resource upstream_resource, std::size_t alignment_, std::size_t threshold_)
+    : upstream{std::move(upstream_resource)}, alignment{alignment_}, threshold{threshold_}
+  {
+  }
+
+  [[nodiscard]] bool passes_through(std::size_t bytes) const noexcept
+  {
+    return alignment <= CUDA_ALLOCATION_ALIGNMENT || bytes < threshold;
+  }
+  /// What is taken from the upstream for `bytes`: enough to find an aligned start inside.
+  [[nodiscard]] std::size_t upstream_size(std::size_t bytes) const noexcept
+  {
+    return bytes + alignment - CUDA_ALLOCATION_ALIGNMENT;
+  }
+
+  any_device_resource upstream;
+  std::size_t const alignment;
+  std::size_t const threshold;
+  std::mutex mutex;
+  std::unordered_map<void*, void*> upstream_address;  ///< aligned address -> upstream's, when they differ
+};
+
+aligned_resource_adaptor::aligned_resource_adaptor(any_device_resource upstream,
+                                                   std::size_t alignment,
+                                                   std::size_t alignment_threshold)
+{
+  RMM_EXPECTS(is_pow2(alignment),
+              "aligned_resource_adaptor: the alignment must be a power of two, not " + std::to_string(alignment));
+  state_ = std::make_shared<state>(std::move(upstream), alignment, alignment_threshold);
+}
+
+device_async_resource_ref aligned_resource_adaptor::get_upstream_resource() const noexcept
+{
+  return state_->upstream;
+}
+std::size_t aligned_resource_adaptor::alignment() const noexcept
+{
+  return std::max(state_->alignment, CUDA_ALLOCATION_ALIGNMENT);
+}
+std::size_t aligned_resource_adaptor::alignment_threshold() const noexcept { return state_->threshold; }
+
+namespace {
+
+/// The upstream's failure, restated in terms of the caller's request.
+std::string padded_request_context(std::size_t bytes, std::size_t alignment, std::size_t padded)
+{
+  return "aligned_resource_adaptor: allocating " + rmm::detail::format_bytes_exact(bytes) + " aligned to " +
+         std::to_string(alignment) + " bytes (" + rmm::detail::format_bytes_exact(padded) +
+         " from the upstream) failed: ";
+}
+
+}  // namespace
+
+void* aligned_resource_adaptor::allocate_padded(std::size_t bytes, cuda_stream_view stream)
+{
+  auto const padded = state_->upstream_size(bytes);
+  try {
+    return state_->upstream.allocate(stream, padded);
+  } catch (rmm::out_of_memory const& error) {
+    throw rmm::out_of_memory{padded_request_context(bytes, state_->alignment, padded) + error.what()};
+  } catch (rmm::bad_alloc const& error) {
+    throw rmm::bad_alloc{padded_request_context(bytes, state_->alignment, padded) + error.what()};
+  }
+}
+
+void* aligned_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view stream)
+{
+  if (state_->passes_through(bytes)) { return state_->upstream.allocate(stream, bytes); }
+  void* ptr = allocate_padded(bytes, stream);
+  void* aligned = reinterpret_cast<void*>(align_up(reinterpret_cast<std::uintptr_t>(ptr), state_->alignment));
+  if (aligned != ptr) {
+    try {
+      std::lock_guard lock{state_->mutex};
+      state_->upstream_address.emplace(aligned, ptr);
+    } catch (...) {
+      state_->upstream.deallocate(stream, ptr, state_->upstream_size(bytes));
+      throw;
+    }
+  }
+  return aligned;
+}
+
+void aligned_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
+{
+  if (state_->passes_through(bytes)) {
+    state_->upstream.deallocate(stream, ptr, bytes);
+    return;
+  }
+  void* upstream_ptr = ptr;
+  {
+    std::lock_guard lock{state_->mutex};
+    if (auto found = state_->upstream_address.find(ptr); found != state_->upstream_address.end()) {
+      upstream_ptr = found->second;
+      state_->upstream_address.erase(found);
+    }
+  }
+  state_->upstream.deallocate(stream, upstream_ptr, state_->upstream_size(bytes));
+}
+
+bool aligned_resource_adaptor::do_is_equal(device_memory_resource const& other) const noexcept
+{
+  auto const* aligned = dynamic_cast<aligned_resource_adaptor const*>(&other);
+  return aligned != nullptr && aligned->state_ == state_;
+}
+
+}  // namespace rmm::mr

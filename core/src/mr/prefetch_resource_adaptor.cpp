@@ -1,0 +1,47 @@
+#include <rmm/detail/error.hpp>
+#include <rmm/mr/prefetch_resource_adaptor.hpp>
+
+#include <cuda_runtime_api.h>
+
+namespace rmm::mr {
+
+prefetch_resource_adaptor::prefetch_resource_adaptor(any_device_resource upstream) : upstream_{std::move(upstream)} {}
+
+device_async_resource_ref prefetch_resource_adaptor::get_upstream_resource() const noexcept { return upstream_; }
+
+void* prefetch_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view stream)
+{
+  void* ptr = upstream_.allocate(stream, bytes);
+  if (bytes == 0) { return ptr; }
+  auto const prefetch = [&] {
+    int device{};
+    RMM_CUDA_TRY(cudaGetDevice(&device));
+    cudaMemLocation const location{cudaMemLocationTypeDevice, device};
+    auto const status = cudaMemPrefetchAsync(ptr, bytes, location, 0, stream.value());
+    if (status == cudaErrorInvalidValue) {
+      (void)cudaGetLastError();  // not managed memory: nothing to migrate
+      return;
+    }
+    RMM_CUDA_TRY(status);
+  };
+  try {
+    prefetch();
+  } catch (...) {
+    upstream_.deallocate(stream, ptr, bytes);
+    throw;
+  }
+  return ptr;
+}
+
+void prefetch_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
+{
+  upstream_.deallocate(stream, ptr, bytes);
+}
+
+bool prefetch_resource_adaptor::do_is_equal(device_memory_resource const& other) const noexcept
+{
+  auto const* prefetch = dynamic_cast<prefetch_resource_adaptor const*>(&other);
+  return prefetch != nullptr && prefetch->upstream_ == upstream_;
+}
+
+}  // namespace rmm::mr

@@ -1,0 +1,128 @@
+#include <rmm/detail/format.hpp>
+#include <rmm/logger.hpp>
+#include <rmm/mr/tracking_resource_adaptor.hpp>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace rmm::mr {
+
+struct tracking_resource_adaptor::state {
+  state(any_device_resource upstream_resource, bool capture) : upstream{std::move(upstream_resource)}, capture_stacks{capture}
+  {
+  }
+
+  any_device_resource upstream;
+  bool const capture_stacks;
+  mutable std::shared_mutex mutex;
+  std::unordered_map<void*, allocation_info> outstanding;
+  std::atomic<std::size_t> allocated_bytes{0};
+  std::atomic<std::size_t> unknown_frees{0};
+  std::atomic<std::size_t> size_mismatches{0};
+};
+
+tracking_resource_adaptor::tracking_resource_adaptor(any_device_resource upstream, bool capture_stacks)
+  : state_{std::make_shared<state>(std::move(upstream), capture_stacks)}
+{
+}
+
+device_async_resource_ref tracking_resource_adaptor::get_upstream_resource() const noexcept
+{
+  return state_->upstream;
+}
+
+std::map<void*, tracking_resource_adaptor::allocation_info> tracking_resource_adaptor::get_outstanding_allocations()
+  const
+{
+  std::shared_lock lock{state_->mutex};
+  return {state_->outstanding.begin(), state_->outstanding.end()};
+}
+
+std::size_t tracking_resource_adaptor::get_allocated_bytes() const noexcept
+{
+  return state_->allocated_bytes.load(std::memory_order_relaxed);
+}
+std::size_t tracking_resource_adaptor::get_unknown_frees() const noexcept
+{
+  return state_->unknown_frees.load(std::memory_order_relaxed);
+}
+std::size_t tracking_resource_adaptor::get_size_mismatches() const noexcept
+{
+  return state_->size_mismatches.load(std::memory_order_relaxed);
+}
+
+std::string tracking_resource_adaptor::get_outstanding_allocations_str() const
+{
+  auto const allocations = get_outstanding_allocations();
+  std::size_t bytes{0};
+  for (auto const& [ptr, info] : allocations) { bytes += info.allocation_size; }
+  auto report = fmt::format("Outstanding allocations: {} ({})\n", allocations.size(), rmm::detail::format_bytes_exact(bytes));
+  for (auto const& [ptr, info] : allocations) {
+    report += fmt::format("  {}: {}\n", fmt::ptr(ptr), rmm::detail::format_bytes_exact(info.allocation_size));
+    if (info.stack) { report += info.stack->to_string(); }
+  }
+  return report;
+}
+
+void tracking_resource_adaptor::log_outstanding_allocations() const
+{
+  if (default_logger().should_log(level_enum::debug)) {
+    default_logger().write(level_enum::debug, get_outstanding_allocations_str());
+  }
+}
+
+void* tracking_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view stream)
+{
+  void* ptr = state_->upstream.allocate(stream, bytes);
+  try {
+    allocation_info info{bytes, state_->capture_stacks ? std::optional<rmm::detail::stack_trace>{std::in_place}
+                                                         : std::nullopt};
+    std::unique_lock lock{state_->mutex};
+    state_->outstanding.insert_or_assign(ptr, std::move(info));
+  } catch (...) {
+    state_->upstream.deallocate(stream, ptr, bytes);
+    throw;
+  }
+  state_->allocated_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  return ptr;
+}
+
+void tracking_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
+{
+  std::size_t allocated_size{};
+  {
+    std::unique_lock lock{state_->mutex};
+    auto found = state_->outstanding.find(ptr);
+    if (found == state_->outstanding.end()) {
+      lock.unlock();
+      state_->unknown_frees.fetch_add(1, std::memory_order_relaxed);
+      RMM_LOG_ERROR(
+        "tracking_resource_adaptor: free of {} ({}) which this resource did not allocate or already freed; "
+        "not passed to the upstream",
+        fmt::ptr(ptr), rmm::detail::format_bytes_exact(bytes));
+      return;
+    }
+    allocated_size = found->second.allocation_size;
+    state_->outstanding.erase(found);
+  }
+  if (allocated_size != bytes) {
+    state_->size_mismatches.fetch_add(1, std::memory_order_relaxed);
+    RMM_LOG_ERROR("tracking_resource_adaptor: free of {} with size {} but it was allocated with {}; freeing {}",
+                  fmt::ptr(ptr), rmm::detail::format_bytes_exact(bytes),
+                  rmm::detail::format_bytes_exact(allocated_size), rmm::detail::format_bytes_exact(allocated_size));
+  }
+  state_->allocated_bytes.fetch_sub(allocated_size, std::memory_order_relaxed);
+  state_->upstream.deallocate(stream, ptr, allocated_size);
+}
+
+bool tracking_resource_adaptor::do_is_equal(device_memory_resource const& other) const noexcept
+{
+  auto const* tracking = dynamic_cast<tracking_resource_adaptor const*>(&other);
+  return tracking != nullptr && tracking->state_ == state_;
+}
+
+}  // namespace rmm::mr

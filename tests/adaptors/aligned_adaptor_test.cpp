@@ -1,0 +1,76 @@
+// aligned_resource_adaptor: large alignments from 256-byte-aligned upstreams.
+#include "device_memory.hpp"
+
+#include <rmm/cuda_stream.hpp>
+#include <rmm/error.hpp>
+#include <rmm/mr/aligned_resource_adaptor.hpp>
+#include <rmm/mr/cuda_memory_resource.hpp>
+#include <rmm/mr/pool_memory_resource.hpp>
+#include <rmm/mr/statistics_resource_adaptor.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+using rmm::mr::aligned_resource_adaptor;
+
+bool aligned_to(void* ptr, std::size_t alignment)
+{
+  return reinterpret_cast<std::uintptr_t>(ptr) % alignment == 0;
+}
+
+TEST(AlignedAdaptor, AllocationsFromTheThresholdUpGetTheAlignment)
+{
+  rmm::mr::statistics_resource_adaptor upstream{rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0}};
+  aligned_resource_adaptor mr{upstream, 1 << 16, 1 << 20};
+  EXPECT_EQ(mr.alignment(), std::size_t{1} << 16);
+  EXPECT_EQ(mr.alignment_threshold(), std::size_t{1} << 20);
+  std::vector<std::pair<void*, std::size_t>> blocks;
+  // Small blocks in between shift the upstream's addresses off the large alignment.
+  for (std::size_t i = 0; i < 20; ++i) {
+    std::size_t const large = (std::size_t{1} << 20) + i * 256;
+    blocks.emplace_back(mr.allocate_sync(large), large);
+    EXPECT_TRUE(aligned_to(blocks.back().first, 1 << 16)) << blocks.back().first;
+    blocks.emplace_back(mr.allocate_sync(256), 256);
+  }
+  EXPECT_EQ(upstream.get_bytes_counter().value,
+            static_cast<std::int64_t>(20 * 256 + 20 * ((1 << 20) + (1 << 16) - 256)) + 256 * 190)
+    << "large blocks take alignment - 256 extra bytes, small ones pass through";
+  rmm::cuda_stream_view stream{};
+  for (auto [ptr, size] : blocks) {
+    rmm::test::write_tag(ptr, size, 0x5a, stream);
+    EXPECT_TRUE(rmm::test::has_tag(ptr, size, 0x5a, stream));
+  }
+  for (auto [ptr, size] : blocks) { mr.deallocate_sync(ptr, size); }
+  EXPECT_EQ(upstream.get_bytes_counter().value, 0) << "every block went back to the upstream whole";
+}
+
+TEST(AlignedAdaptor, BelowTheThresholdOrAtTheDefaultAlignmentNothingChanges)
+{
+  rmm::mr::statistics_resource_adaptor upstream{rmm::mr::cuda_memory_resource{}};
+  aligned_resource_adaptor large_only{upstream, 4096, 1 << 20};
+  void* small = large_only.allocate_sync(1000);
+  EXPECT_EQ(upstream.get_bytes_counter().value, 1000);
+  large_only.deallocate_sync(small, 1000);
+
+  aligned_resource_adaptor plain{upstream};
+  void* p = plain.allocate_sync(1 << 20);
+  EXPECT_EQ(upstream.get_bytes_counter().value, 1 << 20);
+  plain.deallocate_sync(p, 1 << 20);
+  EXPECT_EQ(upstream.get_bytes_counter().value, 0);
+}
+
+TEST(AlignedAdaptor, RejectsAnAlignmentThatIsNotAPowerOfTwo)
+{
+  try {
+    aligned_resource_adaptor mr{rmm::mr::cuda_memory_resource{}, 3000};
+    FAIL() << "constructed with alignment 3000";
+  } catch (rmm::logic_error const& e) {
+    EXPECT_NE(std::string{e.what()}.find("3000"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
