@@ -294,14 +294,13 @@ struct failure_callback_factory {
 
 struct thread_safe_factory {
   static constexpr char const* name          = "thread_safe";
-  static constexpr char const* resource_name = "arena_memory_resource";
+  static constexpr char const* resource_name = "pool_memory_resource";
   static constexpr bool instances_equal{false};
   static constexpr std::size_t large_size{std::size_t{1} << 30};
   static std::string unavailable_reason() { return {}; }
   static rmm::mr::thread_safe_resource_adaptor make()
   {
-    return rmm::mr::thread_safe_resource_adaptor{
-      rmm::mr::arena_memory_resource{rmm::mr::cuda_memory_resource{}, std::size_t{2} << 30}};
+    return rmm::mr::thread_safe_resource_adaptor{rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0}};
   }
 };
 
