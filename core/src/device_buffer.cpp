@@ -2,14 +2,35 @@
 #include <rmm/error.hpp>
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 namespace rmm {
 
 device_buffer::device_buffer() : mr_{mr::get_current_device_resource()}, device_{get_current_cuda_device()} {}
 
+namespace {
+std::size_t checked_alignment(std::size_t alignment)
+{
+  RMM_EXPECTS(is_supported_alignment(alignment),
+              "device_buffer: alignment " + std::to_string(alignment) + " is not a power of two");
+  return alignment;
+}
+}  // namespace
+
 device_buffer::device_buffer(std::size_t size, cuda_stream_view stream, mr::any_device_resource mr)
-  : stream_{stream}, mr_{std::move(mr)}, device_{get_current_cuda_device()}
+  : device_buffer{size, CUDA_ALLOCATION_ALIGNMENT, stream, std::move(mr)}
+{
+}
+
+device_buffer::device_buffer(std::size_t size,
+                             std::size_t alignment,
+                             cuda_stream_view stream,
+                             mr::any_device_resource mr)
+  : alignment_{checked_alignment(alignment)},
+    stream_{stream},
+    mr_{std::move(mr)},
+    device_{get_current_cuda_device()}
 {
   allocate(size);
 }
@@ -18,7 +39,19 @@ device_buffer::device_buffer(void const* source_data,
                              std::size_t size,
                              cuda_stream_view stream,
                              mr::any_device_resource mr)
-  : stream_{stream}, mr_{std::move(mr)}, device_{get_current_cuda_device()}
+  : device_buffer{source_data, size, CUDA_ALLOCATION_ALIGNMENT, stream, std::move(mr)}
+{
+}
+
+device_buffer::device_buffer(void const* source_data,
+                             std::size_t size,
+                             std::size_t alignment,
+                             cuda_stream_view stream,
+                             mr::any_device_resource mr)
+  : alignment_{checked_alignment(alignment)},
+    stream_{stream},
+    mr_{std::move(mr)},
+    device_{get_current_cuda_device()}
 {
   RMM_EXPECTS(source_data != nullptr || size == 0, "device_buffer: source_data is null but size is not 0");
   allocate(size);
@@ -31,7 +64,7 @@ device_buffer::device_buffer(void const* source_data,
 }
 
 device_buffer::device_buffer(device_buffer const& other, cuda_stream_view stream, mr::any_device_resource mr)
-  : device_buffer{other.data(), other.size(), stream, std::move(mr)}
+  : device_buffer{other.data(), other.size(), other.alignment(), stream, std::move(mr)}
 {
 }
 
@@ -39,6 +72,7 @@ device_buffer::device_buffer(device_buffer&& other) noexcept
   : data_{std::exchange(other.data_, nullptr)},
     size_{std::exchange(other.size_, 0)},
     capacity_{std::exchange(other.capacity_, 0)},
+    alignment_{other.alignment_},
     stream_{other.stream_},
     mr_{other.mr_},
     device_{other.device_}
@@ -51,8 +85,9 @@ device_buffer& device_buffer::operator=(device_buffer&& other) noexcept
     deallocate();
     data_     = std::exchange(other.data_, nullptr);
     size_     = std::exchange(other.size_, 0);
-    capacity_ = std::exchange(other.capacity_, 0);
-    stream_   = other.stream_;
+    capacity_  = std::exchange(other.capacity_, 0);
+    alignment_ = other.alignment_;
+    stream_    = other.stream_;
     mr_       = other.mr_;
     device_   = other.device_;
   }
@@ -83,7 +118,7 @@ void device_buffer::shrink_to_fit(cuda_stream_view stream)
 void device_buffer::allocate(std::size_t bytes)
 {
   cuda_set_device_raii const on_device{device_};
-  data_     = mr_.allocate(stream_, bytes);
+  data_     = mr_.allocate(stream_, bytes, alignment_);
   size_     = bytes;
   capacity_ = bytes;
 }
@@ -93,7 +128,7 @@ void device_buffer::deallocate() noexcept
   if (data_ == nullptr && capacity_ == 0) { return; }
   try {
     cuda_set_device_raii const on_device{device_};
-    mr_.deallocate(stream_, data_, capacity_);
+    mr_.deallocate(stream_, data_, capacity_, alignment_);
   } catch (rmm::cuda_error const&) {
     // Switching device failed (the runtime is unloading at exit): the memory is reclaimed with
     // the process, and a destructor must not throw.
@@ -113,16 +148,16 @@ void device_buffer::copy_from(void const* source, std::size_t bytes)
 void device_buffer::reallocate(std::size_t new_capacity)
 {
   cuda_set_device_raii const on_device{device_};
-  void* new_data = mr_.allocate(stream_, new_capacity);
+  void* new_data = mr_.allocate(stream_, new_capacity, alignment_);
   auto const keep = std::min(size_, new_capacity);
   if (keep > 0) {
     auto const status = cudaMemcpyAsync(new_data, data_, keep, cudaMemcpyDefault, stream_.value());
     if (status != cudaSuccess) {
-      mr_.deallocate(stream_, new_data, new_capacity);
+      mr_.deallocate(stream_, new_data, new_capacity, alignment_);
       RMM_CUDA_TRY(status);
     }
   }
-  mr_.deallocate(stream_, data_, capacity_);
+  mr_.deallocate(stream_, data_, capacity_, alignment_);
   data_     = new_data;
   capacity_ = new_capacity;
   size_     = keep;

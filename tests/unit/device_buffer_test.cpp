@@ -1,6 +1,7 @@
 #include "backend.hpp"
 #include "device_memory.hpp"
 
+#include <rmm/aligned.hpp>
 #include <rmm/cuda_stream.hpp>
 #include <rmm/device_buffer.hpp>
 #include <rmm/error.hpp>
@@ -201,6 +202,53 @@ TEST_F(DeviceBuffer, AllocationFailureNamesTheRequest)
   } catch (rmm::out_of_memory const& e) {
     EXPECT_NE(std::string{e.what()}.find("1.00 PiB"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(DeviceBuffer, DefaultAlignmentIsTheCudaAllocationAlignment)
+{
+  rmm::device_buffer buffer{100, stream_};
+  EXPECT_EQ(buffer.alignment(), rmm::CUDA_ALLOCATION_ALIGNMENT);
+  EXPECT_TRUE(rmm::is_pointer_aligned(buffer.data(), rmm::CUDA_ALLOCATION_ALIGNMENT));
+}
+
+TEST_F(DeviceBuffer, AlignmentIsKeptByResizeMoveAndCopy)
+{
+  auto const host = iota_bytes(200);
+  rmm::device_buffer buffer{host.data(), host.size(), 128, stream_};
+  EXPECT_EQ(buffer.alignment(), 128U);
+  EXPECT_TRUE(rmm::is_pointer_aligned(buffer.data(), 128));
+  buffer.resize(5000, stream_);
+  EXPECT_EQ(buffer.alignment(), 128U);
+  EXPECT_TRUE(rmm::is_pointer_aligned(buffer.data(), 128));
+  rmm::device_buffer copy{buffer, stream_};
+  EXPECT_EQ(copy.alignment(), 128U);
+  rmm::device_buffer moved{std::move(copy)};
+  EXPECT_EQ(moved.alignment(), 128U);
+  stream_.synchronize();
+  EXPECT_EQ(to_host(moved.data(), host.size()), host);
+
+  rmm::device_buffer sized{64, 32, stream_, rmm::mr::cuda_memory_resource{}};
+  EXPECT_EQ(sized.size(), 64U);
+  EXPECT_EQ(sized.alignment(), 32U);
+}
+
+TEST_F(DeviceBuffer, AlignmentMustBeAPowerOfTwo)
+{
+  EXPECT_THROW((rmm::device_buffer{100, std::size_t{48}, stream_}), rmm::logic_error);
+  EXPECT_THROW((rmm::device_buffer{100, std::size_t{0}, stream_}), rmm::logic_error);
+  auto const host = iota_bytes(8);
+  EXPECT_THROW((rmm::device_buffer{host.data(), host.size(), std::size_t{3}, stream_}), rmm::logic_error);
+}
+
+TEST_F(DeviceBuffer, MoveAssignmentFreesTheOldMemory)
+{
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 1 << 20};
+  rmm::device_buffer target{4096, stream_, pool};
+  rmm::device_buffer source{256, stream_, pool};
+  EXPECT_EQ(pool.statistics().allocated_bytes, 4096U + 256U);
+  target = std::move(source);
+  EXPECT_EQ(pool.statistics().allocated_bytes, 256U);
+  EXPECT_EQ(target.size(), 256U);
 }
 
 // Multi-device rules from the RMM documentation.

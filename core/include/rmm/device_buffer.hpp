@@ -1,5 +1,6 @@
 #pragma once
 
+#include <rmm/aligned.hpp>
 #include <rmm/cuda_device.hpp>
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/mr/per_device_resource.hpp>
@@ -22,6 +23,7 @@ namespace rmm {
  *   destroyed with another device current.
  * - All work (allocation, copies, deallocation) is ordered on the buffer's stream(); the memory
  *   may be used on other streams only after synchronizing with it.
+ * - Memory is aligned to alignment() (default CUDA_ALLOCATION_ALIGNMENT); reallocations keep it.
  */
 class device_buffer {
  public:
@@ -33,13 +35,28 @@ class device_buffer {
                 cuda_stream_view stream,
                 mr::any_device_resource mr = mr::get_current_device_resource());
 
-  /// Buffer of `size` bytes copied from `source_data` (host or device memory).
+  /// Uninitialized buffer of `size` bytes aligned to `alignment` (a power of two the resource
+  /// supports; rmm's resources take up to CUDA_ALLOCATION_ALIGNMENT).
+  explicit device_buffer(std::size_t size,
+                         std::size_t alignment,
+                         cuda_stream_view stream,
+                         mr::any_device_resource mr = mr::get_current_device_resource());
+
+  /// Buffer of `size` bytes copied from `source_data` (host or device memory). The copy is
+  /// ordered on `stream`: keep host memory alive until the stream has reached it.
   device_buffer(void const* source_data,
                 std::size_t size,
                 cuda_stream_view stream,
                 mr::any_device_resource mr = mr::get_current_device_resource());
 
-  /// Deep copy of `other`'s contents (its size, not its capacity).
+  /// As above, with the memory aligned to `alignment`.
+  explicit device_buffer(void const* source_data,
+                         std::size_t size,
+                         std::size_t alignment,
+                         cuda_stream_view stream,
+                         mr::any_device_resource mr = mr::get_current_device_resource());
+
+  /// Deep copy of `other`'s contents (its size, not its capacity) with `other`'s alignment.
   device_buffer(device_buffer const& other,
                 cuda_stream_view stream,
                 mr::any_device_resource mr = mr::get_current_device_resource());
@@ -69,6 +86,8 @@ class device_buffer {
   [[nodiscard]] std::int64_t ssize() const noexcept { return static_cast<std::int64_t>(size_); }
   [[nodiscard]] bool is_empty() const noexcept { return size_ == 0; }
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
+  /// The alignment every allocation of this buffer has.
+  [[nodiscard]] std::size_t alignment() const noexcept { return alignment_; }
 
   [[nodiscard]] cuda_stream_view stream() const noexcept { return stream_; }
   /// Orders later work (reallocation, deallocation) on `stream`. The caller synchronizes streams.
@@ -88,6 +107,7 @@ class device_buffer {
   void* data_{nullptr};
   std::size_t size_{0};
   std::size_t capacity_{0};
+  std::size_t alignment_{CUDA_ALLOCATION_ALIGNMENT};
   cuda_stream_view stream_{};
   mr::any_device_resource mr_;
   cuda_device_id device_;

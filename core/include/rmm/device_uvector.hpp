@@ -1,0 +1,220 @@
+#pragma once
+
+#include <rmm/cuda_device.hpp>
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/detail/element_bytes.hpp>
+#include <rmm/device_buffer.hpp>
+#include <rmm/error.hpp>
+#include <rmm/mr/per_device_resource.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <cuda/std/iterator>
+#include <cuda/std/span>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace rmm {
+
+/**
+ * A typed, *uninitialized*, stream-ordered vector of `T` in device memory, stored in a
+ * device_buffer.
+ *
+ * Unlike thrust::device_vector it never initializes its elements (no fill kernel when it is
+ * created or grown), which is why `T` must be trivially copyable: elements are only ever copied
+ * bytewise. Fill it with a kernel or a Thrust algorithm on stream(), or element by element.
+ *
+ * Everything device_buffer promises holds here: the memory comes from the resource given at
+ * construction (default: the current device's, shared), the vector remembers the device that was
+ * current when it was created and makes it current for every (de)allocation, its destructor
+ * included, and all work is ordered on stream().
+ *
+ * Element access from the host (element, set_element, ...) copies through cudaMemcpyAsync on the
+ * given stream; the `_async` forms return before the copy ran, so their host source must stay
+ * alive until the stream reaches it (passing a temporary does not compile).
+ */
+template <typename T>
+class device_uvector {
+  static_assert(std::is_trivially_copyable_v<T>,
+                "device_uvector holds trivially copyable types only: its elements are uninitialized "
+                "and copied bytewise");
+
+ public:
+  using value_type             = T;
+  using size_type              = std::size_t;
+  using reference              = value_type&;
+  using const_reference        = value_type const&;
+  using pointer                = value_type*;
+  using const_pointer          = value_type const*;
+  using iterator               = pointer;
+  using const_iterator         = const_pointer;
+  using reverse_iterator       = cuda::std::reverse_iterator<iterator>;
+  using const_reverse_iterator = cuda::std::reverse_iterator<const_iterator>;
+
+  /// No default constructor: every vector needs a stream to order its deallocation on.
+  device_uvector() = delete;
+
+  /// `size` uninitialized elements, allocated on `stream` from `mr`.
+  explicit device_uvector(size_type size,
+                          cuda_stream_view stream,
+                          mr::any_device_resource mr = mr::get_current_device_resource())
+    : storage_{detail::element_bytes<T>(size), stream, std::move(mr)}
+  {
+  }
+
+  /// Deep copy of `other`'s elements, allocated and copied on `stream` from `mr`.
+  explicit device_uvector(device_uvector const& other,
+                          cuda_stream_view stream,
+                          mr::any_device_resource mr = mr::get_current_device_resource())
+    : storage_{other.storage_, stream, std::move(mr)}
+  {
+  }
+
+  // Copying needs a stream, so only the constructor above copies.
+  device_uvector(device_uvector const&)            = delete;
+  device_uvector& operator=(device_uvector const&) = delete;
+  device_uvector(device_uvector&&) noexcept        = default;
+  /// Frees this vector's memory (on its stream, on its device), then takes `other`'s.
+  device_uvector& operator=(device_uvector&&) noexcept = default;
+  ~device_uvector()                                    = default;
+
+  /// Pointer to element `element_index` (not checked against size()).
+  [[nodiscard]] pointer element_ptr(size_type element_index) noexcept { return data() + element_index; }
+  [[nodiscard]] const_pointer element_ptr(size_type element_index) const noexcept
+  {
+    return data() + element_index;
+  }
+
+  /// Copies `value` into element `element_index`, ordered on `stream`; returns before the copy
+  /// ran. Integral zeros (and bools) are written with cudaMemsetAsync, which reads no host memory.
+  /// Throws std::out_of_range for an index >= size().
+  void set_element_async(size_type element_index, value_type const& value, cuda_stream_view stream)
+  {
+    check_index(element_index, "set_element_async");
+    if constexpr (std::is_same_v<value_type, bool>) {
+      RMM_CUDA_TRY(cudaMemsetAsync(element_ptr(element_index), value ? 1 : 0, sizeof(value), stream.value()));
+      return;
+    } else if constexpr (std::is_integral_v<value_type>) {
+      if (value == value_type{0}) {
+        set_element_to_zero_async(element_index, stream);
+        return;
+      }
+    }
+    RMM_CUDA_TRY(
+      cudaMemcpyAsync(element_ptr(element_index), &value, sizeof(value), cudaMemcpyDefault, stream.value()));
+  }
+  /// A temporary would be gone before the asynchronous copy reads it: use set_element.
+  void set_element_async(size_type, value_type const&&, cuda_stream_view) = delete;
+
+  /// Sets element `element_index`'s bytes to zero, ordered on `stream`.
+  void set_element_to_zero_async(size_type element_index, cuda_stream_view stream)
+  {
+    check_index(element_index, "set_element_to_zero_async");
+    RMM_CUDA_TRY(cudaMemsetAsync(element_ptr(element_index), 0, sizeof(value_type), stream.value()));
+  }
+
+  /// Copies `value` into element `element_index` and waits for `stream`, so `value` may be a
+  /// temporary.
+  void set_element(size_type element_index, value_type const& value, cuda_stream_view stream)
+  {
+    check_index(element_index, "set_element");
+    RMM_CUDA_TRY(
+      cudaMemcpyAsync(element_ptr(element_index), &value, sizeof(value), cudaMemcpyDefault, stream.value()));
+    stream.synchronize();
+  }
+
+  /// Element `element_index`, copied to the host on `stream` (waits for the stream).
+  [[nodiscard]] value_type element(size_type element_index, cuda_stream_view stream) const
+  {
+    check_index(element_index, "element");
+    value_type value;
+    RMM_CUDA_TRY(
+      cudaMemcpyAsync(&value, element_ptr(element_index), sizeof(value), cudaMemcpyDefault, stream.value()));
+    stream.synchronize();
+    return value;
+  }
+
+  /// The first element, copied to the host (waits for `stream`). Throws if empty.
+  [[nodiscard]] value_type front_element(cuda_stream_view stream) const { return element(0, stream); }
+  /// The last element, copied to the host (waits for `stream`). Throws if empty.
+  [[nodiscard]] value_type back_element(cuda_stream_view stream) const
+  {
+    RMM_EXPECTS(!is_empty(), "device_uvector::back_element: the vector is empty", std::out_of_range);
+    return element(size() - 1, stream);
+  }
+
+  /// Ensures capacity() >= new_capacity, reallocating on `stream` if needed (contents kept).
+  void reserve(size_type new_capacity, cuda_stream_view stream)
+  {
+    storage_.reserve(detail::element_bytes<T>(new_capacity), stream);
+  }
+  /// Sets size() to `new_size`; grows the allocation only beyond capacity(). New elements are
+  /// uninitialized; shrinking keeps the memory (see shrink_to_fit).
+  void resize(size_type new_size, cuda_stream_view stream)
+  {
+    storage_.resize(detail::element_bytes<T>(new_size), stream);
+  }
+  /// Reallocates on `stream` so capacity() == size().
+  void shrink_to_fit(cuda_stream_view stream) { storage_.shrink_to_fit(stream); }
+
+  /// Hands the memory over as a device_buffer; the vector is left empty.
+  [[nodiscard]] device_buffer release() noexcept { return std::move(storage_); }
+
+  [[nodiscard]] size_type capacity() const noexcept { return storage_.capacity() / sizeof(value_type); }
+  [[nodiscard]] size_type size() const noexcept { return storage_.size() / sizeof(value_type); }
+  [[nodiscard]] std::int64_t ssize() const noexcept { return static_cast<std::int64_t>(size()); }
+  [[nodiscard]] bool is_empty() const noexcept { return size() == 0; }
+
+  [[nodiscard]] pointer data() noexcept { return static_cast<pointer>(storage_.data()); }
+  [[nodiscard]] const_pointer data() const noexcept { return static_cast<const_pointer>(storage_.data()); }
+
+  // Iterators are raw device pointers: pass them to kernels or to Thrust with a device policy.
+  [[nodiscard]] iterator begin() noexcept { return data(); }
+  [[nodiscard]] const_iterator begin() const noexcept { return data(); }
+  [[nodiscard]] const_iterator cbegin() const noexcept { return data(); }
+  [[nodiscard]] iterator end() noexcept { return data() + size(); }
+  [[nodiscard]] const_iterator end() const noexcept { return data() + size(); }
+  [[nodiscard]] const_iterator cend() const noexcept { return data() + size(); }
+  [[nodiscard]] reverse_iterator rbegin() noexcept { return reverse_iterator{end()}; }
+  [[nodiscard]] const_reverse_iterator rbegin() const noexcept { return const_reverse_iterator{cend()}; }
+  [[nodiscard]] const_reverse_iterator crbegin() const noexcept { return const_reverse_iterator{cend()}; }
+  [[nodiscard]] reverse_iterator rend() noexcept { return reverse_iterator{begin()}; }
+  [[nodiscard]] const_reverse_iterator rend() const noexcept { return const_reverse_iterator{cbegin()}; }
+  [[nodiscard]] const_reverse_iterator crend() const noexcept { return const_reverse_iterator{cbegin()}; }
+
+  /// A view of the elements for device code (cuda::std::span works in kernels).
+  [[nodiscard]] operator cuda::std::span<value_type>() noexcept  // NOLINT: implicit, as in RMM
+  {
+    return cuda::std::span<value_type>{data(), size()};
+  }
+  [[nodiscard]] operator cuda::std::span<value_type const>() const noexcept  // NOLINT
+  {
+    return cuda::std::span<value_type const>{data(), size()};
+  }
+
+  [[nodiscard]] cuda_stream_view stream() const noexcept { return storage_.stream(); }
+  /// Orders later work (reallocation, deallocation) on `stream`; the caller synchronizes streams.
+  void set_stream(cuda_stream_view stream) noexcept { storage_.set_stream(stream); }
+  [[nodiscard]] device_async_resource_ref memory_resource() const noexcept { return storage_.memory_resource(); }
+  /// The device the vector was created on.
+  [[nodiscard]] cuda_device_id device() const noexcept { return storage_.device(); }
+
+ private:
+  void check_index(size_type element_index, char const* what) const
+  {
+    if (element_index >= size()) [[unlikely]] {
+      RMM_FAIL(std::string{"device_uvector::"} + what + ": index " + std::to_string(element_index) +
+                 " is out of range for size " + std::to_string(size()),
+               std::out_of_range);
+    }
+  }
+
+  device_buffer storage_;
+};
+
+}  // namespace rmm
