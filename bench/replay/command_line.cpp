@@ -1,0 +1,138 @@
+#include "command_line.hpp"
+
+#include "byte_size.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+
+namespace rmm::replay {
+
+namespace {
+
+/// Options take their value as the next argument or after '=' ("--json=out.json").
+class argument_reader {
+ public:
+  explicit argument_reader(std::vector<std::string> const& arguments) : arguments_{arguments} {}
+
+  [[nodiscard]] bool done() const noexcept { return next_ >= arguments_.size(); }
+  std::string const& take() { return arguments_[next_++]; }
+
+  std::string value_of(std::string_view option, std::optional<std::string> const& inline_value)
+  {
+    if (inline_value) { return *inline_value; }
+    if (done()) { throw usage_error{fmt::format("{} needs a value", option)}; }
+    return take();
+  }
+
+ private:
+  std::vector<std::string> const& arguments_;
+  std::size_t next_{0};
+};
+
+std::size_t size_value(std::string_view option, std::string const& text)
+{
+  auto const bytes = parse_byte_size(text);
+  if (!bytes) {
+    throw usage_error{fmt::format("{} '{}' is not a size: give bytes or a number with a unit, e.g. 80GiB, 512MiB, "
+                                  "1.5TiB, 80GB",
+                                  option,
+                                  text)};
+  }
+  return *bytes;
+}
+
+void add_resources(std::vector<std::string>& resources, std::string const& list)
+{
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    auto const end = std::min(list.find(',', start), list.size());
+    auto name      = list.substr(start, end - start);
+    if (name.empty()) { throw usage_error{fmt::format("--resource '{}' has an empty name", list)}; }
+    resources.push_back(std::move(name));
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
+command_line parse_command_line(std::vector<std::string> const& arguments)
+{
+  command_line parsed{};
+  argument_reader reader{arguments};
+  bool options_ended = false;
+  while (!reader.done()) {
+    auto const& argument = reader.take();
+    if (options_ended || !argument.starts_with('-')) {
+      parsed.logs.push_back(argument);
+      continue;
+    }
+    if (argument == "--") {
+      options_ended = true;
+      continue;
+    }
+    auto const equals = argument.find('=');
+    auto const option = argument.substr(0, equals);
+    std::optional<std::string> inline_value;
+    if (equals != std::string::npos) { inline_value = argument.substr(equals + 1); }
+
+    if (option == "-h" || option == "--help") {
+      parsed.help = true;
+    } else if (option == "--resource" || option == "-r") {
+      add_resources(parsed.resources, reader.value_of(option, inline_value));
+    } else if (option == "--simulate-device-size") {
+      auto const size = size_value(option, reader.value_of(option, inline_value));
+      if (size == 0) { throw usage_error{"--simulate-device-size must be larger than 0"}; }
+      parsed.settings.simulated_device_size = size;
+    } else if (option == "--pool-initial-size") {
+      parsed.settings.pool_initial_size = size_value(option, reader.value_of(option, inline_value));
+    } else if (option == "--arena-size") {
+      parsed.settings.arena_size = size_value(option, reader.value_of(option, inline_value));
+    } else if (option == "--json") {
+      parsed.json_path = reader.value_of(option, inline_value);
+    } else {
+      throw usage_error{fmt::format("unknown option '{}'", argument)};
+    }
+  }
+  if (parsed.help) { return parsed; }
+  if (parsed.logs.empty()) { throw usage_error{"no log given"}; }
+  for (auto const& name : parsed.resources) {
+    try {
+      check_stack_name(name, parsed.settings);
+    } catch (unknown_resource const& e) {
+      throw usage_error{e.what()};
+    }
+  }
+  return parsed;
+}
+
+std::string usage_text()
+{
+  return fmt::format(
+    "usage: rmm-replay LOG... [--resource NAME]... [--simulate-device-size SIZE] [--json FILE|-]\n"
+    "                  [--pool-initial-size SIZE] [--arena-size SIZE]\n"
+    "\n"
+    "Replays allocation logs (the logging adaptor's CSV, plain or .gz) through memory resources, one\n"
+    "resource after the other, keeping the log's threads, streams and order, and reports per resource\n"
+    "the time, peak live bytes, peak bytes reserved from the device, fragmentation and failures.\n"
+    "\n"
+    "  --resource NAME, -r NAME   a resource stack to replay through; repeat or separate by commas\n"
+    "                             (default: pool, arena, binning, cuda_async, cuda)\n"
+    "  --simulate-device-size SIZE\n"
+    "                             replace cuda at the bottom by a simulated device of SIZE (e.g. 80GiB):\n"
+    "                             synthetic addresses, no memory, out of memory beyond SIZE\n"
+    "  --json FILE                also write the figures as JSON to FILE ('-': stdout; the table then\n"
+    "                             goes to stderr)\n"
+    "  --pool-initial-size SIZE   what pools reserve up front (default 0: they grow as needed)\n"
+    "  --arena-size SIZE          the arena's fixed size (default: half the device's free memory, or\n"
+    "                             half the simulated device)\n"
+    "\n"
+    "{}\n"
+    "\n"
+    "Exit status: 0 replayed; 1 a replay failed (an allocation the log says succeeded did not, named\n"
+    "by line); 2 bad usage or a malformed log (named by line).\n",
+    known_stack_names());
+}
+
+}  // namespace rmm::replay

@@ -1,0 +1,32 @@
+#pragma once
+
+// rmm-replay's command line.
+
+#include "resource_stack.hpp"
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rmm::replay {
+
+/// Bad usage: the message says what was wrong; main prints it with the usage and exits 2.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct command_line {
+  std::vector<std::string> logs;
+  std::vector<std::string> resources;  ///< empty: the defaults
+  stack_settings settings;
+  std::optional<std::string> json_path;  ///< "-" for stdout
+  bool help{false};
+};
+
+/// Parses argv (without validating resource names against a device). Throws usage_error.
+[[nodiscard]] command_line parse_command_line(std::vector<std::string> const& arguments);
+
+[[nodiscard]] std::string usage_text();
+
+}  // namespace rmm::replay

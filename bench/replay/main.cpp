@@ -1,0 +1,150 @@
+// rmm-replay: replays allocation logs through memory resources and reports what each one needed.
+// See docs/replay.md.
+
+#include "command_line.hpp"
+#include "replay_plan.hpp"
+#include "report.hpp"
+#include "resource_stack.hpp"
+#include "threaded_replay.hpp"
+
+#include <allocation_log.hpp>
+
+#include <rmm/detail/format.hpp>
+#include <rmm/error.hpp>
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace rmm::replay;
+
+constexpr int exit_replay_failed = 1;
+constexpr int exit_bad_input     = 2;
+
+std::string describe_device(stack_settings const& settings)
+{
+  int device{};
+  RMM_CUDA_TRY(cudaGetDevice(&device));
+  cudaDeviceProp properties{};
+  RMM_CUDA_TRY(cudaGetDeviceProperties(&properties, device));
+  std::size_t free_bytes{};
+  std::size_t total_bytes{};
+  RMM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  auto const real = fmt::format("{} (device {}, {})", properties.name, device, rmm::detail::format_bytes(total_bytes));
+  if (!settings.simulated_device_size) { return real; }
+  return fmt::format("a simulated device of {}; streams on {}",
+                     rmm::detail::format_bytes(*settings.simulated_device_size),
+                     real);
+}
+
+replay_row replay_one(replay_plan const& plan, std::string const& resource, stack_settings const& settings)
+{
+  replay_row row{};
+  row.log             = plan.log_name;
+  row.resource        = resource;
+  row.events          = plan.steps.size();
+  row.threads         = plan.thread_steps.size();
+  row.streams         = plan.logged_streams.size();
+  row.peak_live_bytes = plan.facts.peak_live_bytes;
+  row.logged_failures = plan.facts.logged_failures;
+  row.left_live       = plan.facts.left_live;
+  try {
+    auto stack       = build_stack(resource, settings);
+    row.description  = stack.description;
+    auto& gauge      = *stack.gauge;
+    row.measurement  = replay_threaded(plan, stack.top, [&gauge] { gauge.sample(); });
+    if (!row.measurement.failure) { row.peak_reserved_bytes = gauge.peak_bytes(); }
+  } catch (std::exception const& e) {
+    row.setup_error = e.what();
+  }
+  return row;
+}
+
+int run(command_line const& options)
+{
+  // Every log is read and checked before anything is replayed: a malformed one stops the run.
+  std::vector<replay_plan> plans;
+  try {
+    for (auto const& log : options.logs) {
+      plans.push_back(make_replay_plan(rmm::trace::read_log(log), log));
+    }
+  } catch (rmm::trace::parse_error const& e) {
+    fmt::print(stderr, "rmm-replay: malformed log: {}\nNothing was replayed. Fix or regenerate the log.\n", e.what());
+    return exit_bad_input;
+  }
+
+  std::FILE* json_file = nullptr;
+  bool const json_to_stdout = options.json_path == "-";
+  if (options.json_path && !json_to_stdout) {
+    json_file = std::fopen(options.json_path->c_str(), "w");
+    if (json_file == nullptr) {
+      fmt::print(stderr, "rmm-replay: cannot write the JSON file '{}'\n", *options.json_path);
+      return exit_bad_input;
+    }
+  }
+
+  auto const& settings = options.settings;
+  auto const resources = options.resources.empty() ? default_stack_names(settings.simulated_device_size.has_value())
+                                                   : options.resources;
+  run_context context{describe_device(settings), settings.simulated_device_size};
+  std::vector<replay_row> rows;
+  bool any_failed = false;
+  for (auto const& plan : plans) {
+    for (auto const& resource : resources) {
+      auto& row = rows.emplace_back(replay_one(plan, resource, settings));
+      if (row.setup_error) {
+        fmt::print(stderr, "rmm-replay: {}: could not replay through '{}': {}\n", plan.log_name, resource, *row.setup_error);
+      } else if (auto const& failure = row.measurement.failure) {
+        fmt::print(stderr,
+                   "rmm-replay: {}:{}: replay through '{}' ({}) failed: {}\n",
+                   plan.log_name,
+                   failure->line,
+                   resource,
+                   row.description,
+                   failure->message);
+      }
+      any_failed = any_failed || row.failed();
+    }
+  }
+
+  auto const table = format_table(context, rows);
+  std::fputs(table.c_str(), json_to_stdout ? stderr : stdout);
+  if (options.json_path) {
+    auto const json = format_json(context, rows);
+    std::fputs(json.c_str(), json_to_stdout ? stdout : json_file);
+    if (json_file != nullptr && std::fclose(json_file) != 0) {
+      fmt::print(stderr, "rmm-replay: writing the JSON file '{}' failed\n", *options.json_path);
+      return exit_replay_failed;
+    }
+  }
+  return any_failed ? exit_replay_failed : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  command_line options;
+  try {
+    options = parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (usage_error const& e) {
+    fmt::print(stderr, "rmm-replay: {}\n\n{}", e.what(), usage_text());
+    return exit_bad_input;
+  }
+  if (options.help) {
+    fmt::print("{}", usage_text());
+    return 0;
+  }
+  try {
+    return run(options);
+  } catch (std::exception const& e) {
+    fmt::print(stderr, "rmm-replay: {}\n", e.what());
+    return exit_replay_failed;
+  }
+}

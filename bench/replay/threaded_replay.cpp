@@ -1,0 +1,230 @@
+#include "threaded_replay.hpp"
+
+#include <rmm/cuda_stream.hpp>
+#include <rmm/error.hpp>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <limits>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <vector>
+
+namespace rmm::replay {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+/// Lets exactly one thread run: the one whose step is next in log order.
+class turnstile {
+ public:
+  /// Blocks until `step` is next; false if the replay was stopped.
+  [[nodiscard]] bool wait_for(std::size_t step) const noexcept
+  {
+    // Spin briefly (the next step is usually a few hundred nanoseconds away), then sleep.
+    constexpr int spins_before_sleeping = 256;
+    for (int spin = 0;; ++spin) {
+      auto const current = next_.load(std::memory_order_acquire);
+      if (current == step) { return true; }
+      if (current == stopped) { return false; }
+      if (spin < spins_before_sleeping) {
+        pause();
+      } else {
+        next_.wait(current, std::memory_order_acquire);
+      }
+    }
+  }
+
+  void open(std::size_t step) noexcept
+  {
+    next_.store(step, std::memory_order_release);
+    next_.notify_all();
+  }
+
+  void stop() noexcept { open(stopped); }
+
+ private:
+  static constexpr std::size_t stopped     = std::numeric_limits<std::size_t>::max();
+  static constexpr std::size_t not_started = stopped - 1;
+
+  static void pause() noexcept
+  {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+  }
+
+  std::atomic<std::size_t> next_{not_started};
+};
+
+/// What one replaying thread counted.
+struct thread_totals {
+  std::chrono::nanoseconds in_resource{};
+  std::size_t events{};
+  std::size_t reproduced_failures{};
+  std::size_t unexpected_successes{};
+};
+
+class threaded_replay {
+ public:
+  threaded_replay(replay_plan const& plan, rmm::device_async_resource_ref mr, std::function<void()> const& observer)
+    : plan_{plan}, mr_{mr}, after_allocation_{observer}, pointers_(plan.steps.size()), live_(plan.steps.size())
+  {
+    // Streams are created before the replay so that creating them is not timed.
+    for (auto const logged : plan.logged_streams) {
+      if (!is_builtin_stream(logged)) {
+        streams_.push_back(owned_streams_.emplace_back().view());  // the handle survives moves
+      } else if (logged == 0) {
+        streams_.push_back(rmm::cuda_stream_view{});
+      } else if (logged == reinterpret_cast<std::uintptr_t>(cudaStreamLegacy)) {
+        streams_.push_back(rmm::cuda_stream_legacy);
+      } else {
+        streams_.push_back(rmm::cuda_stream_per_thread);  // each replaying thread's own, as logged
+      }
+    }
+  }
+
+  replay_measurement run()
+  {
+    RMM_CUDA_TRY(cudaDeviceSynchronize());  // earlier work must not be timed with this replay
+    std::vector<std::thread> threads;
+    threads.reserve(plan_.thread_steps.size());
+    for (auto const& steps : plan_.thread_steps) {
+      threads.emplace_back([this, &steps] { replay_thread(steps); });
+    }
+    auto const start = clock::now();
+    turn_.open(0);
+    for (auto& t : threads) {
+      t.join();
+    }
+    result_.wall = clock::now() - start;
+    free_what_the_log_left_live();
+    for (auto const& stream : owned_streams_) {
+      stream.synchronize();
+    }
+    RMM_CUDA_TRY(cudaDeviceSynchronize());
+    return std::move(result_);
+  }
+
+ private:
+  void replay_thread(std::vector<std::size_t> const& steps)
+  {
+    thread_totals totals{};
+    for (auto const step : steps) {
+      if (!turn_.wait_for(step)) { break; }
+      if (!replay_one_step(step, totals)) {
+        turn_.stop();
+        break;
+      }
+      turn_.open(step + 1);
+    }
+    std::scoped_lock lock{result_mutex_};
+    result_.in_resource += totals.in_resource;
+    result_.events_replayed += totals.events;
+    result_.reproduced_failures += totals.reproduced_failures;
+    result_.unexpected_successes += totals.unexpected_successes;
+  }
+
+  /// False when the replay must stop (the failure is recorded).
+  bool replay_one_step(std::size_t index, thread_totals& totals)
+  {
+    auto const& step  = plan_.steps[index];
+    auto const stream = streams_[step.stream];
+    switch (step.kind) {
+      case rmm::trace::action::allocate: {
+        auto const start = clock::now();
+        try {
+          pointers_[index] = mr_.allocate(stream, step.bytes);
+        } catch (std::exception const& e) {
+          record_failure(step, fmt::format("allocation of {} bytes failed, but succeeded in the log: {}", step.bytes, e.what()));
+          return false;
+        }
+        totals.in_resource += clock::now() - start;
+        live_[index] = true;
+        if (after_allocation_) { after_allocation_(); }
+        break;
+      }
+      case rmm::trace::action::free: {
+        auto const& allocation = plan_.steps[step.allocation];
+        auto const start       = clock::now();
+        mr_.deallocate(stream, pointers_[step.allocation], allocation.bytes);
+        totals.in_resource += clock::now() - start;
+        live_[step.allocation] = false;
+        break;
+      }
+      case rmm::trace::action::allocate_failure: {
+        auto const start = clock::now();
+        void* ptr{};
+        try {
+          ptr = mr_.allocate(stream, step.bytes);
+        } catch (std::bad_alloc const&) {
+          totals.in_resource += clock::now() - start;
+          ++totals.reproduced_failures;
+          break;
+        } catch (std::exception const& e) {
+          record_failure(step, fmt::format("logged allocation failure of {} bytes failed with an error that is not "
+                                           "an allocation failure: {}",
+                                           step.bytes,
+                                           e.what()));
+          return false;
+        }
+        mr_.deallocate(stream, ptr, step.bytes);  // the application never had it
+        totals.in_resource += clock::now() - start;
+        ++totals.unexpected_successes;
+        break;
+      }
+    }
+    ++totals.events;
+    return true;
+  }
+
+  void record_failure(replay_step const& step, std::string message)
+  {
+    std::scoped_lock lock{result_mutex_};
+    if (!result_.failure) { result_.failure = replay_failure{step.line, std::move(message)}; }
+  }
+
+  void free_what_the_log_left_live()
+  {
+    for (std::size_t i = 0; i < plan_.steps.size(); ++i) {
+      if (live_[i]) {
+        mr_.deallocate(streams_[plan_.steps[i].stream], pointers_[i], plan_.steps[i].bytes);
+        live_[i] = false;
+      }
+    }
+  }
+
+  replay_plan const& plan_;
+  rmm::device_async_resource_ref mr_;
+  std::function<void()> const& after_allocation_;
+  std::vector<rmm::cuda_stream> owned_streams_;
+  std::vector<rmm::cuda_stream_view> streams_;  // per logged stream index
+  // Per step; written and read only by the thread whose turn it is (the turnstile orders them).
+  std::vector<void*> pointers_;
+  std::vector<char> live_;
+  turnstile turn_;
+  std::mutex result_mutex_;
+  replay_measurement result_;
+};
+
+}  // namespace
+
+bool is_builtin_stream(std::uintptr_t logged_stream) noexcept
+{
+  return logged_stream == 0 || logged_stream == reinterpret_cast<std::uintptr_t>(cudaStreamLegacy) ||
+         logged_stream == reinterpret_cast<std::uintptr_t>(cudaStreamPerThread);
+}
+
+replay_measurement replay_threaded(replay_plan const& plan,
+                                   rmm::device_async_resource_ref mr,
+                                   std::function<void()> const& after_allocation)
+{
+  return threaded_replay{plan, mr, after_allocation}.run();
+}
+
+}  // namespace rmm::replay

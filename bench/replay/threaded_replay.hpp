@@ -1,0 +1,46 @@
+#pragma once
+
+// Replays a plan through one resource with the log's threads and streams: every logged thread gets
+// its own std::thread, every logged stream its own CUDA stream, and the events run one at a time
+// in log order (a thread waits until the event before its next one has completed), so the
+// resource sees the calls the application made, from as many threads, in the same order.
+
+#include "replay_plan.hpp"
+
+#include <rmm/resource_ref.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace rmm::replay {
+
+/// An allocation the log says succeeded, refused by the replayed resource (or any other error).
+struct replay_failure {
+  std::size_t line;     ///< in the log
+  std::string message;  ///< what the resource said
+};
+
+struct replay_measurement {
+  std::chrono::nanoseconds wall{};         ///< from the first event to the last
+  std::chrono::nanoseconds in_resource{};  ///< inside allocate/deallocate, summed over threads
+  std::size_t events_replayed{};
+  std::size_t reproduced_failures{};   ///< "allocate failure" rows that failed again
+  std::size_t unexpected_successes{};  ///< "allocate failure" rows that succeeded (freed at once)
+  std::optional<replay_failure> failure;  ///< set when the replay stopped early
+};
+
+/// Replays `plan` through `mr`. `after_allocation` runs on the replaying thread after every
+/// successful allocation (to sample what the resource holds). Allocations the log leaves live
+/// are freed after the timed part; the streams are synchronized before returning.
+[[nodiscard]] replay_measurement replay_threaded(replay_plan const& plan,
+                                                 rmm::device_async_resource_ref mr,
+                                                 std::function<void()> const& after_allocation = {});
+
+/// The stream a logged handle maps to: 0 is the default stream, 0x1 cudaStreamLegacy and 0x2
+/// cudaStreamPerThread (their fixed handle values); any other value needs a stream of its own.
+[[nodiscard]] bool is_builtin_stream(std::uintptr_t logged_stream) noexcept;
+
+}  // namespace rmm::replay

@@ -1,0 +1,356 @@
+// rmm-replay as users run it: exit codes, messages naming the line, the figures in the table and
+// the JSON, and the shipped traces through the default resources and a simulated device.
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include <sys/wait.h>
+
+namespace {
+
+struct outcome {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+class RmmReplay : public ::testing::Test {
+ protected:
+  void SetUp() override
+  {
+    directory_ = std::filesystem::temp_directory_path() /
+                 ("rmm_replay_cli_test_" + std::to_string(::getpid()) + "_" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(directory_);
+  }
+  void TearDown() override { std::filesystem::remove_all(directory_); }
+
+  /// Writes a log with the header and `rows`; returns its path.
+  std::string write_log(std::string const& rows, bool with_header = true)
+  {
+    auto const path = (directory_ / "log.csv").string();
+    std::ofstream{path} << (with_header ? "Thread,Time,Action,Pointer,Size,Stream\n" : "") << rows;
+    return path;
+  }
+
+  outcome run(std::string const& arguments)
+  {
+    auto const err_path = (directory_ / "stderr.txt").string();
+    auto const command  = std::string{RMM_REPLAY_EXECUTABLE} + " " + arguments + " 2>" + err_path;
+    FILE* pipe          = popen(command.c_str(), "r");
+    if (pipe == nullptr) { return {-1, "", "popen failed"}; }
+    std::string out;
+    std::array<char, 4096> chunk{};
+    while (fgets(chunk.data(), chunk.size(), pipe) != nullptr) {
+      out += chunk.data();
+    }
+    int const status = pclose(pipe);
+    std::stringstream err;
+    err << std::ifstream{err_path}.rdbuf();
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out, err.str()};
+  }
+
+  /// Runs on a malformed log and checks exit status 2 and the message.
+  void expect_malformed(std::string const& rows, std::string const& message, bool with_header = true)
+  {
+    auto const log    = write_log(rows, with_header);
+    auto const result = run(log + " --resource cuda");
+    EXPECT_EQ(result.status, 2) << result.err;
+    EXPECT_EQ(result.err, "rmm-replay: malformed log: " + log + message + "\nNothing was replayed. Fix or regenerate the log.\n");
+    EXPECT_EQ(result.out, "");
+  }
+
+  std::filesystem::path directory_;
+};
+
+/// The line of the JSON result for `resource` (each result is one line).
+std::string result_line(std::string const& json, std::string const& resource, std::string const& log = "")
+{
+  std::istringstream lines{json};
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("\"resource\": \"" + resource + "\"") != std::string::npos && line.find(log) != std::string::npos) {
+      return line;
+    }
+  }
+  ADD_FAILURE() << "no result for " << resource << " in\n" << json;
+  return "";
+}
+
+/// The value of `field` in one JSON result line, as written.
+std::string field(std::string const& line, std::string const& name)
+{
+  std::smatch match;
+  std::regex const pattern{"\"" + name + "\": (\"[^\"]*\"|[^,}]+)"};
+  if (!std::regex_search(line, match, pattern)) {
+    ADD_FAILURE() << "no field " << name << " in " << line;
+    return "";
+  }
+  return match[1].str();
+}
+
+std::string const row = "1,00:00:01.000000,";
+
+TEST_F(RmmReplay, TruncatedRow)
+{
+  expect_malformed(row + "allocate,0x100,256,0x0\n" + row + "free,0x100\n", ":3: 4 column(s), expected 6 (Thread,Time,Action,Pointer,Size,Stream)");
+}
+
+TEST_F(RmmReplay, BadNumber)
+{
+  expect_malformed(row + "allocate,0x100,12a,0x0\n", ":2: column Size is '12a', expected a decimal number");
+  expect_malformed(row + "allocate,0xg00,12,0x0\n", ":2: column Pointer is '0xg00', expected a hexadecimal number");
+}
+
+TEST_F(RmmReplay, UnknownAction)
+{
+  expect_malformed(row + "reallocate,0x100,256,0x0\n",
+                   ":2: unknown action 'reallocate', expected allocate, allocate failure or free");
+}
+
+TEST_F(RmmReplay, FreeOfAnUnknownPointer)
+{
+  expect_malformed(row + "allocate,0x100,256,0x0\n" + row + "free,0x200,256,0x0\n",
+                   ":3: free of 0x200, which was never allocated in this log (was the log cut at its start?)");
+}
+
+TEST_F(RmmReplay, DoubleFree)
+{
+  expect_malformed(row + "allocate,0x100,256,0x0\n" + row + "free,0x100,256,0x0\n" + row + "free,0x100,256,0x0\n",
+                   ":4: double free of 0x100 (allocated at line 2, already freed at line 3)");
+}
+
+TEST_F(RmmReplay, WrongSizeOnFree)
+{
+  expect_malformed(row + "allocate,0x100,256,0x0\n" + row + "free,0x100,255,0x0\n",
+                   ":3: free of 0x100 with size 255, but it was allocated with size 256 at line 2");
+}
+
+TEST_F(RmmReplay, HeaderMissing)
+{
+  expect_malformed(row + "allocate,0x100,256,0x0\n",
+                   ":1: expected the header 'Thread,Time,Action,Pointer,Size,Stream', found '1,00:00:01.000000,allocate,0x100,256,0x0'",
+                   false);
+}
+
+TEST_F(RmmReplay, MissingLogFile)
+{
+  auto const result = run((directory_ / "absent.csv").string());
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("absent.csv: cannot open the log"), std::string::npos) << result.err;
+}
+
+TEST_F(RmmReplay, BadUsage)
+{
+  auto const log = write_log(row + "allocate,0x100,256,0x0\n");
+  auto result    = run(log + " --resource pool,heap");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("rmm-replay: resource 'heap': unknown part 'heap'\nknown resources"), std::string::npos)
+    << result.err;
+  EXPECT_NE(result.err.find("  cuda_async "), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("usage: rmm-replay LOG..."), std::string::npos) << result.err;
+
+  result = run(log + " --resource cuda+pool");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("the bottom resource (cuda, managed, cuda_async) must come last"), std::string::npos)
+    << result.err;
+
+  result = run(log + " --simulate-device-size=80parsecs");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("--simulate-device-size '80parsecs' is not a size: give bytes or a number with a unit"),
+            std::string::npos)
+    << result.err;
+
+  result = run(log + " --simulate-device-size 1GiB --resource pool+managed");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("managed and cuda_async cannot be simulated"), std::string::npos) << result.err;
+
+  result = run(log + " --frobnicate");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("unknown option '--frobnicate'"), std::string::npos) << result.err;
+
+  result = run("");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("rmm-replay: no log given"), std::string::npos) << result.err;
+
+  result = run("--help");
+  EXPECT_EQ(result.status, 0);
+  EXPECT_NE(result.out.find("Exit status: 0 replayed"), std::string::npos) << result.out;
+}
+
+// Peak live 4000 bytes (lines 2-3), then 3500; what cuda reserves is what is live.
+std::string const small_log = row + "allocate,0x100,1000,0x0\n" + row + "allocate,0x200,3000,0x0\n" + row +
+                              "free,0x100,1000,0x0\n" + row + "allocate,0x300,500,0x0\n";
+
+TEST_F(RmmReplay, FiguresInTheTableAndTheJson)
+{
+  auto const log    = write_log(small_log);
+  auto const result = run(log + " --resource cuda --resource pool --json -");
+  ASSERT_EQ(result.status, 0) << result.err;
+
+  auto const cuda = result_line(result.out, "cuda");
+  EXPECT_EQ(field(cuda, "status"), "\"ok\"");
+  EXPECT_EQ(field(cuda, "error"), "null");
+  EXPECT_EQ(field(cuda, "events"), "4");
+  EXPECT_EQ(field(cuda, "events_replayed"), "4");
+  EXPECT_EQ(field(cuda, "threads"), "1");
+  EXPECT_EQ(field(cuda, "streams"), "1");
+  EXPECT_EQ(field(cuda, "peak_live_bytes"), "4000");
+  EXPECT_EQ(field(cuda, "peak_reserved_bytes"), "4000");
+  EXPECT_EQ(field(cuda, "fragmentation"), "0.000000");
+  EXPECT_EQ(field(cuda, "left_live"), "2");
+  EXPECT_EQ(field(cuda, "logged_failures"), "0");
+
+  auto const pool = result_line(result.out, "pool");
+  EXPECT_EQ(field(pool, "stack"), "\"pool over cuda\"");
+  EXPECT_EQ(field(pool, "peak_live_bytes"), "4000");
+  // A pool starts empty and grows in steps of at least 32 MiB (through virtual memory, in whole
+  // 2 MiB pages, where the device has it; in cudaMalloc chunks where not).
+  auto const pool_reserved = std::stoull(field(pool, "peak_reserved_bytes"));
+  EXPECT_TRUE(pool_reserved == (std::size_t{2} << 20) || pool_reserved == (std::size_t{32} << 20)) << pool_reserved;
+
+  // The table went to stderr, since the JSON took stdout.
+  EXPECT_TRUE(std::regex_search(
+    result.err, std::regex{"\nlog +resource +time +ns/event +in calls +peak live +peak reserved +frag\\. +failures\n"}))
+    << result.err;
+  EXPECT_TRUE(std::regex_search(result.err, std::regex{"log\\.csv  cuda     +[0-9.]+ [mun]?s +[0-9]+ +[0-9]+ +3\\.91 KiB +3\\.91 KiB +0\\.0% +0/0\n"}))
+    << result.err;
+}
+
+TEST_F(RmmReplay, JsonToAFileAndTheTableToStdout)
+{
+  auto const log       = write_log(small_log);
+  auto const json_path = (directory_ / "out.json").string();
+  auto const result    = run(log + " --resource cuda --json " + json_path);
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_NE(result.out.find("peak reserved"), std::string::npos);
+  std::stringstream json;
+  json << std::ifstream{json_path}.rdbuf();
+  EXPECT_EQ(field(result_line(json.str(), "cuda"), "peak_reserved_bytes"), "4000");
+}
+
+TEST_F(RmmReplay, SimulatedDeviceReservesWhatTheStackAsksFor)
+{
+  auto const log    = write_log(small_log);
+  auto const result = run(log + " --simulate-device-size 1GiB --resource cuda,pool,binning --json -");
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_NE(result.out.find("\"simulated_device_size\": 1073741824"), std::string::npos) << result.out;
+  auto const cuda = result_line(result.out, "cuda");
+  EXPECT_EQ(field(cuda, "stack"), "\"simulated device (1.00 GiB)\"");
+  EXPECT_EQ(field(cuda, "peak_reserved_bytes"), "4000");
+  auto const pool = result_line(result.out, "pool");
+  EXPECT_EQ(field(pool, "stack"), "\"pool over simulated device (1.00 GiB)\"");
+  EXPECT_EQ(field(pool, "peak_reserved_bytes"), "33554432");  // one 32 MiB growth step
+  EXPECT_EQ(field(pool, "fragmentation"), "0.999881");
+  EXPECT_EQ(field(result_line(result.out, "binning"), "stack"), "\"binning over pool over simulated device (1.00 GiB)\"");
+}
+
+TEST_F(RmmReplay, AllocationBeyondTheSimulatedDeviceFailsNamingTheLine)
+{
+  auto const log = write_log(row + "allocate,0x100,1048576,0x0\n" + row + "allocate,0x200,2097152,0x0\n");
+  auto const result = run(log + " --simulate-device-size 2MiB --resource cuda --json -");
+  EXPECT_EQ(result.status, 1) << result.err;
+  EXPECT_NE(result.err.find("rmm-replay: " + log +
+                            ":3: replay through 'cuda' (simulated device (2.00 MiB)) failed: allocation of 2097152 bytes "
+                            "failed, but succeeded in the log: simulated device: cannot allocate 2.00 MiB (2097152 bytes): "
+                            "1.00 MiB of its 2.00 MiB in use, 1.00 MiB free\n"),
+            std::string::npos)
+    << result.err;
+  EXPECT_NE(result.err.find("FAILED at line 3"), std::string::npos) << result.err;
+  auto const cuda = result_line(result.out, "cuda");
+  EXPECT_EQ(field(cuda, "status"), "\"failed\"");
+  EXPECT_NE(cuda.find("\"error\": {\"line\": 3, \"message\": \"allocation of 2097152 bytes failed"), std::string::npos) << cuda;
+  EXPECT_EQ(field(cuda, "peak_reserved_bytes"), "null");
+  EXPECT_EQ(field(cuda, "events_replayed"), "1");
+}
+
+TEST_F(RmmReplay, LoggedFailuresAreReplayedAndReported)
+{
+  auto const log = write_log(row + "allocate failure,0x0,4194304,0x0\n" + row + "allocate failure,0x0,1024,0x0\n" +
+                             row + "allocate,0x100,256,0x0\n" + row + "free,0x100,256,0x0\n");
+  auto const result = run(log + " --simulate-device-size 2MiB --resource cuda --json -");
+  ASSERT_EQ(result.status, 0) << result.err;
+  auto const cuda = result_line(result.out, "cuda");
+  EXPECT_EQ(field(cuda, "logged_failures"), "2");
+  EXPECT_EQ(field(cuda, "reproduced_failures"), "1");
+  EXPECT_EQ(field(cuda, "unexpected_successes"), "1");
+  EXPECT_EQ(field(cuda, "peak_live_bytes"), "256");
+  EXPECT_NE(result.err.find("1/2 (1 succeeded)"), std::string::npos) << result.err;
+}
+
+TEST_F(RmmReplay, ThreadsAndStreamsOfTheLog)
+{
+  // Thread 2 frees what thread 1 allocated just before, across streams.
+  auto const log = write_log(
+    "1,00:00:01.000000,allocate,0x100,1000,0x5000\n"
+    "2,00:00:01.000001,free,0x100,1000,0x6000\n"
+    "2,00:00:01.000002,allocate,0x100,2000,0x0\n"
+    "1,00:00:01.000003,free,0x100,2000,0x5000\n");
+  auto const result = run(log + " --resource pool,cuda_async,arena,binning+arena,pool+managed --arena-size 64MiB --json -");
+  ASSERT_EQ(result.status, 0) << result.err;
+  for (auto const* resource : {"pool", "cuda_async", "arena", "binning+arena", "pool+managed"}) {
+    auto const line = result_line(result.out, resource);
+    EXPECT_EQ(field(line, "status"), "\"ok\"") << line;
+    EXPECT_EQ(field(line, "threads"), "2");
+    EXPECT_EQ(field(line, "streams"), "3");
+    EXPECT_EQ(field(line, "events_replayed"), "4");
+    EXPECT_EQ(field(line, "peak_live_bytes"), "2000");
+  }
+  EXPECT_EQ(field(result_line(result.out, "arena"), "peak_reserved_bytes"), "67108864");
+}
+
+TEST_F(RmmReplay, ShippedTracesOnASimulatedDevice)
+{
+  auto const traces = std::string{RMM_TRACE_DIR};
+  auto const result =
+    run(traces + "/torch_resnet50.csv.gz " + traces + "/cupy_mix.csv.gz --simulate-device-size 80GiB --json -");
+  ASSERT_EQ(result.status, 0) << result.err;
+  for (auto const* resource : {"pool", "arena", "binning", "cuda"}) {
+    auto const resnet = result_line(result.out, resource, "torch_resnet50");
+    EXPECT_EQ(field(resnet, "status"), "\"ok\"") << resnet;
+    EXPECT_EQ(field(resnet, "events_replayed"), "11135");
+    EXPECT_EQ(field(resnet, "threads"), "2");
+    EXPECT_EQ(field(resnet, "peak_live_bytes"), "3093576968");
+    EXPECT_EQ(field(resnet, "left_live"), "335");
+    EXPECT_GE(std::stoull(field(resnet, "peak_reserved_bytes")), 3093576968ULL);
+    auto const cupy = result_line(result.out, resource, "cupy_mix");
+    EXPECT_EQ(field(cupy, "status"), "\"ok\"") << cupy;
+    EXPECT_EQ(field(cupy, "peak_live_bytes"), "204428976");
+  }
+  EXPECT_EQ(field(result_line(result.out, "cuda", "torch_resnet50"), "peak_reserved_bytes"), "3093576968");
+  EXPECT_EQ(result.out.find("cuda_async"), std::string::npos) << "cuda_async cannot run on a simulated device";
+}
+
+TEST_F(RmmReplay, ShippedTraceLargerThanTheSimulatedDevice)
+{
+  auto const result = run(std::string{RMM_TRACE_DIR} + "/torch_resnet50.csv.gz --simulate-device-size 2GiB --resource cuda");
+  EXPECT_EQ(result.status, 1) << result.err;
+  EXPECT_TRUE(std::regex_search(result.err,
+                                std::regex{"torch_resnet50\\.csv\\.gz:[0-9]+: replay through 'cuda' \\(simulated device "
+                                           "\\(2\\.00 GiB\\)\\) failed: allocation of [0-9]+ bytes failed, but succeeded "
+                                           "in the log: simulated device: cannot allocate"}))
+    << result.err;
+}
+
+TEST_F(RmmReplay, ShippedTracesThroughTheDefaultResources)
+{
+  auto const traces = std::string{RMM_TRACE_DIR};
+  auto const result = run(traces + "/torch_resnet50.csv.gz " + traces + "/cupy_mix.csv.gz --json -");
+  ASSERT_EQ(result.status, 0) << result.err;
+  for (auto const* log : {"torch_resnet50", "cupy_mix"}) {
+    for (auto const* resource : {"pool", "arena", "binning", "cuda_async", "cuda"}) {
+      auto const line = result_line(result.out, resource, log);
+      EXPECT_EQ(field(line, "status"), "\"ok\"") << line;
+      EXPECT_GE(std::stoull(field(line, "peak_reserved_bytes")), std::stoull(field(line, "peak_live_bytes"))) << line;
+    }
+  }
+  EXPECT_EQ(field(result_line(result.out, "cuda", "cupy_mix"), "peak_reserved_bytes"), "204428976");
+}
+
+}  // namespace
