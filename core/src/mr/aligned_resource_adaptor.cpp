@@ -1,11 +1,11 @@
+#include "detail/sharded_pointer_map.hpp"
+
 #include <rmm/detail/error.hpp>
 #include <rmm/detail/format.hpp>
 #include <rmm/mr/aligned_resource_adaptor.hpp>
 
 #include <algorithm>
 #include <cstdint>
-#include <mutex>
-#include <unordered_map>
 
 namespace rmm::mr {
 
@@ -28,8 +28,7 @@ struct aligned_resource_adaptor::state {
   any_device_resource upstream;
   std::size_t const alignment;
   std::size_t const threshold;
-  std::mutex mutex;
-  std::unordered_map<void*, void*> upstream_address;  ///< aligned address -> upstream's, when they differ
+  detail::sharded_pointer_map<void*> upstream_address;  ///< aligned address -> upstream's, when they differ
 };
 
 aligned_resource_adaptor::aligned_resource_adaptor(any_device_resource upstream,
@@ -82,8 +81,7 @@ void* aligned_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view 
   void* aligned = reinterpret_cast<void*>(align_up(reinterpret_cast<std::uintptr_t>(ptr), state_->alignment));
   if (aligned != ptr) {
     try {
-      std::lock_guard lock{state_->mutex};
-      state_->upstream_address.emplace(aligned, ptr);
+      state_->upstream_address.insert(aligned, ptr);
     } catch (...) {
       state_->upstream.deallocate(stream, ptr, state_->upstream_size(bytes));
       throw;
@@ -98,14 +96,8 @@ void aligned_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_
     state_->upstream.deallocate(stream, ptr, bytes);
     return;
   }
-  void* upstream_ptr = ptr;
-  {
-    std::lock_guard lock{state_->mutex};
-    if (auto found = state_->upstream_address.find(ptr); found != state_->upstream_address.end()) {
-      upstream_ptr = found->second;
-      state_->upstream_address.erase(found);
-    }
-  }
+  void* upstream_ptr = ptr;  // unchanged when the upstream's address was already aligned
+  state_->upstream_address.extract(ptr, upstream_ptr);
   state_->upstream.deallocate(stream, upstream_ptr, state_->upstream_size(bytes));
 }
 

@@ -1,3 +1,5 @@
+#include "detail/sharded_pointer_map.hpp"
+
 #include <rmm/detail/format.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/tracking_resource_adaptor.hpp>
@@ -5,9 +7,6 @@
 #include <fmt/format.h>
 
 #include <atomic>
-#include <mutex>
-#include <shared_mutex>
-#include <unordered_map>
 
 namespace rmm::mr {
 
@@ -18,8 +17,7 @@ struct tracking_resource_adaptor::state {
 
   any_device_resource upstream;
   bool const capture_stacks;
-  mutable std::shared_mutex mutex;
-  std::unordered_map<void*, allocation_info> outstanding;
+  detail::sharded_pointer_map<allocation_info> outstanding;
   std::atomic<std::size_t> allocated_bytes{0};
   std::atomic<std::size_t> unknown_frees{0};
   std::atomic<std::size_t> size_mismatches{0};
@@ -38,8 +36,10 @@ device_async_resource_ref tracking_resource_adaptor::get_upstream_resource() con
 std::map<void*, tracking_resource_adaptor::allocation_info> tracking_resource_adaptor::get_outstanding_allocations()
   const
 {
-  std::shared_lock lock{state_->mutex};
-  return {state_->outstanding.begin(), state_->outstanding.end()};
+  std::map<void*, allocation_info> snapshot;
+  state_->outstanding.for_each(
+    [&](void const* ptr, allocation_info const& info) { snapshot.emplace(const_cast<void*>(ptr), info); });
+  return snapshot;
 }
 
 std::size_t tracking_resource_adaptor::get_allocated_bytes() const noexcept
@@ -81,8 +81,7 @@ void* tracking_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view
   try {
     allocation_info info{bytes, state_->capture_stacks ? std::optional<rmm::detail::stack_trace>{std::in_place}
                                                          : std::nullopt};
-    std::unique_lock lock{state_->mutex};
-    state_->outstanding.insert_or_assign(ptr, std::move(info));
+    state_->outstanding.insert(ptr, std::move(info));
   } catch (...) {
     state_->upstream.deallocate(stream, ptr, bytes);
     throw;
@@ -93,22 +92,16 @@ void* tracking_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view
 
 void tracking_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
 {
-  std::size_t allocated_size{};
-  {
-    std::unique_lock lock{state_->mutex};
-    auto found = state_->outstanding.find(ptr);
-    if (found == state_->outstanding.end()) {
-      lock.unlock();
-      state_->unknown_frees.fetch_add(1, std::memory_order_relaxed);
-      RMM_LOG_ERROR(
-        "tracking_resource_adaptor: free of {} ({}) which this resource did not allocate or already freed; "
-        "not passed to the upstream",
-        fmt::ptr(ptr), rmm::detail::format_bytes_exact(bytes));
-      return;
-    }
-    allocated_size = found->second.allocation_size;
-    state_->outstanding.erase(found);
+  allocation_info record;
+  if (!state_->outstanding.extract(ptr, record)) {
+    state_->unknown_frees.fetch_add(1, std::memory_order_relaxed);
+    RMM_LOG_ERROR(
+      "tracking_resource_adaptor: free of {} ({}) which this resource did not allocate or already freed; "
+      "not passed to the upstream",
+      fmt::ptr(ptr), rmm::detail::format_bytes_exact(bytes));
+    return;
   }
+  auto const allocated_size = record.allocation_size;
   if (allocated_size != bytes) {
     state_->size_mismatches.fetch_add(1, std::memory_order_relaxed);
     RMM_LOG_ERROR("tracking_resource_adaptor: free of {} with size {} but it was allocated with {}; freeing {}",
