@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace rmm::config {
+
+/// A size as written: a number of bytes, or a percentage of the device's free memory.
+struct size_spec {
+  std::uint64_t bytes{0};  ///< when !is_percent
+  double percent{0};       ///< when is_percent: (0, 100]
+  bool is_percent{false};
+
+  friend bool operator==(size_spec const&, size_spec const&) = default;
+};
+
+/// Why a size text was refused: the "expected ..." half of an error message.
+struct size_problem {
+  std::string expected;
+};
+
+/**
+ * Parses "4096", "512MiB", "1.5GiB", "64 KiB", "50%", "12.5%". Units are binary and
+ * case-insensitive: B, KiB, MiB, GiB, TiB. Decimal units (KB, MB, GB, TB, K, M, G) are refused
+ * because they are ambiguous. The result must be a whole number of bytes; a percentage must lie in
+ * (0, 100]. Percentages are accepted only when `allow_percent`.
+ */
+[[nodiscard]] std::variant<size_spec, size_problem> parse_size(std::string_view text, bool allow_percent);
+
+/// Bytes for `size` on a device with `free_bytes` free: a percentage is rounded down to a
+/// multiple of 256.
+[[nodiscard]] std::uint64_t resolve_size(size_spec const& size, std::uint64_t free_bytes) noexcept;
+
+/// "512 MiB" when exact, else "1000000 B" / "1.50 GiB (1610612736 B)"; for humans.
+[[nodiscard]] std::string format_bytes(std::uint64_t bytes);
+
+/// The size as a user would write it in TOML: "512MiB", "4096" or "50%".
+[[nodiscard]] std::string to_toml_text(size_spec const& size);
+
+}  // namespace rmm::config

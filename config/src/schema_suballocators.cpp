@@ -1,0 +1,273 @@
+// Sub-allocators: carve the memory of their upstream.
+
+#include "layer_values.hpp"
+#include "schema_parts.hpp"
+
+#include <rmm/mr/arena_memory_resource.hpp>
+#include <rmm/mr/binning_memory_resource.hpp>
+#include <rmm/mr/fixed_size_memory_resource.hpp>
+#include <rmm/mr/pool_memory_resource.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+
+namespace rmm::config::detail {
+
+namespace {
+
+using rmm::mr::any_device_resource;
+using upstream_t = std::optional<any_device_resource>;
+
+// ---- pool ----------------------------------------------------------------------------------------
+
+void check_pool_maximum(parameter const& initial, parameter const& maximum, std::optional<build_context> context)
+{
+  auto const* initial_size = std::get_if<size_spec>(&initial.value);
+  auto const* maximum_size = std::get_if<size_spec>(&maximum.value);
+  if (initial_size == nullptr || maximum_size == nullptr) { return; }
+  std::uint64_t initial_bytes{};
+  std::uint64_t maximum_bytes{};
+  if (context) {
+    initial_bytes = resolve_size(*initial_size, context->free_bytes);
+    maximum_bytes = resolve_size(*maximum_size, context->free_bytes);
+  } else if (initial_size->is_percent == maximum_size->is_percent) {
+    // Comparable without a device: both bytes, or both percentages of the same free memory.
+    auto const compare = [](size_spec const& s) { return s.is_percent ? s.percent : static_cast<double>(s.bytes); };
+    if (compare(*maximum_size) >= compare(*initial_size)) { return; }
+    initial_bytes = 1;  // any maximum < initial
+  } else {
+    return;  // bytes against a percentage: checked on the device
+  }
+  if (maximum_bytes < initial_bytes) {
+    auto const& culprit = set_last(initial, maximum);
+    auto const elsewhere = [&](parameter const& p) {
+      return &p == &culprit ? std::string{} : fmt::format(" ({})", p.location.to_string());
+    };
+    fail_at(culprit,
+            fmt::format("{}{}, below {}{}", describe_size_setting(maximum, context), elsewhere(maximum),
+                        describe_size_setting(initial, context), elsewhere(initial)),
+            "a maximum_size of at least initial_size, or no maximum_size");
+  }
+}
+
+void check_pool(layer_description const& layer)
+{
+  check_pool_maximum(layer.at("initial_size"), layer.at("maximum_size"), std::nullopt);
+}
+
+void check_pool_on_device(layer_description const& layer, build_context const& context)
+{
+  check_fits_device(layer, "initial_size", context);
+  check_pool_maximum(layer.at("initial_size"), layer.at("maximum_size"), context);
+}
+
+any_device_resource build_pool(layer_description const& layer, build_context const& context, upstream_t upstream)
+{
+  auto const maximum = resolved_size(layer, "maximum_size", context);
+  return rmm::mr::pool_memory_resource{std::move(*upstream),
+                                       *resolved_size(layer, "initial_size", context),
+                                       maximum ? std::optional<std::size_t>{*maximum} : std::nullopt};
+}
+
+// ---- arena ---------------------------------------------------------------------------------------
+
+void check_arena_on_device(layer_description const& layer, build_context const& context)
+{
+  check_fits_device(layer, "arena_size", context);
+}
+
+any_device_resource build_arena(layer_description const& layer, build_context const& context, upstream_t upstream)
+{
+  // Unset: half of the free memory measured before the stack was built (the resource's own
+  // default would measure after the layers below took their share).
+  auto const size = resolved_size(layer, "arena_size", context)
+                      .value_or(resolve_size(size_spec{.bytes = 0, .percent = 50, .is_percent = true}, context.free_bytes));
+  return rmm::mr::arena_memory_resource{std::move(*upstream), size, bool_value(layer, "dump_log_on_failure")};
+}
+
+// ---- fixed_size ----------------------------------------------------------------------------------
+
+void check_fixed_size_on_device(layer_description const& layer, build_context const& context)
+{
+  auto const block  = *resolved_size(layer, "block_size", context);
+  auto const blocks = static_cast<std::uint64_t>(*integer_value(layer, "blocks_to_preallocate"));
+  if (block > context.total_bytes / blocks) {
+    fail_at(layer.at("blocks_to_preallocate"),
+            fmt::format("blocks_to_preallocate = {} blocks of {}", blocks, format_bytes(block)),
+            fmt::format("at most the device's {} preallocated in all", format_bytes(context.total_bytes)));
+  }
+}
+
+any_device_resource build_fixed_size(layer_description const& layer, build_context const& context, upstream_t upstream)
+{
+  return rmm::mr::fixed_size_memory_resource{std::move(*upstream),
+                                             *resolved_size(layer, "block_size", context),
+                                             static_cast<std::size_t>(*integer_value(layer, "blocks_to_preallocate"))};
+}
+
+// ---- binning -------------------------------------------------------------------------------------
+
+constexpr std::int64_t default_min_exponent = rmm::mr::binning_memory_resource::default_min_size_exponent;
+constexpr std::int64_t default_max_exponent = rmm::mr::binning_memory_resource::default_max_size_exponent;
+constexpr std::int64_t smallest_exponent    = 8;
+constexpr std::int64_t largest_exponent     = 40;
+
+/// binning_memory_resource cannot be built without at least one power-of-two bin; an explicit
+/// list is built from its power of two in range (min = max = its exponent) plus add_bin for the rest.
+std::optional<int> anchor_exponent(std::vector<std::uint64_t> const& bins)
+{
+  for (auto const size : bins) {
+    if (std::has_single_bit(size)) {
+      auto const exponent = std::countr_zero(size);
+      if (exponent >= smallest_exponent && exponent <= largest_exponent) { return exponent; }
+    }
+  }
+  return std::nullopt;
+}
+
+void check_binning(layer_description const& layer)
+{
+  auto const& bins = layer.at("bins");
+  auto const& min  = layer.at("min_size_exponent");
+  auto const& max  = layer.at("max_size_exponent");
+  if (bins.is_set()) {
+    for (auto const* exponent : {&min, &max}) {
+      if (exponent->is_set()) {
+        auto const& culprit = set_last(bins, *exponent);
+        auto const& other   = &culprit == &bins ? *exponent : bins;
+        fail_at(culprit,
+                fmt::format("{} together with {} ({})", culprit.key, other.key, other.location.to_string()),
+                "either bins (an explicit list) or min_size_exponent/max_size_exponent (a range of powers of two)");
+      }
+    }
+    if (!anchor_exponent(size_list_value(layer, "bins"))) {
+      fail_at(bins,
+              "bins without a power of two from 256 B to 1 TiB",
+              "at least one power-of-two bin from 256 to 2^40 bytes (binning_memory_resource cannot yet be built "
+              "from arbitrary sizes alone)");
+    }
+    return;
+  }
+  auto const min_exponent = integer_value(layer, "min_size_exponent").value_or(default_min_exponent);
+  auto const max_exponent = integer_value(layer, "max_size_exponent").value_or(default_max_exponent);
+  if (min_exponent > max_exponent) {
+    auto const& culprit = min.is_set() && !max.is_set() ? min : set_last(min, max);
+    fail_at(culprit,
+            fmt::format("min_size_exponent = {} above max_size_exponent = {}", min_exponent, max_exponent),
+            "min_size_exponent <= max_size_exponent (bins of 2^min to 2^max bytes)");
+  }
+}
+
+any_device_resource build_binning(layer_description const& layer, build_context const&, upstream_t upstream)
+{
+  auto const bins = size_list_value(layer, "bins");
+  if (bins.empty()) {
+    auto const min_exponent = integer_value(layer, "min_size_exponent").value_or(default_min_exponent);
+    auto const max_exponent = integer_value(layer, "max_size_exponent").value_or(default_max_exponent);
+    return rmm::mr::binning_memory_resource{std::move(*upstream),
+                                            static_cast<std::int8_t>(min_exponent),
+                                            static_cast<std::int8_t>(max_exponent)};
+  }
+  auto const anchor = *anchor_exponent(bins);
+  rmm::mr::binning_memory_resource binning{std::move(*upstream), static_cast<std::int8_t>(anchor),
+                                           static_cast<std::int8_t>(anchor)};
+  for (auto const size : bins) {
+    if (size != (std::uint64_t{1} << anchor)) { binning.add_bin(size); }
+  }
+  return binning;
+}
+
+}  // namespace
+
+std::vector<layer_schema> suballocator_schemas()
+{
+  return {
+    {.type    = "pool",
+     .kind    = layer_kind::suballocator,
+     .summary = "coalescing, stream-ordered pool that grows on demand (contiguously over cuda)",
+     .keys =
+       {
+         {.name          = "initial_size",
+          .kind          = value_kind::size_or_percent,
+          .description   = "bytes reserved from the upstream when the pool is built",
+          .default_value = size_spec{.bytes = std::uint64_t{256} << 20, .percent = 0, .is_percent = false},
+          .minimum       = 1},
+         {.name        = "maximum_size",
+          .kind        = value_kind::size_or_percent,
+          .description = "the pool never holds more than this",
+          .when_unset  = "no maximum: grows until the upstream is out of memory",
+          .minimum     = 1},
+       },
+     .check           = check_pool,
+     .check_on_device = check_pool_on_device,
+     .build           = build_pool},
+    {.type    = "arena",
+     .kind    = layer_kind::suballocator,
+     .summary = "fixed-size global arena split into per-thread and per-stream arenas; never grows",
+     .keys =
+       {
+         {.name        = "arena_size",
+          .kind        = value_kind::size_or_percent,
+          .description = "bytes reserved from the upstream when the arena is built",
+          .when_unset  = "50% of free device memory",
+          .minimum     = 1},
+         {.name          = "dump_log_on_failure",
+          .kind          = value_kind::boolean,
+          .description   = "on an allocation failure, write every arena's state to the debug log",
+          .default_value = false},
+       },
+     .check_on_device = check_arena_on_device,
+     .build           = build_arena},
+    {.type    = "fixed_size",
+     .kind    = layer_kind::suballocator,
+     .summary = "blocks of one size in O(1); larger requests fail",
+     .keys =
+       {
+         {.name          = "block_size",
+          .kind          = value_kind::size,
+          .description   = "size of every block (rounded up to a multiple of 256)",
+          .default_value = size_spec{.bytes = rmm::mr::fixed_size_memory_resource::default_block_size,
+                                     .percent = 0,
+                                     .is_percent = false},
+          .minimum       = 1},
+         {.name          = "blocks_to_preallocate",
+          .kind          = value_kind::integer,
+          .description   = "blocks taken from the upstream at a time (the first batch when built)",
+          .default_value = static_cast<std::int64_t>(rmm::mr::fixed_size_memory_resource::default_blocks_to_preallocate),
+          .minimum       = 1,
+          .maximum       = std::int64_t{1} << 32},
+       },
+     .check_on_device = check_fixed_size_on_device,
+     .build           = build_fixed_size},
+    {.type    = "binning",
+     .kind    = layer_kind::suballocator,
+     .summary = "small requests in fixed-size bins, larger ones fall through to the upstream",
+     .keys =
+       {
+         {.name        = "min_size_exponent",
+          .kind        = value_kind::integer,
+          .description = "smallest bin is 2^min_size_exponent bytes",
+          .when_unset  = "8 (256 B), unless bins is given",
+          .minimum     = smallest_exponent,
+          .maximum     = largest_exponent},
+         {.name        = "max_size_exponent",
+          .kind        = value_kind::integer,
+          .description = "largest bin is 2^max_size_exponent bytes",
+          .when_unset  = "20 (1 MiB), unless bins is given",
+          .minimum     = smallest_exponent,
+          .maximum     = largest_exponent},
+         {.name        = "bins",
+          .kind        = value_kind::size_list,
+          .description = "explicit bin sizes, ascending, instead of the exponent range",
+          .when_unset  = "the exponent range",
+          .minimum     = 1,
+          .maximum     = std::int64_t{1} << 40},
+       },
+     .check = check_binning,
+     .build = build_binning},
+  };
+}
+
+}  // namespace rmm::config::detail

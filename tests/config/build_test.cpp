@@ -1,0 +1,280 @@
+// Building stacks on a device: every example, every type, percentages, devices.
+
+#include "config_test_helpers.hpp"
+
+#include <rmm/cuda_device.hpp>
+#include <rmm/error.hpp>
+#include <rmm/mr/aligned_resource_adaptor.hpp>
+#include <rmm/mr/arena_memory_resource.hpp>
+#include <rmm/mr/binning_memory_resource.hpp>
+#include <rmm/mr/cuda_async_memory_resource.hpp>
+#include <rmm/mr/cuda_memory_resource.hpp>
+#include <rmm/mr/fixed_size_memory_resource.hpp>
+#include <rmm/mr/limiting_resource_adaptor.hpp>
+#include <rmm/mr/logging_resource_adaptor.hpp>
+#include <rmm/mr/managed_memory_resource.hpp>
+#include <rmm/mr/pinned_host_memory_resource.hpp>
+#include <rmm/mr/pool_memory_resource.hpp>
+#include <rmm/mr/prefetch_resource_adaptor.hpp>
+#include <rmm/mr/statistics_resource_adaptor.hpp>
+#include <rmm/mr/system_memory_resource.hpp>
+#include <rmm/mr/thread_safe_resource_adaptor.hpp>
+#include <rmm/mr/tracking_resource_adaptor.hpp>
+
+#include "backend.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+using namespace rmm::config;
+using rmm::config::test::example;
+using rmm::mr::any_device_resource;
+
+constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
+constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
+
+rmm::cuda_device_id const device0{0};
+
+template <class Resource>
+Resource& layer_as(std::vector<any_device_resource> const& layers, std::size_t index)
+{
+  auto* resource = layers.at(index).target<Resource>();
+  if (resource == nullptr) { throw std::runtime_error{"layer " + std::to_string(index) + " has another type"}; }
+  return *resource;
+}
+
+/// Allocates and frees through the stack's top, as a program would.
+void exercise(any_device_resource& top, std::size_t bytes = MiB)
+{
+  void* pointer = top.allocate_sync(bytes);
+  ASSERT_NE(pointer, nullptr);
+  top.deallocate_sync(pointer, bytes);
+}
+
+std::filesystem::path scratch_directory()
+{
+  auto const dir = std::filesystem::temp_directory_path() / ("rmm_config_build_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(ConfigBuild, PoolExample)
+{
+  auto const free_before = rmm::config::device_context(device0).free_bytes;
+  auto layers            = build_layers(load_file(example("pool.toml"), environment{}), device0);
+  ASSERT_EQ(layers.size(), 2U);
+  auto& pool = layer_as<rmm::mr::pool_memory_resource>(layers, 0);
+  layer_as<rmm::mr::cuda_memory_resource>(layers, 1);
+  EXPECT_EQ(pool.pool_size(), resolve_size(size_spec{.percent = 50, .is_percent = true}, free_before));
+  EXPECT_EQ(pool.maximum_pool_size(), resolve_size(size_spec{.percent = 90, .is_percent = true}, free_before));
+  exercise(layers.front());
+}
+
+TEST(ConfigBuild, BinningOverPoolExample)
+{
+  auto layers = build_layers(load_file(example("binning_pool.toml"), environment{}), device0);
+  ASSERT_EQ(layers.size(), 4U);
+  auto& statistics = layer_as<rmm::mr::statistics_resource_adaptor>(layers, 0);
+  auto& binning    = layer_as<rmm::mr::binning_memory_resource>(layers, 1);
+  auto& pool       = layer_as<rmm::mr::pool_memory_resource>(layers, 2);
+  layer_as<rmm::mr::cuda_memory_resource>(layers, 3);
+  std::vector<std::size_t> expected_bins;
+  for (int e = 8; e <= 20; ++e) { expected_bins.push_back(std::size_t{1} << e); }
+  EXPECT_EQ(binning.bin_sizes(), expected_bins);
+  EXPECT_EQ(pool.pool_size(), 8 * GiB);
+  exercise(layers.front(), 300);
+  EXPECT_EQ(statistics.get_bytes_counter().total, 300);
+}
+
+TEST(ConfigBuild, LoggingExampleWritesItsTrace)
+{
+  auto const dir = scratch_directory();
+  environment env{{{"RMM_LOGGING_FILE", (dir / "trace-%p-dev%d.csv").string()}, {"RMM_LOGGING_AUTO_FLUSH", "true"}}};
+  {
+    auto layers = build_layers(load_file(example("logging_trace.toml"), env), device0);
+    ASSERT_EQ(layers.size(), 3U);
+    layer_as<rmm::mr::logging_resource_adaptor>(layers, 0);
+    EXPECT_EQ(layer_as<rmm::mr::pool_memory_resource>(layers, 1).pool_size(), 1 * GiB);
+    exercise(layers.front(), 4096);
+  }
+  auto const file = dir / ("trace-" + std::to_string(::getpid()) + "-dev0.csv");
+  std::ifstream log{file};
+  ASSERT_TRUE(log) << file;
+  std::string header, allocate_row, free_row;
+  std::getline(log, header);
+  std::getline(log, allocate_row);
+  std::getline(log, free_row);
+  EXPECT_EQ(header, rmm::mr::logging_resource_adaptor::header());
+  EXPECT_NE(allocate_row.find(",allocate,"), std::string::npos) << allocate_row;
+  EXPECT_NE(free_row.find(",free,"), std::string::npos) << free_row;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ConfigBuild, MemoryLimitExampleRefusesPastTheLimit)
+{
+  auto layers = build_layers(load_file(example("memory_limit.toml"), environment{}), device0);
+  ASSERT_EQ(layers.size(), 3U);
+  auto& limiting = layer_as<rmm::mr::limiting_resource_adaptor>(layers, 0);
+  EXPECT_EQ(limiting.get_allocation_limit(), 4 * GiB);
+  layer_as<rmm::mr::pool_memory_resource>(layers, 1);
+  auto& top     = layers.front();
+  void* granted = top.allocate_sync(3 * GiB);
+  EXPECT_THROW((void)top.allocate_sync(2 * GiB), rmm::out_of_memory);
+  top.deallocate_sync(granted, 3 * GiB);
+}
+
+TEST(ConfigBuild, BuiltInStack)
+{
+  auto layers = build_layers(load_default(environment{}), device0);
+  ASSERT_EQ(layers.size(), 2U);
+  auto& pool = layer_as<rmm::mr::pool_memory_resource>(layers, 0);
+  EXPECT_EQ(pool.pool_size(), 256 * MiB);
+  EXPECT_FALSE(pool.maximum_pool_size().has_value());
+  layer_as<rmm::mr::cuda_memory_resource>(layers, 1);
+  exercise(layers.front(), 512 * MiB);  // grows past its initial size on demand
+}
+
+TEST(ConfigBuild, EveryTypeBuilds)
+{
+  auto const dir = scratch_directory();
+  auto const toml = R"(resource = [
+  { type = "logging", file = ")" + (dir / "all-%p.csv").string() + R"(" },
+  { type = "statistics" },
+  { type = "tracking" },
+  { type = "limiting", limit = "50%", alignment = "4KiB" },
+  { type = "aligned", alignment = 4096, alignment_threshold = "64KiB" },
+  { type = "thread_safe" },
+  { type = "prefetch" },
+  { type = "binning", bins = [256, 1000, "4KiB"] },
+  { type = "fixed_size", block_size = "4MiB", blocks_to_preallocate = 4 },
+  { type = "arena", arena_size = "1GiB" },
+  { type = "pool", initial_size = "2GiB" },
+  { type = "cuda_async", initial_pool_size = "2GiB", release_threshold = 0 },
+]
+)";
+  {
+    auto layers = build_layers(load_string(toml, "all.toml", environment{}), device0);
+    ASSERT_EQ(layers.size(), 12U);
+    layer_as<rmm::mr::logging_resource_adaptor>(layers, 0);
+    layer_as<rmm::mr::statistics_resource_adaptor>(layers, 1);
+    layer_as<rmm::mr::tracking_resource_adaptor>(layers, 2);
+    layer_as<rmm::mr::limiting_resource_adaptor>(layers, 3);
+    EXPECT_EQ(layer_as<rmm::mr::aligned_resource_adaptor>(layers, 4).alignment(), 4096U);
+    EXPECT_EQ(layer_as<rmm::mr::aligned_resource_adaptor>(layers, 4).alignment_threshold(), 65536U);
+    layer_as<rmm::mr::thread_safe_resource_adaptor>(layers, 5);
+    layer_as<rmm::mr::prefetch_resource_adaptor>(layers, 6);
+    EXPECT_EQ(layer_as<rmm::mr::binning_memory_resource>(layers, 7).bin_sizes(), (std::vector<std::size_t>{256, 1000, 4096}));
+    EXPECT_EQ(layer_as<rmm::mr::fixed_size_memory_resource>(layers, 8).get_block_size(), 4 * MiB);
+    layer_as<rmm::mr::arena_memory_resource>(layers, 9);
+    layer_as<rmm::mr::pool_memory_resource>(layers, 10);
+    layer_as<rmm::mr::cuda_async_memory_resource>(layers, 11);
+    exercise(layers.front(), 1000);  // a bin
+    exercise(layers.front(), MiB);   // past the bins: one 4 MiB block
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ConfigBuild, EveryBottomResource)
+{
+  auto const build_bottom = [](std::string const& type) {
+    return build_layers(load_string("resource = [{type = \"statistics\"}, {type = \"" + type + "\"}]", "b.toml", environment{}),
+                        device0);
+  };
+  layer_as<rmm::mr::cuda_memory_resource>(build_bottom("cuda"), 1);
+  layer_as<rmm::mr::managed_memory_resource>(build_bottom("managed"), 1);
+  layer_as<rmm::mr::pinned_host_memory_resource>(build_bottom("pinned_host"), 1);
+  layer_as<rmm::mr::cuda_async_memory_resource>(build_bottom("cuda_async"), 1);
+  for (auto const* type : {"cuda", "managed", "pinned_host", "cuda_async"}) {
+    auto layers = build_bottom(type);
+    exercise(layers.front());
+  }
+  // The emulator is given pageable memory access (see CMakeLists.txt); the H200 has none, and
+  // then the builder must refuse "system" with a positioned error instead of building it.
+  if (!rmm::mr::is_system_memory_supported(device0)) {
+    EXPECT_THROW((void)build_bottom("system"), config_error);
+    return;
+  }
+  layer_as<rmm::mr::system_memory_resource>(build_bottom("system"), 1);
+  {
+    auto layers = build_bottom("system");
+    exercise(layers.front());
+  }
+}
+
+TEST(ConfigBuild, PercentagesReferToFreeMemoryBeforeBuilding)
+{
+  // The pool takes half of the free memory first; the limit is still 90% of the same figure.
+  auto const free_before = rmm::config::device_context(device0).free_bytes;
+  auto layers            = build_layers(
+    load_string("resource = [{type = \"limiting\", limit = \"90%\"}, {type = \"pool\", initial_size = \"50%\"}, {type = "
+                           "\"cuda\"}]",
+                           "p.toml", environment{}),
+    device0);
+  EXPECT_EQ(layer_as<rmm::mr::limiting_resource_adaptor>(layers, 0).get_allocation_limit(),
+            resolve_size(size_spec{.percent = 90, .is_percent = true}, free_before));
+}
+
+TEST(ConfigBuild, ChecksThatNeedTheDevice)
+{
+  auto const context = rmm::config::device_context(device0);
+  // Bytes against a percentage can only be compared on the device.
+  auto const mixed = load_string(
+    "[[resource]]\ntype = \"pool\"\ninitial_size = \"8GiB\"\nmaximum_size = \"0.001%\"\n[[resource]]\ntype = \"cuda\"\n",
+    "mixed.toml", environment{});
+  try {
+    check_against_device(mixed, context);
+    FAIL() << "a maximum below the initial size was accepted";
+  } catch (config_error const& e) {
+    EXPECT_EQ(e.location().line, 4U) << e.what();
+    EXPECT_EQ(e.location().column, 16U) << e.what();
+    EXPECT_NE(e.found().find("below initial_size = \"8GiB\""), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)build(mixed, device0), config_error);
+
+  auto const too_big = load_string("resource = [{type = \"pool\", initial_size = \"4TiB\"}, {type = \"cuda\"}]",
+                                   "big.toml", environment{});
+  try {
+    check_against_device(too_big, context);
+    FAIL() << "an initial size beyond the device's memory was accepted";
+  } catch (config_error const& e) {
+    EXPECT_NE(e.expected().find("at most the device's"), std::string::npos) << e.what();
+    EXPECT_EQ(e.location().column, 44U) << e.what();
+  }
+}
+
+TEST(ConfigBuild, BuildsOnTheRequestedDeviceAndRestoresTheCurrentOne)
+{
+  if (rmm::get_num_cuda_devices() < 2) { GTEST_SKIP() << "needs two devices"; }
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  auto const free_before = rmm::config::device_context(rmm::cuda_device_id{1}).free_bytes;
+  auto top = build(load_string("resource = [{type = \"pool\", initial_size = \"1GiB\"}, {type = \"cuda\"}]", "d.toml",
+                               environment{}),
+                   rmm::cuda_device_id{1});
+  EXPECT_EQ(rmm::get_current_cuda_device(), rmm::cuda_device_id{0});
+  EXPECT_EQ(rmm::config::device_context(rmm::cuda_device_id{1}).free_bytes, free_before - GiB);
+}
+
+TEST(ConfigBuild, LibraryEntryPoints)
+{
+  auto from_string = build_from_string("resource = [{type = \"statistics\"}, {type = \"cuda\"}]", device0, environment{});
+  EXPECT_NE(from_string.target<rmm::mr::statistics_resource_adaptor>(), nullptr);
+  auto from_file = build_from_file(example("memory_limit.toml"), device0, environment{{{"RMM_LIMITING_LIMIT", "1GiB"}}});
+  EXPECT_EQ(from_file.target<rmm::mr::limiting_resource_adaptor>()->get_allocation_limit(), GiB);
+  auto from_environment = build_from_environment(device0, environment{{{"RMM_CONFIG", example("pool.toml").string()}}});
+  EXPECT_NE(from_environment.target<rmm::mr::pool_memory_resource>(), nullptr);
+  auto built_in = build_from_environment(device0, environment{});
+  EXPECT_EQ(built_in.target<rmm::mr::pool_memory_resource>()->pool_size(), 256 * MiB);
+  exercise(from_string);
+  exercise(from_file);
+  exercise(from_environment);
+  exercise(built_in);
+}
+
+}  // namespace

@@ -1,0 +1,178 @@
+// Environment overrides: RMM_<TYPE>_<KEY> beats the file, which beats the built-in default.
+
+#include "config_test_helpers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+using namespace rmm::config;
+using rmm::config::test::example;
+using rmm::config::test::size_of;
+
+constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
+
+config_error environment_error(std::string_view toml, environment const& env)
+{
+  auto error = rmm::config::test::load_error(toml, env);
+  EXPECT_EQ(std::string{error.what()}.find('\n'), std::string::npos);
+  return error;
+}
+
+constexpr std::string_view pool_over_cuda = "[[resource]]\ntype = \"pool\"\ninitial_size = \"1GiB\"\n[[resource]]\ntype = \"cuda\"\n";
+
+TEST(ConfigEnvironment, VariableNames)
+{
+  EXPECT_EQ(override_variable("pool", "initial_size"), "RMM_POOL_INITIAL_SIZE");
+  EXPECT_EQ(override_variable("cuda_async", "release_threshold"), "RMM_CUDA_ASYNC_RELEASE_THRESHOLD");
+  EXPECT_EQ(override_variable("shim", "stats_at_exit"), "RMM_SHIM_STATS_AT_EXIT");
+}
+
+TEST(ConfigEnvironment, OverridesBeatTheFile)
+{
+  environment env{{{"RMM_POOL_INITIAL_SIZE", "2GiB"}, {"RMM_POOL_MAXIMUM_SIZE", "95%"}}};
+  auto const stack = load_file(example("pool.toml"), env);
+  auto const& initial = stack.layers[0].at("initial_size");
+  EXPECT_EQ(size_of(initial).bytes, 2 * GiB);
+  EXPECT_EQ(initial.origin, value_origin::environment);
+  EXPECT_EQ(initial.location.variable, "RMM_POOL_INITIAL_SIZE");
+  EXPECT_EQ(initial.location.to_string(), "environment variable RMM_POOL_INITIAL_SIZE");
+  EXPECT_DOUBLE_EQ(size_of(stack.layers[0].at("maximum_size")).percent, 95.0);
+}
+
+TEST(ConfigEnvironment, OverridesTheBuiltInStackWithoutAFile)
+{
+  environment env{{{"RMM_POOL_INITIAL_SIZE", "1GiB"}, {"RMM_POOL_MAXIMUM_SIZE", "8GiB"}}};
+  auto const stack = load_from_environment(env);
+  EXPECT_EQ(stack.stack_origin, value_origin::built_in);
+  EXPECT_EQ(size_of(stack.layers[0].at("initial_size")).bytes, 1 * GiB);
+  EXPECT_EQ(size_of(stack.layers[0].at("maximum_size")).bytes, 8 * GiB);
+  EXPECT_EQ(stack.layers[0].at("maximum_size").origin, value_origin::environment);
+}
+
+TEST(ConfigEnvironment, AppliesToTheTopmostLayerOfTheType)
+{
+  environment env{{{"RMM_POOL_INITIAL_SIZE", "3GiB"}}};
+  auto const stack = load_string(
+    "resource = [{type = \"pool\", initial_size = \"1GiB\"}, {type = \"pool\", initial_size = \"4GiB\"}, {type = "
+    "\"cuda\"}]\n",
+    "two.toml", env);
+  EXPECT_EQ(size_of(stack.layers[0].at("initial_size")).bytes, 3 * GiB);
+  EXPECT_EQ(size_of(stack.layers[1].at("initial_size")).bytes, 4 * GiB);
+  EXPECT_EQ(stack.layers[1].at("initial_size").origin, value_origin::file);
+}
+
+TEST(ConfigEnvironment, EveryKindOfValue)
+{
+  environment env{{{"RMM_SHIM_VERBOSE", "1"},
+                   {"RMM_SHIM_ENABLED", "false"},
+                   {"RMM_BINNING_BINS", "256, 1000,4KiB"},
+                   {"RMM_FIXED_SIZE_BLOCKS_TO_PREALLOCATE", "7"},
+                   {"RMM_CUDA_ASYNC_EXPORT_HANDLE_TYPE", "fabric"},
+                   {"RMM_LOGGING_FILE", "/tmp/x-%p.csv"}}};
+  auto const stack = load_string(
+    "resource = [{type = \"logging\"}, {type = \"binning\"}, {type = \"fixed_size\"}, {type = \"cuda_async\"}]\n",
+    "kinds.toml", env);
+  EXPECT_TRUE(std::get<bool>(stack.shim_setting("verbose").value));
+  EXPECT_FALSE(std::get<bool>(stack.shim_setting("enabled").value));
+  EXPECT_EQ(std::get<std::vector<std::uint64_t>>(stack.layers[1].at("bins").value),
+            (std::vector<std::uint64_t>{256, 1000, 4096}));
+  EXPECT_EQ(std::get<std::int64_t>(stack.layers[2].at("blocks_to_preallocate").value), 7);
+  EXPECT_EQ(std::get<std::string>(stack.layers[3].at("export_handle_type").value), "fabric");
+  // A required key may come from the environment alone.
+  EXPECT_EQ(std::get<std::string>(stack.layers[0].at("file").value), "/tmp/x-%p.csv");
+}
+
+TEST(ConfigEnvironment, OtherRmmVariablesAreNotOverrides)
+{
+  environment env{{{"RMM_LOG_FILE", "x.csv"},
+                   {"RMM_DEBUG_LOG_FILE", "d.log"},
+                   {"RMM_DEBUG_LOG_LEVEL", "TRACE"},
+                   {"RMM_EMU_DEVICE_MEMORY", "1GiB"},
+                   {"RMM_EXPECTED_BACKEND", "emulator"},
+                   {"RMM_LOGGING_LEVEL", "INFO"},
+                   {"RMM_SOMETHING_ELSE", "1"},
+                   {"PATH", "/usr/bin"}}};
+  auto const stack = load_string(pool_over_cuda, "test.toml", env);
+  EXPECT_EQ(stack.layers[0].at("initial_size").origin, value_origin::file);
+}
+
+TEST(ConfigEnvironment, UnparsableValueNamesTheVariable)
+{
+  auto const error = environment_error(pool_over_cuda, environment{{{"RMM_POOL_INITIAL_SIZE", "lots"}}});
+  EXPECT_EQ(std::string{error.what()},
+            "environment variable RMM_POOL_INITIAL_SIZE: found \"lots\", expected a size: bytes as an integer, or a "
+            "string like \"512MiB\" or \"8GiB\" (units B, KiB, MiB, GiB, TiB), or a percentage of free device memory "
+            "like \"50%\"");
+  EXPECT_EQ(environment_error(pool_over_cuda, environment{{{"RMM_POOL_INITIAL_SIZE", "0"}}}).expected(),
+            "a size above 0 bytes");
+  EXPECT_EQ(environment_error(pool_over_cuda, environment{{{"RMM_POOL_MAXIMUM_SIZE", "101%"}}}).location().variable,
+            "RMM_POOL_MAXIMUM_SIZE");
+  EXPECT_EQ(environment_error(pool_over_cuda, environment{{{"RMM_SHIM_VERBOSE", "yes"}}}).expected(),
+            "true, false, 1 or 0");
+  EXPECT_EQ(environment_error(pool_over_cuda, environment{{{"RMM_POOL_INITIAL_SIZE", ""}}}).found(), "\"\"");
+}
+
+TEST(ConfigEnvironment, MaximumBelowInitialAcrossSources)
+{
+  // The file sets 1 GiB initial; the environment's maximum is compared with it and blamed.
+  auto const error = environment_error(pool_over_cuda, environment{{{"RMM_POOL_MAXIMUM_SIZE", "512MiB"}}});
+  EXPECT_EQ(error.location().variable, "RMM_POOL_MAXIMUM_SIZE");
+  EXPECT_NE(error.found().find("below initial_size = \"1GiB\" (test.toml:3:16)"), std::string::npos) << error.what();
+}
+
+TEST(ConfigEnvironment, ListItemsAreCheckedInOrder)
+{
+  auto const error = environment_error("resource = [{type = \"binning\", bins = [256]}, {type = \"cuda\"}]\n",
+                                       environment{{{"RMM_BINNING_BINS", "4KiB,1KiB"}}});
+  EXPECT_NE(error.found().find("\"1KiB\" after \"4KiB\" (item 2 of \"4KiB,1KiB\")"), std::string::npos) << error.what();
+  EXPECT_NE(error.expected().find("ascending"), std::string::npos);
+}
+
+TEST(ConfigEnvironment, UnknownKeyUnderAKnownType)
+{
+  auto const error = environment_error(pool_over_cuda, environment{{{"RMM_POOL_INITAL_SIZE", "1GiB"}}});
+  EXPECT_EQ(error.found(), "the unknown setting RMM_POOL_INITAL_SIZE");
+  EXPECT_NE(error.expected().find("did you mean RMM_POOL_INITIAL_SIZE?"), std::string::npos) << error.what();
+  EXPECT_NE(environment_error(pool_over_cuda, environment{{{"RMM_CUDA_SIZE", "1"}}}).found().find("has no settings"),
+            std::string::npos);
+  EXPECT_NE(environment_error(pool_over_cuda, environment{{{"RMM_CALLBACK_X", "1"}}}).expected().find("built in code"),
+            std::string::npos);
+}
+
+TEST(ConfigEnvironment, MisspeltTypeIsAnError)
+{
+  auto const error = environment_error(pool_over_cuda, environment{{{"RMM_POLL_INITIAL_SIZE", "1GiB"}}});
+  EXPECT_NE(error.expected().find("did you mean RMM_POOL_INITIAL_SIZE?"), std::string::npos) << error.what();
+  EXPECT_NE(environment_error(pool_over_cuda, environment{{{"RMM_CONFG", "x.toml"}}}).expected().find("RMM_CONFIG"),
+            std::string::npos);
+}
+
+TEST(ConfigEnvironment, TypeAbsentFromTheStackIsAnError)
+{
+  auto const error = environment_error(pool_over_cuda, environment{{{"RMM_LIMITING_LIMIT", "1GiB"}}});
+  EXPECT_EQ(error.found(), "an override for a \"limiting\" layer, but test.toml has none");
+  EXPECT_EQ(error.expected(), "a stack with a \"limiting\" layer, or RMM_LIMITING_LIMIT unset");
+  auto const built_in = load_from_environment(environment{{{"RMM_SHIM_VERBOSE", "true"}}});
+  EXPECT_TRUE(std::get<bool>(built_in.shim_setting("verbose").value));
+  try {
+    (void)load_from_environment(environment{{{"RMM_ARENA_ARENA_SIZE", "1GiB"}}});
+    FAIL() << "an override for a layer the built-in stack lacks was accepted";
+  } catch (config_error const& e) {
+    EXPECT_NE(e.found().find("the built-in stack has none"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ConfigEnvironment, EmptyRmmConfig)
+{
+  try {
+    (void)load_from_environment(environment{{{"RMM_CONFIG", ""}}});
+    FAIL() << "an empty RMM_CONFIG was accepted";
+  } catch (config_error const& e) {
+    EXPECT_EQ(e.location().variable, "RMM_CONFIG");
+  }
+}
+
+}  // namespace

@@ -1,0 +1,224 @@
+// rmm-run as a user runs it: a subprocess, its exit status, stdout and stderr.
+
+#include "backend.hpp"
+
+#include <rmm/mr/system_memory_resource.hpp>
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct run_result {
+  int status{-1};
+  std::string out;
+  std::string err;
+};
+
+std::filesystem::path const scratch =
+  std::filesystem::temp_directory_path() / ("rmm_run_test_" + std::to_string(::getpid()));
+
+std::string read_all(std::filesystem::path const& path)
+{
+  std::ifstream file{path};
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::string example(std::string const& name) { return std::string{RMM_CONFIG_EXAMPLES_DIR} + "/" + name; }
+
+/// Runs `environment rmm-run arguments` through the shell (the test's own environment is
+/// inherited, minus any RMM_CONFIG or override the caller did not ask for).
+run_result rmm_run(std::string const& arguments, std::string const& environment = {})
+{
+  std::filesystem::create_directories(scratch);
+  auto const out = scratch / "out.txt";
+  auto const err = scratch / "err.txt";
+  auto const command = "env -u RMM_CONFIG " + environment + " " + RMM_RUN_PROGRAM + " " + arguments + " >" +
+                       out.string() + " 2>" + err.string();
+  auto const status = std::system(command.c_str());
+  run_result result;
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out    = read_all(out);
+  result.err    = read_all(err);
+  return result;
+}
+
+std::string write_file(std::string const& name, std::string const& text)
+{
+  std::filesystem::create_directories(scratch);
+  auto const path = scratch / name;
+  std::ofstream{path} << text;
+  return path.string();
+}
+
+class RmmRun : public ::testing::Test {
+ protected:
+  static void TearDownTestSuite() { std::filesystem::remove_all(scratch); }
+};
+
+TEST_F(RmmRun, ChecksEveryExample)
+{
+  for (auto const* name : {"pool.toml", "binning_pool.toml", "logging_trace.toml", "memory_limit.toml"}) {
+    auto const result = rmm_run("--check --config " + example(name));
+    EXPECT_EQ(result.status, 0) << name << "\n" << result.out << result.err;
+    EXPECT_EQ(result.out.rfind("configuration valid\nstack from " + example(name), 0), 0U) << result.out;
+  }
+}
+
+TEST_F(RmmRun, PrintsEveryLayerValueAndOrigin)
+{
+  auto const result = rmm_run("--check --config " + example("pool.toml"), "RMM_POOL_MAXIMUM_SIZE=80%");
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_NE(result.out.find("device 0: "), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("1. pool"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("2. cuda"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("initial_size = \"50%\" = "), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("file " + example("pool.toml") + ":7:16"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("maximum_size = \"80%\" = "), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("environment RMM_POOL_MAXIMUM_SIZE"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("stats_at_exit = false"), std::string::npos) << result.out;
+}
+
+TEST_F(RmmRun, InvalidFileExitsWithTwoAndOneLine)
+{
+  auto const file   = write_file("bad.toml", "[[resource]]\ntype = \"pool\"\ninitial_size = \"150%\"\n");
+  auto const result = rmm_run("--check --config " + file);
+  EXPECT_EQ(result.status, 2);
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(result.err, "rmm-run: " + file +
+                          ":3:16: found initial_size = \"150%\", expected a percentage of free device memory above 0% "
+                          "and at most 100%\n");
+}
+
+TEST_F(RmmRun, SyntaxErrorExitsWithTwo)
+{
+  auto const file   = write_file("syntax.toml", "[[resource]\n");
+  auto const result = rmm_run("--check --config " + file);
+  EXPECT_EQ(result.status, 2);
+  EXPECT_EQ(result.err.rfind("rmm-run: " + file + ":1:12: found TOML syntax error", 0), 0U) << result.err;
+}
+
+TEST_F(RmmRun, RmmConfigNamesTheFileAndOverridesApply)
+{
+  auto const result = rmm_run("--check", "RMM_CONFIG=" + example("memory_limit.toml") + " RMM_LIMITING_LIMIT=2GiB");
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_NE(result.out.find("stack from " + example("memory_limit.toml")), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("limit = \"2GiB\""), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("environment RMM_LIMITING_LIMIT"), std::string::npos) << result.out;
+}
+
+TEST_F(RmmRun, ConfigOptionBeatsRmmConfig)
+{
+  auto const result = rmm_run("--check --config " + example("pool.toml"), "RMM_CONFIG=/nonexistent.toml");
+  EXPECT_EQ(result.status, 0) << result.err;
+}
+
+TEST_F(RmmRun, BuiltInStackWithoutAnyFile)
+{
+  auto const result = rmm_run("--check", "RMM_POOL_INITIAL_SIZE=1GiB");
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_NE(result.out.find("stack from the built-in stack"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("initial_size = \"1GiB\""), std::string::npos) << result.out;
+}
+
+TEST_F(RmmRun, BadOverrideNamesTheVariable)
+{
+  auto const result = rmm_run("--check", "RMM_POOL_INITIAL_SIZE=huge");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_EQ(result.err.rfind("rmm-run: environment variable RMM_POOL_INITIAL_SIZE: found \"huge\", expected a size", 0), 0U)
+    << result.err;
+  EXPECT_EQ(rmm_run("--check", "RMM_POOL_INITAL_SIZE=1GiB").status, 2);
+  EXPECT_EQ(rmm_run("--check", "RMM_ARENA_ARENA_SIZE=1GiB").status, 2);
+}
+
+TEST_F(RmmRun, DeviceChecks)
+{
+  // The emulated device holds far less than 4 TiB: impossible on this device, so invalid.
+  auto const file   = write_file("big.toml", "[[resource]]\ntype = \"pool\"\ninitial_size = \"4TiB\"\n[[resource]]\ntype = \"cuda\"\n");
+  auto const result = rmm_run("--check --config " + file);
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find(":3:16: found initial_size = \"4TiB\", expected at most the device's"), std::string::npos)
+    << result.err;
+
+  // Without pageable memory access (the H200; the emulator by default) "system" cannot be the bottom.
+  auto const system  = write_file("system.toml", "[[resource]]\ntype = \"system\"\n");
+  auto const pageable = rmm::mr::is_system_memory_supported(rmm::cuda_device_id{0});
+  auto const refused = rmm_run("--check --config " + system, "RMM_EMU_PAGEABLE_MEMORY_ACCESS=0");
+  EXPECT_EQ(refused.status, pageable ? 0 : 2) << refused.err;
+  if (!pageable) {
+    EXPECT_NE(refused.err.find(":2:8: found type \"system\" on device 0"), std::string::npos) << refused.err;
+  }
+  if (rmm::test::current_backend() == rmm::test::backend::emulator) {
+    EXPECT_EQ(rmm_run("--check --config " + system, "RMM_EMU_PAGEABLE_MEMORY_ACCESS=1").status, 0);
+  }
+}
+
+TEST_F(RmmRun, BuildsOnTheDevice)
+{
+  auto const result = rmm_run("--check --build --config " + example("binning_pool.toml"));
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_NE(result.out.find("built on device 0; allocated and freed 1 MiB through it"), std::string::npos) << result.out;
+  if (rmm::test::device_count() < 2) { return; }  // the second half needs two devices
+  auto const on_device_1 = rmm_run("--check --build --device 1 --config " + example("pool.toml"));
+  EXPECT_EQ(on_device_1.status, 0) << on_device_1.err;
+  EXPECT_NE(on_device_1.out.find("built on device 1"), std::string::npos) << on_device_1.out;
+}
+
+TEST_F(RmmRun, BuildFailureIsNotAConfigurationError)
+{
+  if (rmm::test::current_backend() != rmm::test::backend::emulator) {
+    GTEST_SKIP() << "needs the emulator's fault injection (RMM_EMU_FAIL_ALLOC_ABOVE)";
+  }
+  // Valid, but the device cannot serve it: the emulator fails every allocation above 1 MiB.
+  auto const result = rmm_run("--check --build --config " + example("pool.toml"), "RMM_EMU_FAIL_ALLOC_ABOVE=1MiB");
+  EXPECT_EQ(result.status, 1) << result.out << result.err;
+  EXPECT_NE(result.err.find("the configuration is valid, but building it on device 0 failed"), std::string::npos)
+    << result.err;
+}
+
+TEST_F(RmmRun, PrintDefaultIsAValidFile)
+{
+  auto const printed = rmm_run("--print-default");
+  ASSERT_EQ(printed.status, 0);
+  auto const file = write_file("default.toml", printed.out);
+  auto const check = rmm_run("--check --config " + file);
+  EXPECT_EQ(check.status, 0) << check.err;
+  EXPECT_NE(check.out.find("initial_size = \"256MiB\""), std::string::npos) << check.out;
+}
+
+TEST_F(RmmRun, CommandLineMistakes)
+{
+  EXPECT_EQ(rmm_run("").status, 64);
+  EXPECT_EQ(rmm_run("--chek").status, 64);
+  EXPECT_EQ(rmm_run("--check --config").status, 64);
+  EXPECT_EQ(rmm_run("--check --device x").status, 64);
+  EXPECT_EQ(rmm_run("--build").status, 64);
+  EXPECT_EQ(rmm_run("--check -- /bin/true").status, 64);
+  EXPECT_EQ(rmm_run("--").status, 64);
+  auto const help = rmm_run("--help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("usage: rmm-run --check"), std::string::npos);
+  auto const unknown = rmm_run("--chek");
+  EXPECT_NE(unknown.err.find("unknown option '--chek'"), std::string::npos) << unknown.err;
+}
+
+TEST_F(RmmRun, LaunchingValidatesFirstAndWaitsForTheShim)
+{
+  auto const bad = write_file("bad2.toml", "[[resource]]\ntype = \"statistics\"\n");
+  EXPECT_EQ(rmm_run("--config " + bad + " -- /bin/true").status, 2);
+  auto const result = rmm_run("--config " + example("pool.toml") + " -- /bin/true");
+  EXPECT_EQ(result.status, 64);
+  EXPECT_NE(result.err.find("needs the preload shim"), std::string::npos) << result.err;
+}
+
+}  // namespace

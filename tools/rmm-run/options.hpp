@@ -1,0 +1,30 @@
+#pragma once
+
+// Command line of rmm-run: options first, then optionally `--` and a program with its arguments.
+
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace rmm::tools {
+
+struct run_options {
+  bool check{false};                  ///< --check: validate and print the stack, run nothing
+  bool build{false};                  ///< --build: with --check, also build the stack on the device
+  bool print_default{false};          ///< --print-default: the built-in stack as TOML
+  bool help{false};                   ///< --help
+  std::optional<std::string> config;  ///< --config FILE (else RMM_CONFIG, else the built-in stack)
+  std::optional<int> device;          ///< --device N (default 0)
+  std::vector<std::string> program;   ///< after `--`: the program and its arguments
+};
+
+struct usage_error {
+  std::string message;
+};
+
+[[nodiscard]] std::variant<run_options, usage_error> parse_options(std::vector<std::string> const& arguments);
+
+[[nodiscard]] char const* usage_text() noexcept;
+
+}  // namespace rmm::tools
