@@ -7,6 +7,12 @@ install(TARGETS rmm EXPORT rmm-targets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY core/include/rmm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# rmm::config (TOML stacks; toml++ is compiled in) and the rmm-run command.
+install(TARGETS rmm_config EXPORT rmm-targets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY config/include/rmm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS rmm-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 install(EXPORT rmm-targets NAMESPACE rmm:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rmm)
 configure_package_config_file(cmake/rmm-config.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/rmm-config.cmake

@@ -75,6 +75,37 @@ def threads(results):
           "allocations + frees per second, all threads together, each thread on its own stream")
 
 
+def adaptor_overhead(results):
+    # name: adaptor_overhead/<adaptor>/real_time_median or .../threads:8/real_time/threads:8_median
+    one, eight = {}, {}
+    for b in results:
+        m = re.match(r"adaptor_overhead/(\w+)/(threads:8/)?real_time(/threads:8)?_median$", b["name"])
+        if m:
+            (eight if m.group(2) else one)[m.group(1)] = b["real_time"]
+    if "pool" not in one:
+        return
+    print("| adaptor over the pool | ns / iteration, 1 thread | added ns / event | ns / iteration, 8 threads | added ns / event |")
+    print("| --- | --- | --- | --- | --- |")
+    for name in one:
+        row = [f"{one[name]:.0f}", f"{(one[name] - one['pool']) / 2:+.0f}" if name != "pool" else "-"]
+        if name in eight:
+            row += [f"{eight[name]:.1f}", f"{(eight[name] - eight['pool']) / 2:+.1f}" if name != "pool" else "-"]
+        print(f"| {name} | " + " | ".join(row) + " |")
+    print("\n(median of 3; an iteration is one free and one allocation; 8 threads: wall time per iteration of all threads together)\n")
+
+
+def counters_table(results, prefix, counters):
+    rows = [b for b in results if b["name"].startswith(prefix) and b.get("run_type") != "aggregate"]
+    if not rows:
+        return
+    print("| benchmark | time (us) | " + " | ".join(counters) + " |")
+    print("| --- | --- | " + " | ".join("---" for _ in counters) + " |")
+    for b in rows:
+        cells = [f"{b[c]:.3g}" if c in b else "-" for c in counters]
+        print(f"| {b['name']} | {b['real_time']:.1f} | " + " | ".join(cells) + " |")
+    print()
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -83,6 +114,12 @@ def main():
     hat = load(d / "holes_and_threads.json")
     holes(hat)
     threads(hat)
+    if (d / "adaptor_overhead.json").exists():
+        adaptor_overhead(load(d / "adaptor_overhead.json"))
+    if (d / "uvector_construction.json").exists():
+        counters_table(load(d / "uvector_construction.json"), "", ["speedup_vs_device_vector"])
+    if (d / "multi_stream_allocations.json").exists():
+        counters_table(load(d / "multi_stream_allocations.json"), "", ["speedup_vs_1_stream", "one_stream_us"])
 
 
 if __name__ == "__main__":

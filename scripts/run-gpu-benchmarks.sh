@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Runs the sub-allocator benchmarks of the GPU bundle (scripts/build-gpu-bundle.sh) on a GPU host.
-# JSON results go to $OUT (or build-gpu/); scripts/benchmark-table.py turns them into tables.
+# Runs the benchmarks of the GPU bundle (scripts/build-gpu-bundle.sh) on a GPU host, and rmm-replay
+# on the shared allocation logs. JSON results go to $OUT (or build-gpu/); scripts/benchmark-table.py
+# turns them into tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-build-gpu}
+bench=build-gpu/bench
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
-build-gpu/bench/random_allocations_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-  --benchmark_out="$out/random_allocations.json" --benchmark_out_format=json
-build-gpu/bench/cuda_calls_bench --benchmark_out="$out/cuda_calls.json" --benchmark_out_format=json
-build-gpu/bench/holes_and_threads_bench --benchmark_min_time=0.3 \
-  --benchmark_out="$out/holes_and_threads.json" --benchmark_out_format=json
+json() { echo --benchmark_out="$out/$1.json" --benchmark_out_format=json; }
+$bench/random_allocations_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true $(json random_allocations)
+$bench/cuda_calls_bench $(json cuda_calls)
+$bench/holes_and_threads_bench --benchmark_min_time=0.3 $(json holes_and_threads)
+$bench/adaptor_overhead_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true $(json adaptor_overhead)
+$bench/uvector_construction_bench $(json uvector_construction)
+$bench/multi_stream_allocations_bench $(json multi_stream_allocations)
+traces=(tests/data/traces/*.csv.gz)
+$bench/rmm-replay "${traces[@]}" --json "$out/replay.json" | tee "$out/replay.txt"
+$bench/rmm-replay "${traces[@]}" --simulate-device-size 80GiB --json "$out/replay_sim80.json" | tee "$out/replay_sim80.txt"

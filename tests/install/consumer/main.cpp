@@ -7,6 +7,7 @@
 #include <rmm/mr/cuda_memory_resource.hpp>
 #include <rmm/mr/per_device_resource.hpp>
 #include <rmm/resource_ref.hpp>
+#include <rmm/config/build.hpp>
 
 #include <cstdio>
 #include <vector>
@@ -27,9 +28,16 @@ int main()
   stream.synchronize();
 
   rmm::device_buffer other{16, stream, cuda_mr};
+
+  // rmm::config: the same TOML stacks the shim reads.
+  auto configured = rmm::config::build_from_string("[[resource]]\ntype = \"statistics\"\n[[resource]]\ntype = \"pool\"\n"
+                                                   "initial_size = \"16MiB\"\n[[resource]]\ntype = \"cuda\"\n",
+                                                   rmm::get_current_cuda_device());
+  rmm::device_buffer from_config{1024, stream, configured};
   bool const same = back == host;
   // `buffer` refers to the pool through `mr` without owning it: free it before the pool goes.
-  buffer = rmm::device_buffer{};
+  buffer      = rmm::device_buffer{};
+  from_config = rmm::device_buffer{};
   rmm::mr::set_current_device_resource(previous);
   if (!same) {
     std::fprintf(stderr, "consumer: data mismatch\n");
