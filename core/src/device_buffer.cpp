@@ -16,6 +16,12 @@ std::size_t checked_alignment(std::size_t alignment)
               "device_buffer: alignment " + std::to_string(alignment) + " is not a power of two");
   return alignment;
 }
+
+std::size_t checked_source_size(void const* source_data, std::size_t size)
+{
+  RMM_EXPECTS(source_data != nullptr || size == 0, "device_buffer: source_data is null but size is not 0");
+  return size;
+}
 }  // namespace
 
 device_buffer::device_buffer(std::size_t size, cuda_stream_view stream, mr::any_device_resource mr)
@@ -48,19 +54,10 @@ device_buffer::device_buffer(void const* source_data,
                              std::size_t alignment,
                              cuda_stream_view stream,
                              mr::any_device_resource mr)
-  : alignment_{checked_alignment(alignment)},
-    stream_{stream},
-    mr_{std::move(mr)},
-    device_{get_current_cuda_device()}
+  : device_buffer{checked_source_size(source_data, size), alignment, stream, std::move(mr)}
 {
-  RMM_EXPECTS(source_data != nullptr || size == 0, "device_buffer: source_data is null but size is not 0");
-  allocate(size);
-  try {
-    copy_from(source_data, size);
-  } catch (...) {
-    deallocate();
-    throw;
-  }
+  // Constructed by the delegation: if the copy throws, the destructor frees the memory.
+  copy_from(source_data, size);
 }
 
 device_buffer::device_buffer(device_buffer const& other, cuda_stream_view stream, mr::any_device_resource mr)
