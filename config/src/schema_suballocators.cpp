@@ -114,19 +114,6 @@ constexpr std::int64_t default_max_exponent = rmm::mr::binning_memory_resource::
 constexpr std::int64_t smallest_exponent    = 8;
 constexpr std::int64_t largest_exponent     = 40;
 
-/// binning_memory_resource cannot be built without at least one power-of-two bin; an explicit
-/// list is built from its power of two in range (min = max = its exponent) plus add_bin for the rest.
-std::optional<int> anchor_exponent(std::vector<std::uint64_t> const& bins)
-{
-  for (auto const size : bins) {
-    if (std::has_single_bit(size)) {
-      auto const exponent = std::countr_zero(size);
-      if (exponent >= smallest_exponent && exponent <= largest_exponent) { return exponent; }
-    }
-  }
-  return std::nullopt;
-}
-
 void check_binning(layer_description const& layer)
 {
   auto const& bins = layer.at("bins");
@@ -141,12 +128,6 @@ void check_binning(layer_description const& layer)
                 fmt::format("{} together with {} ({})", culprit.key, other.key, other.location.to_string()),
                 "either bins (an explicit list) or min_size_exponent/max_size_exponent (a range of powers of two)");
       }
-    }
-    if (!anchor_exponent(size_list_value(layer, "bins"))) {
-      fail_at(bins,
-              "bins without a power of two from 256 B to 1 TiB",
-              "at least one power-of-two bin from 256 to 2^40 bytes (binning_memory_resource cannot yet be built "
-              "from arbitrary sizes alone)");
     }
     return;
   }
@@ -170,13 +151,7 @@ any_device_resource build_binning(layer_description const& layer, build_context 
                                             static_cast<std::int8_t>(min_exponent),
                                             static_cast<std::int8_t>(max_exponent)};
   }
-  auto const anchor = *anchor_exponent(bins);
-  rmm::mr::binning_memory_resource binning{std::move(*upstream), static_cast<std::int8_t>(anchor),
-                                           static_cast<std::int8_t>(anchor)};
-  for (auto const size : bins) {
-    if (size != (std::uint64_t{1} << anchor)) { binning.add_bin(size); }
-  }
-  return binning;
+  return rmm::mr::binning_memory_resource{std::move(*upstream), std::vector<std::size_t>(bins.begin(), bins.end())};
 }
 
 }  // namespace

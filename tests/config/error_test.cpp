@@ -150,8 +150,6 @@ TEST(ConfigErrors, BinningExponents)
   expect_error("[[resource]]\ntype = \"binning\"\nbins = [256]\nmax_size_exponent = 10\n[[resource]]\ntype = "
                "\"cuda\"\n",
                4, 21, "max_size_exponent together with bins (test.toml:3:8)", "either bins");
-  expect_error("[[resource]]\ntype = \"binning\"\nbins = [100, 1000]\n[[resource]]\ntype = \"cuda\"\n", 3, 8,
-               "without a power of two", "power-of-two bin");
 }
 
 TEST(ConfigErrors, StackShape)

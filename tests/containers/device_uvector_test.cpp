@@ -92,8 +92,8 @@ TEST_F(DeviceUvector, EmptyVector)
   rmm::device_uvector<double> v(0, stream_);
   EXPECT_TRUE(v.is_empty());
   EXPECT_EQ(v.begin(), v.end());
-  EXPECT_THROW((void)v.front_element(stream_), std::out_of_range);
-  EXPECT_THROW((void)v.back_element(stream_), std::out_of_range);
+  EXPECT_THROW((void)v.front_element(stream_), rmm::out_of_range);
+  EXPECT_THROW((void)v.back_element(stream_), rmm::out_of_range);
 }
 
 TEST_F(DeviceUvector, ElementsAreNotInitialized)
@@ -167,13 +167,14 @@ TEST_F(DeviceUvector, OutOfRangeAccessThrowsAndSaysWhy)
 {
   rmm::device_uvector<int> v(4, stream_);
   int const one = 1;
-  EXPECT_THROW((void)v.element(4, stream_), std::out_of_range);
-  EXPECT_THROW(v.set_element(4, 1, stream_), std::out_of_range);
-  EXPECT_THROW(v.set_element_async(100, one, stream_), std::out_of_range);
-  EXPECT_THROW(v.set_element_to_zero_async(4, stream_), std::out_of_range);
+  EXPECT_THROW((void)v.element(4, stream_), rmm::out_of_range);
+  EXPECT_THROW(v.set_element(4, 1, stream_), rmm::out_of_range);
+  EXPECT_THROW((void)v.element(4, stream_), std::out_of_range) << "and so a std::out_of_range";
+  EXPECT_THROW(v.set_element_async(100, one, stream_), rmm::out_of_range);
+  EXPECT_THROW(v.set_element_to_zero_async(4, stream_), rmm::out_of_range);
   try {
     (void)v.element(9, stream_);
-  } catch (std::out_of_range const& e) {
+  } catch (rmm::out_of_range const& e) {
     EXPECT_NE(std::string{e.what()}.find("index 9 is out of range for size 4"), std::string::npos) << e.what();
   }
 }

@@ -303,6 +303,31 @@ TEST_F(Suballocator, BinningCustomBinsAndTheirRules)
   EXPECT_THROW((rmm::mr::binning_memory_resource{rmm::device_async_resource_ref{cuda}, 4, 10}), rmm::logic_error);
 }
 
+TEST_F(Suballocator, BinningWithExactlyTheGivenBins)
+{
+  rmm::mr::cuda_memory_resource cuda;
+  rmm::mr::pool_memory_resource pool{rmm::device_async_resource_ref{cuda}, 0};
+  rmm::mr::binning_memory_resource binning{pool, std::vector<std::size_t>{3000, 100, 1000}};
+  EXPECT_EQ(binning.bin_sizes(), (std::vector<std::size_t>{100, 1000, 3000}));
+  auto const with_bins = pool.statistics().allocated_bytes;
+  EXPECT_GE(with_bins, 8U * (100 + 1000 + 3000)) << "each bin holds a chunk of its blocks";
+  void* small  = binning.allocate(rmm::cuda_stream_view{}, 900);
+  void* small2 = binning.allocate(rmm::cuda_stream_view{}, 1000);
+  EXPECT_EQ(pool.statistics().allocated_bytes, with_bins) << "served from the 1000-byte bin's chunk";
+  void* large = binning.allocate(rmm::cuda_stream_view{}, 5000);
+  EXPECT_EQ(pool.statistics().allocated_bytes - with_bins, 5120U) << "past every bin: the pool itself";
+  binning.deallocate(rmm::cuda_stream_view{}, small, 900);
+  binning.deallocate(rmm::cuda_stream_view{}, small2, 1000);
+  binning.deallocate(rmm::cuda_stream_view{}, large, 5000);
+
+  rmm::mr::binning_memory_resource no_bins{pool, std::vector<std::size_t>{}};
+  EXPECT_TRUE(no_bins.bin_sizes().empty());
+  void* p = no_bins.allocate(rmm::cuda_stream_view{}, 100);
+  no_bins.deallocate(rmm::cuda_stream_view{}, p, 100);
+  EXPECT_THROW((rmm::mr::binning_memory_resource{pool, std::vector<std::size_t>{256, 0}}), rmm::logic_error);
+  EXPECT_THROW((rmm::mr::binning_memory_resource{pool, std::vector<std::size_t>{256, 256}}), rmm::logic_error);
+}
+
 TEST_F(Suballocator, ArenaHasAFixedSizeAndGivesEachThreadItsOwnArena)
 {
   rmm::mr::arena_memory_resource arena{rmm::mr::cuda_memory_resource{}, 64 * MiB};

@@ -92,7 +92,7 @@ class device_uvector {
 
   /// Copies `value` into element `element_index`, ordered on `stream`; returns before the copy
   /// ran. Integral zeros (and bools) are written with cudaMemsetAsync, which reads no host memory.
-  /// Throws std::out_of_range for an index >= size().
+  /// Throws rmm::out_of_range (a std::out_of_range) for an index >= size().
   void set_element_async(size_type element_index, value_type const& value, cuda_stream_view stream)
   {
     check_index(element_index, "set_element_async");
@@ -144,7 +144,7 @@ class device_uvector {
   /// The last element, copied to the host (waits for `stream`). Throws if empty.
   [[nodiscard]] value_type back_element(cuda_stream_view stream) const
   {
-    RMM_EXPECTS(!is_empty(), "device_uvector::back_element: the vector is empty", std::out_of_range);
+    RMM_EXPECTS(!is_empty(), "device_uvector::back_element: the vector is empty", rmm::out_of_range);
     return element(size() - 1, stream);
   }
 
@@ -210,7 +210,7 @@ class device_uvector {
     if (element_index >= size()) [[unlikely]] {
       RMM_FAIL(std::string{"device_uvector::"} + what + ": index " + std::to_string(element_index) +
                  " is out of range for size " + std::to_string(size()),
-               std::out_of_range);
+               rmm::out_of_range);
     }
   }
 

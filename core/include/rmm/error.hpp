@@ -14,6 +14,11 @@ struct logic_error : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
+/// An index or position outside a container (device_uvector element access).
+struct out_of_range : public std::out_of_range {
+  using std::out_of_range::out_of_range;
+};
+
 /// A CUDA call failed.
 struct cuda_error : public std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -62,6 +62,15 @@ binning_memory_resource::binning_memory_resource(any_device_resource upstream,
   }
 }
 
+binning_memory_resource::binning_memory_resource(any_device_resource upstream,
+                                                 std::vector<std::size_t> const& bin_sizes)
+  : bins_{std::make_shared<bins>(std::move(upstream))}
+{
+  for (auto const size : bin_sizes) {
+    add_bin(size);
+  }
+}
+
 void binning_memory_resource::add_bin(std::size_t allocation_size, std::optional<any_device_resource> bin_resource)
 {
   RMM_EXPECTS(!bins_->allocated.load(),

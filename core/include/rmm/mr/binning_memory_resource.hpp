@@ -19,6 +19,7 @@ namespace rmm::mr {
  *
  * - binning_memory_resource(upstream): bins of 256 B, 512 B, ... 1 MiB (powers of two).
  * - binning_memory_resource(upstream, min, max): bins of 2^min ... 2^max bytes.
+ * - binning_memory_resource(upstream, bin_sizes): exactly those bins (none: all to the upstream).
  * - add_bin(size[, resource]) adds a bin; only before the first allocation, since moving the
  *   boundaries afterwards would send a deallocation to a resource that did not allocate it.
  *
@@ -32,6 +33,9 @@ class binning_memory_resource final : public device_memory_resource {
   explicit binning_memory_resource(any_device_resource upstream);
   /// Throws rmm::logic_error unless 8 <= min_size_exponent <= max_size_exponent <= 40.
   binning_memory_resource(any_device_resource upstream, std::int8_t min_size_exponent, std::int8_t max_size_exponent);
+  /// One bin per size in `bin_sizes` (any order). Throws rmm::logic_error for a size of 0 or a
+  /// size given twice.
+  binning_memory_resource(any_device_resource upstream, std::vector<std::size_t> const& bin_sizes);
 
   /// Adds a bin for allocations up to `allocation_size` bytes, served by `bin_resource` or, if
   /// none is given, by a new fixed_size_memory_resource over the upstream. Throws rmm::logic_error
