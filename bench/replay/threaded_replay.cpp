@@ -94,8 +94,14 @@ class threaded_replay {
     RMM_CUDA_TRY(cudaDeviceSynchronize());  // earlier work must not be timed with this replay
     std::vector<std::thread> threads;
     threads.reserve(plan_.thread_steps.size());
-    for (auto const& steps : plan_.thread_steps) {
-      threads.emplace_back([this, &steps] { replay_thread(steps); });
+    try {
+      for (auto const& steps : plan_.thread_steps) {
+        threads.emplace_back([this, &steps] { replay_thread(steps); });
+      }
+    } catch (...) {  // could not start a thread: release the ones waiting for their turn
+      turn_.stop();
+      for (auto& t : threads) { t.join(); }
+      throw;
     }
     auto const start = clock::now();
     turn_.open(0);

@@ -28,40 +28,50 @@ replay_result replay_sequential(std::vector<event> const& events,
     return s->view();
   };
 
+  // Whatever is live when the replay stops, early by an error or at the end, goes back.
+  auto free_live = [&] {
+    for (auto const& [logged, a] : live) {
+      mr.deallocate(a.stream, a.ptr, a.size);
+    }
+    live.clear();
+  };
   replay_result result{};
   std::size_t live_bytes = 0;
-  for (auto const& e : events) {
-    switch (e.kind) {
-      case action::allocate: {
-        auto const stream = stream_for(e.stream);
-        void* ptr         = mr.allocate(stream, e.size);
-        if (!live.emplace(e.pointer, live_allocation{ptr, e.size, stream}).second) {
-          mr.deallocate(stream, ptr, e.size);
-          throw replay_error{fmt::format("line {}: pointer {:#x} allocated twice without a free", e.line, e.pointer)};
+  try {
+    for (auto const& e : events) {
+      switch (e.kind) {
+        case action::allocate: {
+          auto const stream = stream_for(e.stream);
+          void* ptr         = mr.allocate(stream, e.size);
+          if (!live.emplace(e.pointer, live_allocation{ptr, e.size, stream}).second) {
+            mr.deallocate(stream, ptr, e.size);
+            throw replay_error{fmt::format("line {}: pointer {:#x} allocated twice without a free", e.line, e.pointer)};
+          }
+          ++result.allocations;
+          live_bytes += e.size;
+          result.peak_live_bytes = std::max(result.peak_live_bytes, live_bytes);
+          if (reserved_bytes) { result.peak_reserved_bytes = std::max(result.peak_reserved_bytes, reserved_bytes()); }
+          break;
         }
-        ++result.allocations;
-        live_bytes += e.size;
-        result.peak_live_bytes = std::max(result.peak_live_bytes, live_bytes);
-        if (reserved_bytes) { result.peak_reserved_bytes = std::max(result.peak_reserved_bytes, reserved_bytes()); }
-        break;
-      }
-      case action::free: {
-        auto it = live.find(e.pointer);
-        if (it == live.end()) {
-          throw replay_error{fmt::format("line {}: free of {:#x}, which is not allocated", e.line, e.pointer)};
+        case action::free: {
+          auto it = live.find(e.pointer);
+          if (it == live.end()) {
+            throw replay_error{fmt::format("line {}: free of {:#x}, which is not allocated", e.line, e.pointer)};
+          }
+          mr.deallocate(stream_for(e.stream), it->second.ptr, it->second.size);
+          live_bytes -= it->second.size;
+          live.erase(it);
+          ++result.frees;
+          break;
         }
-        mr.deallocate(stream_for(e.stream), it->second.ptr, it->second.size);
-        live_bytes -= it->second.size;
-        live.erase(it);
-        ++result.frees;
-        break;
+        case action::allocate_failure: ++result.logged_failures; break;
       }
-      case action::allocate_failure: ++result.logged_failures; break;
     }
+  } catch (...) {
+    free_live();
+    throw;
   }
-  for (auto const& [logged, a] : live) {
-    mr.deallocate(a.stream, a.ptr, a.size);
-  }
+  free_live();
   for (auto const& [logged, s] : streams) {
     s->synchronize();
   }

@@ -154,7 +154,8 @@ void device_buffer::reallocate(std::size_t new_capacity)
       RMM_CUDA_TRY(status);
     }
   }
-  mr_.deallocate(stream_, data_, capacity_, alignment_);
+  // An empty buffer (default-constructed, moved from, released) has nothing to give back.
+  if (data_ != nullptr || capacity_ != 0) { mr_.deallocate(stream_, data_, capacity_, alignment_); }
   data_     = new_data;
   capacity_ = new_capacity;
   size_     = keep;

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace {
@@ -61,6 +62,14 @@ TEST(AlignedAdaptor, BelowTheThresholdOrAtTheDefaultAlignmentNothingChanges)
   EXPECT_EQ(upstream.get_bytes_counter().value, 1 << 20);
   plain.deallocate_sync(p, 1 << 20);
   EXPECT_EQ(upstream.get_bytes_counter().value, 0);
+}
+
+TEST(AlignedAdaptor, ASizeThatCannotBePaddedIsOutOfMemory)
+{
+  rmm::mr::statistics_resource_adaptor upstream{rmm::mr::cuda_memory_resource{}};
+  aligned_resource_adaptor mr{upstream, 4096};
+  EXPECT_THROW((void)mr.allocate_sync(std::numeric_limits<std::size_t>::max() - 100), rmm::out_of_memory);
+  EXPECT_EQ(upstream.get_allocations_counter().total, 0) << "the wrapped size must never reach the upstream";
 }
 
 TEST(AlignedAdaptor, RejectsAnAlignmentThatIsNotAPowerOfTwo)

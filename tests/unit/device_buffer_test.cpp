@@ -4,6 +4,7 @@
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_stream.hpp>
 #include <rmm/device_buffer.hpp>
+#include <rmm/mr/tracking_resource_adaptor.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/cuda_async_memory_resource.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
@@ -120,6 +121,17 @@ TEST_F(DeviceBuffer, MoveLeavesTheSourceEmpty)
   auto& same = c;
   c          = std::move(same);
   EXPECT_EQ(c.data(), data);
+}
+
+TEST_F(DeviceBuffer, GrowingAMovedFromBufferFreesNothing)
+{
+  rmm::mr::tracking_resource_adaptor tracking{rmm::mr::cuda_memory_resource{}};
+  rmm::device_buffer a{64, stream_, tracking};
+  rmm::device_buffer b{std::move(a)};
+  a.reserve(128, stream_);  // NOLINT: a moved-from buffer is empty and usable
+  a.resize(256, stream_);
+  EXPECT_EQ(tracking.get_unknown_frees(), 0U) << "an empty buffer must not free a null pointer";
+  EXPECT_EQ(tracking.get_outstanding_allocations().size(), 2U);
 }
 
 TEST_F(DeviceBuffer, ResizeKeepsContents)

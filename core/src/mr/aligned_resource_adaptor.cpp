@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 namespace rmm::mr {
 
@@ -64,6 +65,12 @@ std::string padded_request_context(std::size_t bytes, std::size_t alignment, std
 
 void* aligned_resource_adaptor::allocate_padded(std::size_t bytes, cuda_stream_view stream)
 {
+  auto const padding = state_->alignment - CUDA_ALLOCATION_ALIGNMENT;
+  if (bytes > std::numeric_limits<std::size_t>::max() - padding) {
+    throw rmm::out_of_memory{"aligned_resource_adaptor: allocating " + rmm::detail::format_bytes_exact(bytes) +
+                             " aligned to " + std::to_string(state_->alignment) +
+                             " bytes: the padded size does not fit in std::size_t"};
+  }
   auto const padded = state_->upstream_size(bytes);
   try {
     return state_->upstream.allocate(stream, padded);

@@ -2,6 +2,7 @@
 
 #include <rmm/detail/error.hpp>
 #include <rmm/logger.hpp>
+#include <rmm/mr/logging_resource_adaptor.hpp>
 
 #include <fmt/format.h>
 
@@ -72,7 +73,7 @@ event_log_writer::event_log_writer(std::vector<log_sink_ptr> sinks, bool auto_fl
   }
   pending_.reserve(batch_size);
   writing_.reserve(batch_size);
-  write_to_sinks("Thread,Time,Action,Pointer,Size,Stream\n");
+  write_to_sinks(logging_resource_adaptor::header() + '\n');
   flush_sinks();
   if (!auto_flush_) { writer_ = std::thread{[this] { run_writer(); }}; }
 }
