@@ -4,6 +4,13 @@
 
 #include <rmm/cuda_device.hpp>
 
+#include "layer_values.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <variant>
+
 namespace rmm::config {
 
 build_context device_context(cuda_device_id device)
@@ -13,9 +20,31 @@ build_context device_context(cuda_device_id device)
   return build_context{.device = device, .free_bytes = free, .total_bytes = total};
 }
 
+namespace {
+
+/// A percentage is checked against the key's minimum only once the device's free memory is
+/// known: 1% of a nearly full device can round down to 0 bytes.
+void check_resolved_percentages(layer_description const& layer, build_context const& context)
+{
+  for (std::size_t i = 0; i < layer.parameters.size(); ++i) {
+    auto const& key   = layer.schema->keys[i];
+    auto const& param = layer.parameters[i];
+    auto const* size  = std::get_if<size_spec>(&param.value);
+    if (key.kind != value_kind::size_or_percent || size == nullptr || !size->is_percent) { continue; }
+    auto const minimum = static_cast<std::uint64_t>(std::max<std::int64_t>(key.minimum, 1));
+    if (resolve_size(*size, context.free_bytes) < minimum) {
+      detail::fail_at(param, detail::describe_size_setting(param, context),
+                      fmt::format("a percentage of free memory that comes to at least {} B", minimum));
+    }
+  }
+}
+
+}  // namespace
+
 void check_against_device(stack_description const& stack, build_context const& context)
 {
   for (auto const& layer : stack.layers) {
+    check_resolved_percentages(layer, context);
     if (layer.schema->check_on_device != nullptr) { layer.schema->check_on_device(layer, context); }
   }
 }

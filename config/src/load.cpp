@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <fstream>
 #include <sstream>
 
@@ -67,6 +69,12 @@ stack_description load_string(std::string_view toml, std::string_view source_nam
 
 stack_description load_file(std::filesystem::path const& path, environment const& env)
 {
+  // std::ifstream opens a directory and reads nothing from it, which would pass for an empty file.
+  std::error_code error;
+  if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error)) {
+    throw config_error{source_location{.file = path.string(), .line = 0, .column = 0, .variable = {}},
+                       "a directory or special file", "the path of a readable TOML configuration file"};
+  }
   std::ifstream file{path, std::ios::binary};
   if (!file) {
     auto const reason = std::strerror(errno);
@@ -76,6 +84,11 @@ stack_description load_file(std::filesystem::path const& path, environment const
   }
   std::ostringstream text;
   text << file.rdbuf();
+  if (file.bad()) {
+    throw config_error{source_location{.file = path.string(), .line = 0, .column = 0, .variable = {}},
+                       std::string{"a read error ("} + std::strerror(errno) + ")",
+                       "the path of a readable TOML configuration file"};
+  }
   return load_string(text.str(), path.string(), env);
 }
 

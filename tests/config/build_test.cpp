@@ -253,6 +253,20 @@ TEST(ConfigBuild, ChecksThatNeedTheDevice)
   }
 }
 
+TEST(ConfigBuild, APercentageThatComesToZeroBytesIsRefused)
+{
+  // 1% of 1000 free bytes, rounded down to the 256-byte granularity: 0, below limit's minimum.
+  auto const stack = load_string("[[resource]]\ntype = \"limiting\"\nlimit = \"1%\"\n[[resource]]\ntype = \"cuda\"\n",
+                                 "tiny.toml", environment{});
+  try {
+    check_against_device(stack, build_context{.device = device0, .free_bytes = 1000, .total_bytes = 1000});
+    FAIL() << "a limit of 0 bytes was accepted";
+  } catch (config_error const& e) {
+    EXPECT_EQ(e.location().line, 3U) << e.what();
+    EXPECT_NE(e.expected().find("comes to at least 1 B"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ConfigBuild, BuildsOnTheRequestedDeviceAndRestoresTheCurrentOne)
 {
   if (rmm::get_num_cuda_devices() < 2) { GTEST_SKIP() << "needs two devices"; }

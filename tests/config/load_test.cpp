@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <string>
 #include <vector>
 
@@ -87,6 +89,18 @@ TEST(ConfigLoad, WithoutRmmConfigTheBuiltInStackServes)
   auto const stack = load_from_environment(environment{});
   EXPECT_EQ(stack.stack_origin, value_origin::built_in);
   EXPECT_EQ(types_of(stack), (std::vector<std::string>{"pool", "cuda"}));
+}
+
+TEST(ConfigLoad, ADirectoryIsNotAConfigurationFile)
+{
+  auto const directory = std::filesystem::temp_directory_path();
+  try {
+    (void)load_file(directory, environment{});
+    FAIL() << "a directory was read as an empty file (the built-in stack)";
+  } catch (config_error const& e) {
+    EXPECT_NE(e.found().find("a directory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string{e.what()}.find(directory.string()), std::string::npos) << e.what();
+  }
 }
 
 TEST(ConfigLoad, RmmConfigNamesTheFile)

@@ -45,8 +45,9 @@ std::optional<rmm::config::build_context> device_memory(rmm::cuda_device_id devi
 int build_on_device(rmm::config::stack_description const& stack, rmm::cuda_device_id device)
 {
   try {
-    auto resource = rmm::config::build(stack, device);
+    // The guard first: the stack is destroyed with its device current, as it was built.
     rmm::cuda_set_device_raii const current{device};
+    auto resource = rmm::config::build(stack, device);
     constexpr std::size_t probe_bytes = std::size_t{1} << 20;
     void* pointer                     = resource.allocate_sync(probe_bytes);
     resource.deallocate_sync(pointer, probe_bytes);
@@ -103,5 +104,8 @@ int main(int argc, char** argv)
   } catch (rmm::config::config_error const& e) {
     std::fprintf(stderr, "rmm-run: %s\n", e.what());
     return exit_invalid_config;
+  } catch (std::exception const& e) {  // e.g. a CUDA error while reading the device's properties
+    std::fprintf(stderr, "rmm-run: %s\n", e.what());
+    return exit_build_failed;
   }
 }
