@@ -8,14 +8,16 @@ namespace rmm::config {
 
 namespace {
 
+/// "default", "file FILE:LINE:COLUMN" or "environment VARIABLE".
 std::string origin_text(parameter const& setting)
 {
+  std::string text = to_string(setting.origin);
   switch (setting.origin) {
-    case value_origin::built_in: return "default";
-    case value_origin::file: return "file " + setting.location.to_string();
-    case value_origin::environment: return "environment " + setting.location.variable;
+    case value_origin::built_in: break;
+    case value_origin::file: text += " " + setting.location.to_string(); break;
+    case value_origin::environment: text += " " + setting.location.variable; break;
   }
-  return "?";
+  return text;
 }
 
 std::string value_text(parameter const& setting, key_schema const* key, std::optional<build_context> const& device)
