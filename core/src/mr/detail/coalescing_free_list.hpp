@@ -36,9 +36,15 @@ class coalescing_free_list {
   ~coalescing_free_list()                                      = default;
 
   /// Adds [start, start + size), freed at `free_seq`, merging with free neighbours in the same
-  /// chunk (a merged block counts as freed at the latest of its parts).
-  void insert(memory_range range, chunk_starts const& chunks, std::uint64_t free_seq = 0)
+  /// chunk (a merged block counts as freed at the latest of its parts). Refuses, and returns
+  /// false, a range that begins or ends where a free block does: it is free already (a double
+  /// free), and adding it would hand the same memory out twice. Both are lookups the merge does
+  /// anyway, so the check costs nothing extra on the common path.
+  [[nodiscard]] bool insert(memory_range range, chunk_starts const& chunks, std::uint64_t free_seq = 0)
   {
+    if (by_start_.find(range.start) != nullptr || by_end_.find(range.start + range.size) != nullptr) {
+      return false;
+    }
     auto start = range.start;
     auto size  = range.size;
     if (!is_chunk_start(start, chunks)) {
@@ -58,6 +64,7 @@ class coalescing_free_list {
       }
     }
     link(start, size, free_seq);
+    return true;
   }
 
   /// Removes and returns a range of exactly `bytes` (a multiple of 256) cut from the front of a
@@ -84,6 +91,21 @@ class coalescing_free_list {
     std::vector<free_block*> blocks;
     blocks.reserve(by_start_.size());
     index_.for_each([&](free_block* b) { blocks.push_back(b); });
+    for (auto* b : blocks) {
+      memory_range const range{b->start, b->size};
+      unlink(b);
+      sink(range);
+    }
+  }
+
+  /// Removes every free range freed at or before `max_seq`, handing each to `sink(memory_range)`.
+  template <class Sink>
+  void drain_freed_before(std::uint64_t max_seq, Sink&& sink)
+  {
+    std::vector<free_block*> blocks;
+    index_.for_each([&](free_block* b) {
+      if (b->free_seq <= max_seq) { blocks.push_back(b); }
+    });
     for (auto* b : blocks) {
       memory_range const range{b->start, b->size};
       unlink(b);

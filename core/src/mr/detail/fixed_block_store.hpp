@@ -17,11 +17,14 @@ class fixed_block_store {
  public:
   explicit fixed_block_store(std::size_t block_size) : block_size_{block_size} {}
 
-  void insert(memory_range range, chunk_starts const&, std::uint64_t free_seq = 0)
+  /// Cuts `range` into blocks. Always true: a stack cannot tell a double free without a lookup
+  /// per free, which this store exists to avoid.
+  [[nodiscard]] bool insert(memory_range range, chunk_starts const&, std::uint64_t free_seq = 0)
   {
     for (auto p = range.start; p < range.start + range.size; p += block_size_) {
       blocks_.push_back({p, free_seq});
     }
+    return true;
   }
 
   [[nodiscard]] std::optional<memory_range> take(std::size_t bytes)
@@ -56,6 +59,19 @@ class fixed_block_store {
       sink(memory_range{b.start, block_size_});
     }
     blocks_.clear();
+  }
+
+  /// Removes every block freed at or before `max_seq`, handing each to `sink(memory_range)`.
+  template <class Sink>
+  void drain_freed_before(std::uint64_t max_seq, Sink&& sink)
+  {
+    auto const keep = std::stable_partition(blocks_.begin(), blocks_.end(), [max_seq](block const& b) {
+      return b.free_seq > max_seq;
+    });
+    for (auto it = keep; it != blocks_.end(); ++it) {
+      sink(memory_range{it->start, block_size_});
+    }
+    blocks_.erase(keep, blocks_.end());
   }
 
   /// Removes all blocks of `range` if every one of them is free here.
