@@ -12,6 +12,7 @@ struct suballocator_statistics {
   std::size_t free_blocks{};         ///< number of separate free ranges
   std::size_t largest_free_block{};  ///< the largest request that can be met without growing
   std::size_t upstream_chunks{};     ///< separate allocations held from upstream
+  std::size_t stream_arenas{};       ///< streams (and, for the arena resource, threads) with an arena of their own
 
   /// 1 - largest_free_block / free_bytes: 0 when all free memory is one block, near 1 when it is
   /// scattered in small holes. 0 when nothing is free.

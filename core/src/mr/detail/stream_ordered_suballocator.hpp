@@ -5,16 +5,23 @@
 //
 // - Memory freed on a stream goes to that stream's arena and is reused by later allocations on
 //   the same stream with no synchronization and no CUDA call.
-// - An allocation its own arena cannot meet takes, in this order: memory from the clean reserve
-//   (free memory no stream has pending work on), a block from another stream's arena (the
-//   allocating stream first waits on that arena's event: events, not device synchronization), a
-//   new chunk from upstream (up to the maximum size), and finally all free memory after one
-//   device synchronization, coalesced across arenas.
+// - Arenas belong to streams, not to handles: they are keyed by the driver's stream id, because a
+//   handle is reused once its stream is destroyed and cudaStreamPerThread is a different stream in
+//   each thread.
+// - An allocation its own arena cannot meet tries, in this order: the clean reserve (free memory
+//   no stream has pending work on); blocks whose freeing stream has already passed the free (the
+//   arena's event completed: no wait), which move to the clean reserve; a block from another
+//   stream's arena behind that arena's event (the allocating stream waits on the event: no host
+//   wait); then, when most of the pool sits free in other streams' arenas, one device
+//   synchronization that makes all of it clean, rather than growing; a new chunk from upstream
+//   (up to the maximum size); and finally all free memory after one device synchronization.
 // - Each arena records its event on its own stream every 32 frees (and when its stream misses),
-//   outside the arena lock,
-//   always from a call that passed that stream, so a stream is never touched after its user let
-//   go of it (it may be destroyed). Only blocks freed before the last record can move to another
-//   stream through the event; the rest wait for the device synchronization.
+//   outside the arena lock, always from a call that passed that stream, so a stream is never
+//   touched after its user let go of it. Only blocks freed before the last record can move to
+//   another stream through the event; the rest wait for the device synchronization.
+// - Arenas left empty and unused are given back to a spare list, and too many arenas (streams
+//   created and dropped freely) trigger the device synchronization that empties them, so the cost
+//   of the slow path stays flat in the number of streams ever seen.
 // - Each arena has its own lock and threads find their arena through a thread-local cache, so
 //   threads on different streams do not contend.
 // - FreeStore decides how an arena keeps its free memory: coalescing_free_list (good-fit,
@@ -37,7 +44,6 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -85,8 +91,13 @@ class stream_ordered_suballocator {
   /// the device supports it).
   [[nodiscard]] bool grows_contiguously() const noexcept { return region_ != nullptr; }
 
-  /// Bytes a request occupies.
+  /// Bytes a request occupies. `bytes` must be at most max_request().
   [[nodiscard]] std::size_t block_size(std::size_t bytes) const noexcept;
+  /// The largest request whose block size does not overflow.
+  [[nodiscard]] std::size_t max_request() const noexcept;
+
+  /// Stream arenas currently held (live, not on the spare list).
+  [[nodiscard]] std::size_t arena_count() const;
 
   // Introspection for tests: the free ranges of each owner (every arena, then the clean reserve)
   // and the upstream chunks. Not for hot paths: takes every lock.
@@ -94,48 +105,73 @@ class stream_ordered_suballocator {
   [[nodiscard]] std::vector<memory_range> upstream_chunks() const;
 
  private:
-  struct arena {
-    explicit arena(FreeStore store) : free{std::move(store)} {}
-    mutable std::mutex mutex;
-    cudaStream_t stream{};
-    bool per_thread_default{false};  // the same handle is a different stream in each thread
-    cudaEvent_t event{};             // recorded on `stream`; null for the clean reserve
-    std::uint64_t free_seq{0};       // frees so far
-    std::uint64_t claimed_seq{0};    // frees a record has been started for (rate limit)
-    std::uint64_t covered_seq{0};    // frees a completed record of `event` covers
-    FreeStore free;
-    std::shared_ptr<chunk_starts const> chunks;  // snapshot, refreshed when chunks_version_ moves
-    std::uint64_t chunks_version{~std::uint64_t{0}};
-  };
+  /// Whose free memory an arena holds: a stream (by driver id), and with
+  /// per_thread_default_arenas a thread on the legacy stream.
   struct arena_key {
-    cudaStream_t stream;
-    std::thread::id thread;  // set when each thread gets its own arena for this stream
+    std::uint64_t stream_id{0};
+    std::uint64_t thread{0};  // thread_token() for a thread's own arena on the legacy stream
     bool operator==(arena_key const&) const = default;
   };
   struct arena_key_hash {
     std::size_t operator()(arena_key const& key) const noexcept;
   };
+  struct arena {
+    explicit arena(FreeStore store) : free{std::move(store)} {}
+    mutable std::mutex mutex;
+    arena_key key{};
+    bool live{false};                // false: retired to the spare list (cached pointers must look again)
+    bool used_since_scan{true};      // retired only when empty and unused for a whole scan interval
+    std::uint32_t pins{0};           // calls between lock releases, and records in flight: not retired
+    cudaEvent_t event{};             // recorded on the arena's stream; created at the first record
+    std::uint64_t free_seq{0};       // frees so far
+    std::uint64_t claimed_seq{0};    // frees a record has been started for (rate limit)
+    std::uint64_t covered_seq{0};    // frees a completed record of `event` covers
+    std::uint64_t harvested_seq{0};  // covered frees already moved to the clean reserve
+    FreeStore free;
+    std::shared_ptr<chunk_starts const> chunks;  // snapshot, refreshed when chunks_version_ moves
+    std::uint64_t chunks_version{~std::uint64_t{0}};
+  };
+  /// An arena locked for the calling stream, pinned while a caller drops and retakes the lock.
+  class pinned_arena;
   struct chunk {
     std::uintptr_t start;
     std::size_t size;
     bool joins_previous{false};  // contiguous with the chunk before it: free memory may merge across
   };
+  /// What a scan of the arenas found.
+  struct harvest_result {
+    std::size_t stranded_bytes{0};  // free in arenas, usable elsewhere only behind a wait
+    std::size_t arenas{0};
+  };
 
-  arena& arena_for(cudaStream_t stream);
-  arena& create_arena(arena_key key);
+  [[nodiscard]] arena_key key_for(cudaStream_t stream) const;
+  /// The arena of `key`, locked and live. Creates it when needed.
+  std::unique_lock<std::mutex> lock_arena(arena_key key, arena*& found);
+  arena& find_or_create(arena_key key);
   void refresh_chunks(arena& a);
-  /// Adds a range freed (or handed over) on a's stream; records a's event now and then.
-  void insert_free(arena& a, memory_range range);
+  /// Adds a range freed on a's stream (caller holds a.mutex); returns the sequence number to
+  /// record an event for, or 0. Logs and drops a range that is free already (a double free).
+  [[nodiscard]] std::uint64_t insert_locked(arena& a, memory_range range, cudaStream_t stream);
+  /// Adds a range to a pinned arena of `stream`; records the arena's event now and then.
+  void insert_free(arena& a, memory_range range, cudaStream_t stream);
   /// Adds a range with no pending work to the clean reserve.
   void insert_clean(memory_range range);
-  /// Records a's event on its stream, covering the frees up to `free_seq`. Called without a.mutex
-  /// (the driver call takes a while and the driver serializes such calls between threads).
-  void record(arena& a, std::uint64_t free_seq) noexcept;
+  /// Records a's event on `stream` (a's own, passed by the current call), covering the frees up
+  /// to `free_seq`, then unpins a. Called without a.mutex (the driver call takes a while and the
+  /// driver serializes such calls between threads).
+  void record(arena& a, std::uint64_t free_seq, cudaStream_t stream) noexcept;
   std::optional<memory_range> take_from(arena& a, std::size_t bytes);
+  /// Frees with no sensible owner (the stream is unknown, bookkeeping failed): waits for the device,
+  /// then the memory is clean. Leaks it, loudly, when even that fails.
+  void deallocate_after_device_sync(memory_range range, cudaStream_t stream) noexcept;
 
-  std::optional<memory_range> steal(arena& thief, std::size_t bytes);
-  std::optional<memory_range> grow(arena& requester, std::size_t bytes);
-  std::optional<memory_range> grow_region(arena& requester, std::size_t bytes);
+  /// Moves the blocks whose arena event completed to the clean reserve and retires idle arenas.
+  harvest_result harvest();
+  void retire_idle(std::vector<arena*> const& candidates);
+  std::optional<memory_range> steal(arena& thief, cudaStream_t stream, std::size_t bytes);
+  [[nodiscard]] bool should_synchronize_before_growing(harvest_result const& scan, std::size_t bytes) const;
+  std::optional<memory_range> grow(arena& requester, cudaStream_t stream, std::size_t bytes);
+  std::optional<memory_range> grow_region(arena& requester, cudaStream_t stream, std::size_t bytes);
   std::optional<memory_range> reclaim_all_and_take(std::size_t bytes);
   /// Moves every arena's free memory to the clean reserve, synchronizing the device in between.
   /// Caller holds growth_mutex_.
@@ -159,8 +195,10 @@ class stream_ordered_suballocator {
   std::atomic<std::size_t> reserved_bytes_{0};
   std::unique_ptr<expandable_region> region_;  // set when growing contiguously
 
-  mutable std::shared_mutex arenas_mutex_;
-  std::unordered_map<arena_key, std::unique_ptr<arena>, arena_key_hash> arenas_;
+  mutable std::shared_mutex arenas_mutex_;  // the map, the spare list and retirement
+  std::unordered_map<arena_key, arena*, arena_key_hash> arenas_;
+  std::vector<std::unique_ptr<arena>> all_arenas_;  // owns live and spare arenas; never shrinks
+  std::vector<arena*> spare_arenas_;
 
   arena clean_;  // free memory with no pending work on any stream
 

@@ -1,8 +1,11 @@
 #pragma once
 
 // Template definitions of stream_ordered_suballocator; included by the .cpp files that
-// instantiate it (one per FreeStore).
+// instantiate it (one per FreeStore). This file has construction, the common path and reporting;
+// stream_ordered_suballocator_arenas.hpp finds, scans and retires arenas, and
+// stream_ordered_suballocator_growth.hpp grows, reclaims and releases.
 
+#include "stream_identity.hpp"
 #include "stream_ordered_suballocator.hpp"
 
 #include <rmm/aligned.hpp>
@@ -24,28 +27,57 @@ namespace rmm::mr::detail {
 /// while recent frees still become available to other streams soon.
 inline constexpr std::uint64_t frees_per_record = 32;
 
+/// Past this many arenas, the slow path synchronizes the device once to empty them all, so that
+/// programs creating and dropping streams freely do not make every later miss scan more arenas.
+inline constexpr std::size_t arenas_before_reclaim = 256;
+
 /// Per-thread cache of the arenas a thread used, so the common path takes no shared lock:
-/// direct-mapped by (engine, stream), since one thread may use many engines (binning's bins).
+/// direct-mapped by (engine, stream id), since one thread may use many engines (binning's bins).
+/// An entry is a hint: the arena is checked, under its lock, to still belong to the stream.
 struct cached_arena {
   std::uint64_t owner_id{0};
-  cudaStream_t stream{};
+  std::uint64_t stream_id{0};
   void* arena{nullptr};
 };
 struct arena_cache {
   static constexpr std::size_t size = 64;
   std::array<cached_arena, size> entries{};
-  static std::size_t slot(std::uint64_t owner_id, cudaStream_t stream) noexcept
+  static std::size_t slot(std::uint64_t owner_id, std::uint64_t stream_id) noexcept
   {
-    auto const h = (owner_id * 0x9E3779B97F4A7C15ULL) ^ (reinterpret_cast<std::uintptr_t>(stream) >> 4);
+    auto const h = (owner_id * 0x9E3779B97F4A7C15ULL) ^ (stream_id * 0xC2B2AE3D27D4EB4FULL);
     return static_cast<std::size_t>((h ^ (h >> 29)) & (size - 1));
   }
 };
 arena_cache& thread_arena_cache() noexcept;
 
+/// Keeps an arena from being retired while a call works on it without holding its lock.
+template <class FreeStore>
+class stream_ordered_suballocator<FreeStore>::pinned_arena {
+ public:
+  /// The caller holds a.mutex.
+  explicit pinned_arena(arena& a) noexcept : arena_{&a} { ++a.pins; }
+  ~pinned_arena()
+  {
+    std::lock_guard lock{arena_->mutex};
+    --arena_->pins;
+  }
+  pinned_arena(pinned_arena const&)            = delete;
+  pinned_arena& operator=(pinned_arena const&) = delete;
+
+ private:
+  arena* arena_;
+};
+
 template <class FreeStore>
 std::size_t stream_ordered_suballocator<FreeStore>::arena_key_hash::operator()(arena_key const& key) const noexcept
 {
-  return std::hash<void*>{}(key.stream) ^ (std::hash<std::thread::id>{}(key.thread) << 1);
+  return static_cast<std::size_t>((key.stream_id * 0x9E3779B97F4A7C15ULL) ^ key.thread);
+}
+
+template <class FreeStore>
+std::size_t stream_ordered_suballocator<FreeStore>::max_request() const noexcept
+{
+  return align_down(std::numeric_limits<std::size_t>::max(), options_.granularity);
 }
 
 template <class FreeStore>
@@ -66,6 +98,10 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
     clean_{make_store_()},
     chunk_starts_{std::make_shared<chunk_starts const>()}
 {
+  RMM_EXPECTS(options_.initial_size <= max_request(),
+              fmt::format("{}: the initial size {} cannot be allocated on any device",
+                          options_.name,
+                          rmm::detail::format_bytes_exact(options_.initial_size)));
   auto const initial = block_size(options_.initial_size);
   if (options_.maximum_size) {
     RMM_EXPECTS(initial <= *options_.maximum_size,
@@ -107,8 +143,8 @@ stream_ordered_suballocator<FreeStore>::~stream_ordered_suballocator()
       upstream_.deallocate(cuda_stream_view{}, reinterpret_cast<void*>(c.start), c.size);
     }
   }
-  for (auto const& [key, a] : arenas_) {
-    RMM_ASSERT_CUDA_SUCCESS(cudaEventDestroy(a->event));
+  for (auto const& a : all_arenas_) {
+    if (a->event != nullptr) { RMM_ASSERT_CUDA_SUCCESS(cudaEventDestroy(a->event)); }
   }
 }
 
@@ -118,6 +154,12 @@ template <class FreeStore>
 void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_stream_view stream)
 {
   if (bytes == 0) { return nullptr; }
+  if (bytes > max_request()) [[unlikely]] {
+    // Checked before any rounding: a wrapped size would be a small block handed out as a huge one.
+    throw rmm::out_of_memory{fmt::format("{} cannot allocate {}: no device has that much memory",
+                                         options_.name,
+                                         rmm::detail::format_bytes_exact(bytes))};
+  }
   if (options_.largest_request && bytes > *options_.largest_request) [[unlikely]] {
     throw rmm::bad_alloc{fmt::format("{} cannot allocate {}: its blocks are {}",
                                      options_.name,
@@ -125,29 +167,42 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
                                      rmm::detail::format_bytes_exact(*options_.largest_request))};
   }
   auto const size = block_size(bytes);
-  arena& own      = arena_for(stream.value());
+  auto const key  = key_for(stream.value());
+  arena* own      = nullptr;
+  std::optional<pinned_arena> pin;
   std::uint64_t to_record = 0;
   {
-    std::lock_guard lock{own.mutex};
-    if (auto range = own.free.take(size)) { return reinterpret_cast<void*>(range->start); }
+    auto lock = lock_arena(key, own);
+    own->used_since_scan = true;
+    if (auto range = own->free.take(size)) { return reinterpret_cast<void*>(range->start); }
     // A miss is a good moment to let other streams have this stream's recent frees.
-    if (own.free_seq != own.claimed_seq) { to_record = own.claimed_seq = own.free_seq; }
+    if (own->free_seq != own->claimed_seq) {
+      to_record = own->claimed_seq = own->free_seq;
+      ++own->pins;  // record() unpins
+    }
+    pin.emplace(*own);
   }
-  if (to_record != 0) { record(own, to_record); }
+  if (to_record != 0) { record(*own, to_record, stream.value()); }
 
   std::optional<memory_range> range = take_from(clean_, size);
-  if (!range) { range = steal(own, size); }
+  harvest_result scan{};
+  if (!range) {
+    scan  = harvest();
+    range = take_from(clean_, size);
+  }
+  if (!range) { range = steal(*own, stream.value(), size); }
+  if (!range && should_synchronize_before_growing(scan, size)) { range = reclaim_all_and_take(size); }
   std::string upstream_error;
   if (!range) {
     try {
-      range = grow(own, size);
+      range = grow(*own, stream.value(), size);
     } catch (rmm::bad_alloc const& e) {
       upstream_error = e.what();
     }
   }
   if (!range) { range = reclaim_all_and_take(size); }
   if (!range) { throw_out_of_memory(bytes, stream, upstream_error); }
-  if (range->size > size) { insert_free(own, {range->start + size, range->size - size}); }
+  if (range->size > size) { insert_free(*own, {range->start + size, range->size - size}, stream.value()); }
   return reinterpret_cast<void*>(range->start);
 }
 
@@ -155,43 +210,56 @@ template <class FreeStore>
 void stream_ordered_suballocator<FreeStore>::deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
 {
   if (ptr == nullptr) { return; }
-  insert_free(arena_for(stream.value()), {reinterpret_cast<std::uintptr_t>(ptr), block_size(bytes)});
+  if (bytes > max_request()) [[unlikely]] {
+    try {
+      RMM_LOG_ERROR("{}: ignored the free of {} with an impossible size ({}): it was never allocated with that size",
+                    options_.name,
+                    ptr,
+                    bytes);
+    } catch (...) {
+    }
+    return;
+  }
+  memory_range const range{reinterpret_cast<std::uintptr_t>(ptr), block_size(bytes)};
+  try {
+    auto const key = key_for(stream.value());
+    arena* a       = nullptr;
+    std::uint64_t to_record = 0;
+    {
+      auto lock = lock_arena(key, a);
+      to_record = insert_locked(*a, range, stream.value());
+    }
+    if (to_record != 0) { record(*a, to_record, stream.value()); }
+  } catch (...) {
+    // The stream is unknown to the driver (destroyed), or the bookkeeping ran out of host memory.
+    deallocate_after_device_sync(range, stream.value());
+  }
 }
 
 template <class FreeStore>
-auto stream_ordered_suballocator<FreeStore>::arena_for(cudaStream_t stream) -> arena&
+void stream_ordered_suballocator<FreeStore>::deallocate_after_device_sync(memory_range range,
+                                                                          cudaStream_t stream) noexcept
 {
-  auto& entry = thread_arena_cache().entries[arena_cache::slot(id_, stream)];
-  if (entry.owner_id == id_ && entry.stream == stream) { return *static_cast<arena*>(entry.arena); }
-  // cudaStreamPerThread is a different stream in every thread; the arena resource also gives each
-  // thread its own arena on the default streams.
-  bool const default_stream = stream == cudaStream_t{} || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
-  bool const per_thread     = stream == cudaStreamPerThread || (options_.per_thread_default_arenas && default_stream);
-  arena_key const key{stream, per_thread ? std::this_thread::get_id() : std::thread::id{}};
-  arena* found = nullptr;
-  {
-    std::shared_lock lock{arenas_mutex_};
-    if (auto it = arenas_.find(key); it != arenas_.end()) { found = it->second.get(); }
+  try {
+    RMM_LOG_WARN("{}: freeing {} on stream {} needed a device synchronization: the stream has no arena",
+                 options_.name,
+                 reinterpret_cast<void*>(range.start),
+                 static_cast<void*>(stream));
+    {
+      cuda_set_device_raii const on_device{cuda_device_id{device_}};
+      RMM_CUDA_TRY(cudaDeviceSynchronize());
+    }
+    insert_clean(range);
+  } catch (std::exception const& e) {
+    try {
+      RMM_LOG_ERROR("{}: lost {} at {}: it could not be taken back ({})",
+                    options_.name,
+                    rmm::detail::format_bytes_exact(range.size),
+                    reinterpret_cast<void*>(range.start),
+                    e.what());
+    } catch (...) {
+    }
   }
-  if (found == nullptr) { found = &create_arena(key); }
-  entry = {id_, stream, found};
-  return *found;
-}
-
-template <class FreeStore>
-auto stream_ordered_suballocator<FreeStore>::create_arena(arena_key key) -> arena&
-{
-  std::unique_lock lock{arenas_mutex_};
-  auto& slot = arenas_[key];
-  if (!slot) {
-    auto fresh                = std::make_unique<arena>(make_store_());
-    fresh->stream             = key.stream;
-    fresh->per_thread_default = key.stream == cudaStreamPerThread;
-    cuda_set_device_raii const on_device{cuda_device_id{device_}};
-    RMM_CUDA_TRY(cudaEventCreateWithFlags(&fresh->event, cudaEventDisableTiming));
-    slot = std::move(fresh);
-  }
-  return *slot;
 }
 
 template <class FreeStore>
@@ -204,16 +272,40 @@ void stream_ordered_suballocator<FreeStore>::refresh_chunks(arena& a)
 }
 
 template <class FreeStore>
-void stream_ordered_suballocator<FreeStore>::insert_free(arena& a, memory_range range)
+std::uint64_t stream_ordered_suballocator<FreeStore>::insert_locked(arena& a, memory_range range, cudaStream_t stream)
+{
+  refresh_chunks(a);
+  a.used_since_scan = true;
+  if (!a.free.insert(range, *a.chunks, a.free_seq + 1)) [[unlikely]] {
+    try {
+      RMM_LOG_ERROR(
+        "{}: {} ({} bytes) freed on stream {} is free already: a double free, or a free with the wrong size; ignored",
+        options_.name,
+        reinterpret_cast<void*>(range.start),
+        range.size,
+        static_cast<void*>(stream));
+    } catch (...) {
+    }
+    return 0;
+  }
+  ++a.free_seq;
+  if (a.free_seq - a.claimed_seq >= frees_per_record) {
+    a.claimed_seq = a.free_seq;
+    ++a.pins;  // record() unpins
+    return a.free_seq;
+  }
+  return 0;
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::insert_free(arena& a, memory_range range, cudaStream_t stream)
 {
   std::uint64_t to_record = 0;
   {
     std::lock_guard lock{a.mutex};
-    refresh_chunks(a);
-    a.free.insert(range, *a.chunks, ++a.free_seq);
-    if (a.free_seq - a.claimed_seq >= frees_per_record) { to_record = a.claimed_seq = a.free_seq; }
+    to_record = insert_locked(a, range, stream);
   }
-  if (to_record != 0) { record(a, to_record); }
+  if (to_record != 0) { record(a, to_record, stream); }
 }
 
 template <class FreeStore>
@@ -221,20 +313,47 @@ void stream_ordered_suballocator<FreeStore>::insert_clean(memory_range range)
 {
   std::lock_guard lock{clean_.mutex};
   refresh_chunks(clean_);
-  clean_.free.insert(range, *clean_.chunks, 0);
+  if (!clean_.free.insert(range, *clean_.chunks, 0)) [[unlikely]] {
+    RMM_LOG_ERROR("{}: {} ({} bytes) is free already; ignored",
+                  options_.name,
+                  reinterpret_cast<void*>(range.start),
+                  range.size);
+  }
 }
 
 template <class FreeStore>
-void stream_ordered_suballocator<FreeStore>::record(arena& a, std::uint64_t free_seq) noexcept
+void stream_ordered_suballocator<FreeStore>::record(arena& a, std::uint64_t free_seq, cudaStream_t stream) noexcept
 {
   // Called from an operation that was given a's stream, so the stream exists. The event is
   // recorded after the frees up to free_seq were made, so it covers them.
-  if (auto const status = cudaEventRecord(a.event, a.stream); status != cudaSuccess) {
+  cudaEvent_t event{};
+  {
+    std::lock_guard lock{a.mutex};
+    event = a.event;
+  }
+  if (event == nullptr) {
+    cudaEvent_t created{};
+    if (auto const status = cudaEventCreateWithFlags(&created, cudaEventDisableTiming); status != cudaSuccess) {
+      rmm::detail::report_cuda_error_noexcept(status, "cudaEventCreateWithFlags(arena event)", __FILE__, __LINE__);
+      std::lock_guard lock{a.mutex};
+      --a.pins;
+      return;
+    }
+    std::lock_guard lock{a.mutex};
+    if (a.event == nullptr) {
+      a.event = created;
+    } else {
+      RMM_ASSERT_CUDA_SUCCESS(cudaEventDestroy(created));  // another thread created one meanwhile
+    }
+    event = a.event;
+  }
+  auto const status = cudaEventRecord(event, stream);
+  if (status != cudaSuccess) {
     rmm::detail::report_cuda_error_noexcept(status, "cudaEventRecord(arena event, stream)", __FILE__, __LINE__);
-    return;
   }
   std::lock_guard lock{a.mutex};
-  a.covered_seq = std::max(a.covered_seq, free_seq);
+  if (status == cudaSuccess) { a.covered_seq = std::max(a.covered_seq, free_seq); }
+  --a.pins;
 }
 
 template <class FreeStore>
@@ -242,252 +361,6 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_from(ar
 {
   std::lock_guard lock{a.mutex};
   return a.free.take(bytes);
-}
-
-// ---- when the own arena is not enough -------------------------------------------------------------
-
-template <class FreeStore>
-std::optional<memory_range> stream_ordered_suballocator<FreeStore>::steal(arena& thief, std::size_t bytes)
-{
-  std::shared_lock lock{arenas_mutex_};
-  for (auto const& [key, victim] : arenas_) {
-    if (victim.get() == &thief) { continue; }
-    // Per-thread arenas of one legacy stream (the arena resource) need no event between them.
-    bool const same_stream = victim->stream == thief.stream && !victim->per_thread_default;
-    std::optional<memory_range> range;
-    {
-      std::lock_guard victim_lock{victim->mutex};
-      range = same_stream ? victim->free.take(bytes) : victim->free.take_freed_before(bytes, victim->covered_seq);
-    }
-    if (!range) { continue; }
-    if (!same_stream) {
-      // The event was recorded after the block was freed: waiting on it orders our use after the
-      // work that last used the block.
-      if (auto const status = cudaStreamWaitEvent(thief.stream, victim->event, 0); status != cudaSuccess) {
-        (void)cudaGetLastError();
-        insert_free(*victim, *range);
-        throw rmm::cuda_error{rmm::detail::cuda_error_message(status, "cudaStreamWaitEvent", __FILE__, __LINE__)};
-      }
-    }
-    return range;
-  }
-  return std::nullopt;
-}
-
-template <class FreeStore>
-std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow(arena& requester, std::size_t bytes)
-{
-  std::lock_guard lock{growth_mutex_};
-  if (auto range = take_from(clean_, bytes)) { return range; }  // reclaimed meanwhile
-  if (options_.growth_step == 0) { return std::nullopt; }
-  if (region_ != nullptr) { return grow_region(requester, bytes); }
-  auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
-  auto const room     = options_.maximum_size
-                          ? (*options_.maximum_size > reserved ? *options_.maximum_size - reserved : 0)
-                          : std::numeric_limits<std::size_t>::max();
-  if (room < bytes) { return std::nullopt; }
-  auto const preferred = std::min(std::max(bytes, block_size(options_.growth_step)), room);
-  std::size_t size     = preferred;
-  void* ptr{};
-  try {
-    ptr = upstream_.allocate(requester.stream, size);
-  } catch (rmm::bad_alloc const&) {
-    if (preferred == bytes) { throw; }
-    size = bytes;  // the upstream may still have room for what was asked
-    ptr  = upstream_.allocate(requester.stream, size);
-  }
-  add_chunk({reinterpret_cast<std::uintptr_t>(ptr), size, false});
-  RMM_LOG_DEBUG("{}: grew by {} to {} for a request of {}",
-                options_.name,
-                rmm::detail::format_bytes(size),
-                rmm::detail::format_bytes(reserved_bytes_.load()),
-                rmm::detail::format_bytes(bytes));
-  return memory_range{reinterpret_cast<std::uintptr_t>(ptr), size};
-}
-
-template <class FreeStore>
-std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(arena& requester, std::size_t bytes)
-{
-  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
-    // Extend the free block at the end of the region when the requester may use it at once (its
-    // own, or clean), so only the difference is mapped.
-    auto const end   = region_->end();
-    std::size_t tail = 0;
-    {
-      std::lock_guard lock{requester.mutex};
-      tail = requester.free.size_of_block_ending_at(end);
-    }
-    if (tail == 0) {
-      std::optional<memory_range> clean_tail;
-      {
-        std::lock_guard lock{clean_.mutex};
-        clean_tail = clean_.free.remove_block_ending_at(end);
-      }
-      if (clean_tail) {
-        insert_free(requester, *clean_tail);
-        tail = clean_tail->size;
-      }
-    }
-    auto const need     = bytes > tail ? bytes - tail : 0;
-    auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
-    auto const room =
-      std::min(region_->capacity() - region_->mapped_bytes(),
-               options_.maximum_size ? (*options_.maximum_size > reserved ? *options_.maximum_size - reserved : 0)
-                                     : std::numeric_limits<std::size_t>::max());
-    auto const granule = region_->granularity();
-    auto const minimum = align_up(need, granule);
-    if (minimum > room) {
-      throw rmm::out_of_memory{fmt::format("mapping {} more would exceed the pool's {} ({} mapped)",
-                                           rmm::detail::format_bytes(minimum),
-                                           options_.maximum_size ? "maximum size" : "address range (the device's memory)",
-                                           rmm::detail::format_bytes(region_->mapped_bytes()))};
-    }
-    auto const preferred =
-      std::min(std::max(minimum, align_up(options_.growth_step, granule)), align_down(room, granule));
-    memory_range range{};
-    try {
-      range = region_->grow(preferred);
-    } catch (rmm::bad_alloc const&) {
-      if (preferred == minimum) { throw; }
-      range = region_->grow(minimum);
-    }
-    auto const region_base = region_->end() - region_->mapped_bytes();
-    add_chunk({range.start, range.size, range.start != region_base});
-    RMM_LOG_DEBUG("{}: mapped {} more (now {}) for a request of {}",
-                  options_.name,
-                  rmm::detail::format_bytes(range.size),
-                  rmm::detail::format_bytes(reserved_bytes_.load()),
-                  rmm::detail::format_bytes(bytes));
-    insert_free(requester, range);  // merges with the tail
-    return take_from(requester, bytes);
-  } else {
-    (void)requester;
-    (void)bytes;
-    return std::nullopt;
-  }
-}
-
-template <class FreeStore>
-std::optional<memory_range> stream_ordered_suballocator<FreeStore>::reclaim_all_and_take(std::size_t bytes)
-{
-  std::lock_guard lock{growth_mutex_};
-  if (auto range = take_from(clean_, bytes)) { return range; }
-  move_all_free_to_clean();
-  return take_from(clean_, bytes);
-}
-
-template <class FreeStore>
-void stream_ordered_suballocator<FreeStore>::move_all_free_to_clean()
-{
-  // Drain first, then synchronize: memory freed after the synchronization stays in its arena,
-  // so everything moved has no pending work left on any stream.
-  std::vector<memory_range> ranges;
-  {
-    std::shared_lock lock{arenas_mutex_};
-    for (auto const& [key, a] : arenas_) {
-      std::lock_guard arena_lock{a->mutex};
-      a->free.drain([&](memory_range r) { ranges.push_back(r); });
-    }
-  }
-  try {
-    cuda_set_device_raii const on_device{cuda_device_id{device_}};
-    RMM_CUDA_TRY(cudaDeviceSynchronize());
-  } catch (...) {
-    // Not synchronized, so not clean: the legacy default stream's arena is ordered after every
-    // blocking stream.
-    for (auto const& r : ranges) {
-      insert_free(arena_for(cudaStream_t{}), r);
-    }
-    throw;
-  }
-  std::lock_guard lock{clean_.mutex};
-  refresh_chunks(clean_);
-  for (auto const& r : ranges) {
-    clean_.free.insert(r, *clean_.chunks, 0);
-  }
-}
-
-template <class FreeStore>
-std::size_t stream_ordered_suballocator<FreeStore>::release()
-{
-  std::lock_guard lock{growth_mutex_};
-  move_all_free_to_clean();
-  return release_whole_chunks();
-}
-
-template <class FreeStore>
-std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
-{
-  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
-    if (region_ != nullptr) {
-      // Unmap the whole segments that the free block at the end of the region covers.
-      auto const end = region_->end();
-      std::lock_guard lock{clean_.mutex};
-      auto const tail = clean_.free.remove_block_ending_at(end);
-      if (!tail) { return 0; }
-      auto const new_end = region_->shrink_to(tail->start);
-      if (new_end > tail->start) { clean_.free.insert({tail->start, new_end - tail->start}, *clean_.chunks, 0); }
-      std::vector<std::uintptr_t> gone;
-      {
-        std::lock_guard chunks_lock{chunks_mutex_};
-        for (auto const& c : chunks_) {
-          if (c.start >= new_end) { gone.push_back(c.start); }
-        }
-      }
-      for (auto start : gone) {
-        remove_chunk(start);
-      }
-      return end - new_end;
-    }
-  }
-  std::vector<chunk> whole;
-  {
-    std::scoped_lock locks{clean_.mutex, chunks_mutex_};
-    for (auto const& c : chunks_) {
-      if (clean_.free.remove_exact({c.start, c.size})) { whole.push_back(c); }
-    }
-  }
-  std::size_t released = 0;
-  for (auto const& c : whole) {
-    remove_chunk(c.start);
-    upstream_.deallocate(cuda_stream_view{}, reinterpret_cast<void*>(c.start), c.size);
-    released += c.size;
-  }
-  return released;
-}
-
-template <class FreeStore>
-void stream_ordered_suballocator<FreeStore>::add_chunk(chunk c)
-{
-  std::lock_guard lock{chunks_mutex_};
-  auto it = std::lower_bound(
-    chunks_.begin(), chunks_.end(), c.start, [](chunk const& x, std::uintptr_t s) { return x.start < s; });
-  chunks_.insert(it, c);
-  reserved_bytes_.fetch_add(c.size, std::memory_order_relaxed);
-  publish_chunks();
-}
-
-template <class FreeStore>
-void stream_ordered_suballocator<FreeStore>::remove_chunk(std::uintptr_t start)
-{
-  std::lock_guard lock{chunks_mutex_};
-  auto it = std::find_if(chunks_.begin(), chunks_.end(), [start](chunk const& x) { return x.start == start; });
-  if (it == chunks_.end()) { return; }
-  reserved_bytes_.fetch_sub(it->size, std::memory_order_relaxed);
-  chunks_.erase(it);
-  publish_chunks();
-}
-
-template <class FreeStore>
-void stream_ordered_suballocator<FreeStore>::publish_chunks()
-{
-  auto starts = std::make_shared<chunk_starts>();
-  starts->reserve(chunks_.size());
-  for (auto const& x : chunks_) {
-    if (!x.joins_previous) { starts->push_back(x.start); }
-  }
-  chunk_starts_ = std::move(starts);
-  chunks_version_.fetch_add(1, std::memory_order_release);
 }
 
 // ---- reporting ------------------------------------------------------------------------------------
@@ -507,6 +380,7 @@ suballocator_statistics stream_ordered_suballocator<FreeStore>::statistics() con
     for (auto const& [key, a] : arenas_) {
       add(*a);
     }
+    stats.stream_arenas = arenas_.size();
   }
   add(clean_);
   {
@@ -516,6 +390,13 @@ suballocator_statistics stream_ordered_suballocator<FreeStore>::statistics() con
   }
   stats.allocated_bytes = stats.reserved_bytes - std::min(stats.free_bytes, stats.reserved_bytes);
   return stats;
+}
+
+template <class FreeStore>
+std::size_t stream_ordered_suballocator<FreeStore>::arena_count() const
+{
+  std::shared_lock lock{arenas_mutex_};
+  return arenas_.size();
 }
 
 template <class FreeStore>
@@ -554,9 +435,10 @@ void stream_ordered_suballocator<FreeStore>::log_state() const
   std::shared_lock lock{arenas_mutex_};
   for (auto const& [key, a] : arenas_) {
     std::lock_guard arena_lock{a->mutex};
-    RMM_LOG_ERROR("{}: arena of stream {}: {} free in {} block(s), largest {}",
+    RMM_LOG_ERROR("{}: arena of stream id {}{}: {} free in {} block(s), largest {}",
                   options_.name,
-                  static_cast<void const*>(a->stream),
+                  key.stream_id,
+                  key.thread != 0 ? fmt::format(" (thread {})", key.thread) : std::string{},
                   rmm::detail::format_bytes(a->free.free_bytes()),
                   a->free.block_count(),
                   rmm::detail::format_bytes(a->free.largest_block()));
@@ -594,3 +476,6 @@ void stream_ordered_suballocator<FreeStore>::throw_out_of_memory(std::size_t byt
 }
 
 }  // namespace rmm::mr::detail
+
+#include "stream_ordered_suballocator_arenas.hpp"
+#include "stream_ordered_suballocator_growth.hpp"

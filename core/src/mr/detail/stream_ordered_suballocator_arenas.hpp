@@ -1,0 +1,175 @@
+#pragma once
+
+// stream_ordered_suballocator: finding a stream's arena, moving memory between arenas, and
+// retiring arenas nobody uses. Included by stream_ordered_suballocator_impl.hpp.
+
+#include "stream_ordered_suballocator_impl.hpp"
+
+namespace rmm::mr::detail {
+
+template <class FreeStore>
+auto stream_ordered_suballocator<FreeStore>::key_for(cudaStream_t stream) const -> arena_key
+{
+  arena_key key{stream_id(stream, device_), 0};
+  // The arena resource gives each thread its own arena on the legacy stream: threads sharing it do
+  // not contend, and since it is one stream they may exchange memory without waiting.
+  if (options_.per_thread_default_arenas && (stream == cudaStream_t{} || stream == cudaStreamLegacy)) {
+    key.thread = thread_token();
+  }
+  return key;
+}
+
+template <class FreeStore>
+std::unique_lock<std::mutex> stream_ordered_suballocator<FreeStore>::lock_arena(arena_key key, arena*& found)
+{
+  auto& entry = thread_arena_cache().entries[arena_cache::slot(id_, key.stream_id)];
+  if (entry.owner_id == id_ && entry.stream_id == key.stream_id) {
+    auto* cached = static_cast<arena*>(entry.arena);
+    std::unique_lock lock{cached->mutex};
+    if (cached->live && cached->key == key) {
+      found = cached;
+      return lock;
+    }
+  }
+  for (;;) {  // the arena found may be retired before its lock is taken: look again
+    arena& a = find_or_create(key);
+    std::unique_lock lock{a.mutex};
+    if (a.live && a.key == key) {
+      entry = {id_, key.stream_id, &a};
+      found = &a;
+      return lock;
+    }
+  }
+}
+
+template <class FreeStore>
+auto stream_ordered_suballocator<FreeStore>::find_or_create(arena_key key) -> arena&
+{
+  {
+    std::shared_lock lock{arenas_mutex_};
+    if (auto it = arenas_.find(key); it != arenas_.end()) { return *it->second; }
+  }
+  std::unique_lock lock{arenas_mutex_};
+  if (auto it = arenas_.find(key); it != arenas_.end()) { return *it->second; }
+  arena* a = nullptr;
+  if (!spare_arenas_.empty()) {
+    a = spare_arenas_.back();
+    spare_arenas_.pop_back();
+  } else {
+    all_arenas_.push_back(std::make_unique<arena>(make_store_()));
+    a = all_arenas_.back().get();
+    spare_arenas_.reserve(all_arenas_.size());  // retiring never allocates
+  }
+  try {
+    arenas_.emplace(key, a);
+  } catch (...) {
+    spare_arenas_.push_back(a);
+    throw;
+  }
+  std::lock_guard arena_lock{a->mutex};
+  a->key             = key;
+  a->live            = true;
+  a->used_since_scan = true;
+  a->free_seq = a->claimed_seq = a->covered_seq = a->harvested_seq = 0;  // the event says nothing yet
+  return *a;
+}
+
+template <class FreeStore>
+auto stream_ordered_suballocator<FreeStore>::harvest() -> harvest_result
+{
+  harvest_result result;
+  std::vector<memory_range> completed;
+  std::vector<arena*> idle;
+  {
+    std::shared_lock lock{arenas_mutex_};
+    result.arenas = arenas_.size();
+    for (auto const& [key, a] : arenas_) {
+      // Read what the event covers before asking whether it completed: a record made after the
+      // read can only complete later, so a completed event covers at least what was read.
+      std::uint64_t covered = 0;
+      cudaEvent_t event{};
+      {
+        std::lock_guard arena_lock{a->mutex};
+        if (a->event != nullptr && a->covered_seq > a->harvested_seq && a->free.free_bytes() > 0) {
+          covered = a->covered_seq;
+          event   = a->event;
+        }
+      }
+      bool const passed = event != nullptr && cudaEventQuery(event) == cudaSuccess;
+      std::lock_guard arena_lock{a->mutex};
+      if (passed) {
+        a->free.drain_freed_before(covered, [&completed](memory_range r) { completed.push_back(r); });
+        a->harvested_seq = std::max(a->harvested_seq, covered);
+      }
+      result.stranded_bytes += a->free.free_bytes();
+      if (a->free.free_bytes() == 0 && !a->used_since_scan && a->pins == 0) { idle.push_back(a); }
+      a->used_since_scan = false;
+    }
+  }
+  if (!completed.empty()) {
+    std::lock_guard lock{clean_.mutex};
+    refresh_chunks(clean_);
+    for (auto const& r : completed) {
+      if (!clean_.free.insert(r, *clean_.chunks, 0)) [[unlikely]] {
+        RMM_LOG_ERROR("{}: {} is free twice; ignored", options_.name, reinterpret_cast<void*>(r.start));
+      }
+    }
+  }
+  if (!idle.empty()) { retire_idle(idle); }
+  return result;
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::retire_idle(std::vector<arena*> const& candidates)
+{
+  std::unique_lock lock{arenas_mutex_};
+  for (arena* a : candidates) {
+    std::lock_guard arena_lock{a->mutex};
+    if (!a->live || a->free.free_bytes() != 0 || a->used_since_scan || a->pins != 0) { continue; }
+    arenas_.erase(a->key);
+    a->live = false;
+    spare_arenas_.push_back(a);
+  }
+}
+
+template <class FreeStore>
+std::optional<memory_range> stream_ordered_suballocator<FreeStore>::steal(arena& thief,
+                                                                         cudaStream_t stream,
+                                                                         std::size_t bytes)
+{
+  std::shared_lock lock{arenas_mutex_};
+  for (auto const& [key, victim] : arenas_) {
+    if (victim == &thief) { continue; }
+    // Per-thread arenas of one legacy stream (the arena resource) need no event between them.
+    bool const same_stream = key.stream_id == thief.key.stream_id;
+    std::optional<memory_range> range;
+    cudaEvent_t event{};
+    {
+      std::lock_guard victim_lock{victim->mutex};
+      if (same_stream) {
+        range = victim->free.take(bytes);
+      } else if (victim->event != nullptr && victim->covered_seq > 0) {
+        range = victim->free.take_freed_before(bytes, victim->covered_seq);
+        event = victim->event;
+      }
+    }
+    if (!range) { continue; }
+    if (!same_stream) {
+      // The event was recorded after the block was freed (a later record of it is later still):
+      // waiting on it orders our use after the work that last used the block.
+      if (auto const status = cudaStreamWaitEvent(stream, event, 0); status != cudaSuccess) {
+        {
+          // Back as a fresh free: no record of the victim's event covers it any more.
+          std::lock_guard victim_lock{victim->mutex};
+          refresh_chunks(*victim);
+          (void)victim->free.insert(*range, *victim->chunks, ++victim->free_seq);
+        }
+        throw rmm::cuda_error{rmm::detail::cuda_error_message(status, "cudaStreamWaitEvent", __FILE__, __LINE__)};
+      }
+    }
+    return range;
+  }
+  return std::nullopt;
+}
+
+}  // namespace rmm::mr::detail

@@ -1,0 +1,252 @@
+#pragma once
+
+// stream_ordered_suballocator: growing from upstream, reclaiming all free memory behind one device
+// synchronization, and giving memory back. Included by stream_ordered_suballocator_impl.hpp.
+
+#include "stream_ordered_suballocator_impl.hpp"
+
+namespace rmm::mr::detail {
+
+template <class FreeStore>
+bool stream_ordered_suballocator<FreeStore>::should_synchronize_before_growing(harvest_result const& scan,
+                                                                                std::size_t bytes) const
+{
+  if (scan.arenas > arenas_before_reclaim) { return true; }
+  // Growing while at least half of what the pool holds sits free in other streams' arenas would
+  // let the pool reach several times its peak use under many streams; one synchronization makes
+  // that memory clean instead.
+  auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
+  return scan.stranded_bytes >= bytes && scan.stranded_bytes >= reserved / 2;
+}
+
+template <class FreeStore>
+std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow(arena& requester,
+                                                                        cudaStream_t stream,
+                                                                        std::size_t bytes)
+{
+  std::lock_guard lock{growth_mutex_};
+  if (auto range = take_from(clean_, bytes)) { return range; }  // reclaimed meanwhile
+  if (options_.growth_step == 0) { return std::nullopt; }
+  if (region_ != nullptr) { return grow_region(requester, stream, bytes); }
+  auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
+  auto const room     = options_.maximum_size
+                          ? (*options_.maximum_size > reserved ? *options_.maximum_size - reserved : 0)
+                          : std::numeric_limits<std::size_t>::max();
+  if (room < bytes) { return std::nullopt; }
+  auto const preferred = std::min(std::max(bytes, block_size(options_.growth_step)), room);
+  std::size_t size     = preferred;
+  void* ptr{};
+  try {
+    ptr = upstream_.allocate(stream, size);
+  } catch (rmm::bad_alloc const&) {
+    if (preferred == bytes) { throw; }
+    size = bytes;  // the upstream may still have room for what was asked
+    ptr  = upstream_.allocate(stream, size);
+  }
+  add_chunk({reinterpret_cast<std::uintptr_t>(ptr), size, false});
+  RMM_LOG_DEBUG("{}: grew by {} to {} for a request of {}",
+                options_.name,
+                rmm::detail::format_bytes(size),
+                rmm::detail::format_bytes(reserved_bytes_.load()),
+                rmm::detail::format_bytes(bytes));
+  return memory_range{reinterpret_cast<std::uintptr_t>(ptr), size};
+}
+
+template <class FreeStore>
+std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(arena& requester,
+                                                                               cudaStream_t stream,
+                                                                               std::size_t bytes)
+{
+  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+    // Extend the free block at the end of the region when the requester may use it at once (its
+    // own, or clean), so only the difference is mapped.
+    auto const end   = region_->end();
+    std::size_t tail = 0;
+    {
+      std::lock_guard lock{requester.mutex};
+      tail = requester.free.size_of_block_ending_at(end);
+    }
+    if (tail == 0) {
+      std::optional<memory_range> clean_tail;
+      {
+        std::lock_guard lock{clean_.mutex};
+        clean_tail = clean_.free.remove_block_ending_at(end);
+      }
+      if (clean_tail) {
+        insert_free(requester, *clean_tail, stream);
+        tail = clean_tail->size;
+      }
+    }
+    auto const need     = bytes > tail ? bytes - tail : 0;
+    auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
+    auto const room =
+      std::min(region_->capacity() - region_->mapped_bytes(),
+               options_.maximum_size ? (*options_.maximum_size > reserved ? *options_.maximum_size - reserved : 0)
+                                     : std::numeric_limits<std::size_t>::max());
+    auto const granule = region_->granularity();
+    auto const minimum = align_up(need, granule);
+    if (minimum > room) {
+      throw rmm::out_of_memory{fmt::format("mapping {} more would exceed the pool's {} ({} mapped)",
+                                           rmm::detail::format_bytes(minimum),
+                                           options_.maximum_size ? "maximum size" : "address range (the device's memory)",
+                                           rmm::detail::format_bytes(region_->mapped_bytes()))};
+    }
+    auto const preferred =
+      std::min(std::max(minimum, align_up(options_.growth_step, granule)), align_down(room, granule));
+    memory_range range{};
+    try {
+      range = region_->grow(preferred);
+    } catch (rmm::bad_alloc const&) {
+      if (preferred == minimum) { throw; }
+      range = region_->grow(minimum);
+    }
+    auto const region_base = region_->end() - region_->mapped_bytes();
+    add_chunk({range.start, range.size, range.start != region_base});
+    RMM_LOG_DEBUG("{}: mapped {} more (now {}) for a request of {}",
+                  options_.name,
+                  rmm::detail::format_bytes(range.size),
+                  rmm::detail::format_bytes(reserved_bytes_.load()),
+                  rmm::detail::format_bytes(bytes));
+    insert_free(requester, range, stream);  // merges with the tail
+    return take_from(requester, bytes);
+  } else {
+    (void)requester;
+    (void)bytes;
+    return std::nullopt;
+  }
+}
+
+template <class FreeStore>
+std::optional<memory_range> stream_ordered_suballocator<FreeStore>::reclaim_all_and_take(std::size_t bytes)
+{
+  std::lock_guard lock{growth_mutex_};
+  if (auto range = take_from(clean_, bytes)) { return range; }
+  move_all_free_to_clean();
+  return take_from(clean_, bytes);
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::move_all_free_to_clean()
+{
+  // Drain first, then synchronize: memory freed after the synchronization stays in its arena,
+  // so everything moved has no pending work left on any stream. The map stays locked so that the
+  // arenas drained are still there to take their memory back if the synchronization fails.
+  std::shared_lock lock{arenas_mutex_};
+  std::vector<std::pair<arena*, memory_range>> drained;
+  for (auto const& [key, a] : arenas_) {
+    std::lock_guard arena_lock{a->mutex};
+    a->free.drain([&drained, a = a](memory_range r) { drained.emplace_back(a, r); });
+  }
+  try {
+    cuda_set_device_raii const on_device{cuda_device_id{device_}};
+    RMM_CUDA_TRY(cudaDeviceSynchronize());
+  } catch (...) {
+    for (auto const& [a, r] : drained) {  // not clean: back where it was, as a fresh free
+      std::lock_guard arena_lock{a->mutex};
+      refresh_chunks(*a);
+      (void)a->free.insert(r, *a->chunks, ++a->free_seq);
+    }
+    throw;
+  }
+  std::lock_guard clean_lock{clean_.mutex};
+  refresh_chunks(clean_);
+  for (auto const& [a, r] : drained) {
+    (void)clean_.free.insert(r, *clean_.chunks, 0);
+  }
+}
+
+template <class FreeStore>
+std::size_t stream_ordered_suballocator<FreeStore>::release()
+{
+  std::lock_guard lock{growth_mutex_};
+  move_all_free_to_clean();
+  // Every arena is empty now: hand back those no call is working in.
+  std::vector<arena*> all;
+  {
+    std::shared_lock arenas_lock{arenas_mutex_};
+    for (auto const& [key, a] : arenas_) {
+      std::lock_guard arena_lock{a->mutex};
+      a->used_since_scan = false;
+      all.push_back(a);
+    }
+  }
+  retire_idle(all);
+  return release_whole_chunks();
+}
+
+template <class FreeStore>
+std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
+{
+  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+    if (region_ != nullptr) {
+      // Unmap the whole segments that the free block at the end of the region covers.
+      auto const end = region_->end();
+      std::lock_guard lock{clean_.mutex};
+      auto const tail = clean_.free.remove_block_ending_at(end);
+      if (!tail) { return 0; }
+      auto const new_end = region_->shrink_to(tail->start);
+      if (new_end > tail->start) { (void)clean_.free.insert({tail->start, new_end - tail->start}, *clean_.chunks, 0); }
+      std::vector<std::uintptr_t> gone;
+      {
+        std::lock_guard chunks_lock{chunks_mutex_};
+        for (auto const& c : chunks_) {
+          if (c.start >= new_end) { gone.push_back(c.start); }
+        }
+      }
+      for (auto start : gone) {
+        remove_chunk(start);
+      }
+      return end - new_end;
+    }
+  }
+  std::vector<chunk> whole;
+  {
+    std::scoped_lock locks{clean_.mutex, chunks_mutex_};
+    for (auto const& c : chunks_) {
+      if (clean_.free.remove_exact({c.start, c.size})) { whole.push_back(c); }
+    }
+  }
+  std::size_t released = 0;
+  for (auto const& c : whole) {
+    remove_chunk(c.start);
+    upstream_.deallocate(cuda_stream_view{}, reinterpret_cast<void*>(c.start), c.size);
+    released += c.size;
+  }
+  return released;
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::add_chunk(chunk c)
+{
+  std::lock_guard lock{chunks_mutex_};
+  auto it = std::lower_bound(
+    chunks_.begin(), chunks_.end(), c.start, [](chunk const& x, std::uintptr_t s) { return x.start < s; });
+  chunks_.insert(it, c);
+  reserved_bytes_.fetch_add(c.size, std::memory_order_relaxed);
+  publish_chunks();
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::remove_chunk(std::uintptr_t start)
+{
+  std::lock_guard lock{chunks_mutex_};
+  auto it = std::find_if(chunks_.begin(), chunks_.end(), [start](chunk const& x) { return x.start == start; });
+  if (it == chunks_.end()) { return; }
+  reserved_bytes_.fetch_sub(it->size, std::memory_order_relaxed);
+  chunks_.erase(it);
+  publish_chunks();
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::publish_chunks()
+{
+  auto starts = std::make_shared<chunk_starts>();
+  starts->reserve(chunks_.size());
+  for (auto const& x : chunks_) {
+    if (!x.joins_previous) { starts->push_back(x.start); }
+  }
+  chunk_starts_ = std::move(starts);
+  chunks_version_.fetch_add(1, std::memory_order_release);
+}
+
+}  // namespace rmm::mr::detail
