@@ -5,14 +5,14 @@
 
 namespace rmm::mr {
 
-void* device_memory_resource::allocate_sync(std::size_t bytes, std::size_t alignment)
+void* device_memory_resource::do_allocate_sync(std::size_t bytes)
 {
   auto const stream = cuda_stream_view{};
-  void* ptr         = allocate(stream, bytes, alignment);
+  void* ptr         = do_allocate(bytes, stream);
   try {
     stream.synchronize();
   } catch (...) {
-    deallocate(stream, ptr, bytes, alignment);
+    do_deallocate(ptr, bytes, stream);
     throw;
   }
   return ptr;

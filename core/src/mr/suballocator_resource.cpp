@@ -34,6 +34,18 @@ void suballocator_resource<Derived, FreeStore>::do_deallocate(void* ptr,
 }
 
 template <class Derived, class FreeStore>
+void* suballocator_resource<Derived, FreeStore>::do_allocate_sync(std::size_t bytes)
+{
+  return engine_->allocate_sync(bytes);
+}
+
+template <class Derived, class FreeStore>
+void suballocator_resource<Derived, FreeStore>::do_deallocate_sync(void* ptr, std::size_t bytes) noexcept
+{
+  engine_->deallocate_sync(ptr, bytes);
+}
+
+template <class Derived, class FreeStore>
 bool suballocator_resource<Derived, FreeStore>::do_is_equal(device_memory_resource const& other) const noexcept
 {
   auto const* same_kind = dynamic_cast<Derived const*>(&other);

@@ -51,13 +51,18 @@ class device_memory_resource {
     do_deallocate(ptr, bytes, cuda_stream_view{stream});
   }
 
-  /// Allocates and waits until the memory can be used from any stream.
-  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT);
+  /// Allocates memory that any stream may use as soon as the call returns.
+  void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
+  {
+    check_alignment(alignment);
+    return do_allocate_sync(bytes);
+  }
 
-  /// Deallocates memory that is no longer used by any stream.
+  /// Deallocates memory that is no longer used by any stream (all work using it has completed).
   void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
   {
-    deallocate(cuda::stream_ref{cudaStream_t{}}, ptr, bytes, alignment);
+    (void)alignment;
+    do_deallocate_sync(ptr, bytes);
   }
 
   // CCCL 3.0.1 spelling (cuda::mr::resource / async_resource concepts).
@@ -103,6 +108,14 @@ class device_memory_resource {
   virtual void* do_allocate(std::size_t bytes, cuda_stream_view stream) = 0;
   /// Frees memory from do_allocate. Must not throw.
   virtual void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept = 0;
+  /// allocate_sync: by default do_allocate on the default stream, then a synchronization of that
+  /// stream. Resources that can hand out memory with no pending work directly override it.
+  virtual void* do_allocate_sync(std::size_t bytes);
+  /// deallocate_sync: by default do_deallocate on the default stream.
+  virtual void do_deallocate_sync(void* ptr, std::size_t bytes) noexcept
+  {
+    do_deallocate(ptr, bytes, cuda_stream_view{});
+  }
   /// Default: equal only to itself.
   [[nodiscard]] virtual bool do_is_equal(device_memory_resource const& other) const noexcept
   {

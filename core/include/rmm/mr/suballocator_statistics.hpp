@@ -7,6 +7,7 @@ namespace rmm::mr {
 /// What a sub-allocating resource (pool, arena, fixed_size, binning) holds, at one moment.
 struct suballocator_statistics {
   std::size_t reserved_bytes{};      ///< held from upstream
+  std::size_t peak_reserved_bytes{}; ///< the most ever held from upstream at once
   std::size_t allocated_bytes{};     ///< handed out and not yet freed (rounded to the resource's granularity)
   std::size_t free_bytes{};          ///< reserved_bytes - allocated_bytes
   std::size_t free_blocks{};         ///< number of separate free ranges

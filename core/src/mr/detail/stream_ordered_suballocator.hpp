@@ -79,6 +79,13 @@ class stream_ordered_suballocator {
   [[nodiscard]] void* allocate(std::size_t bytes, cuda_stream_view stream);
   void deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept;
 
+  /// Memory any stream may use as soon as the call returns, for callers with no stream (cudaMalloc
+  /// under the preload shim): the clean reserve, blocks whose freeing stream has passed them, a
+  /// block of another arena once the host waited for its event, growth. No stream is made to wait.
+  [[nodiscard]] void* allocate_sync(std::size_t bytes);
+  /// Memory no stream uses any more: it goes straight to the clean reserve.
+  void deallocate_sync(void* ptr, std::size_t bytes) noexcept;
+
   /// Synchronizes the device and gives every completely free chunk back to upstream. Returns the
   /// bytes given back.
   std::size_t release();
@@ -169,6 +176,11 @@ class stream_ordered_suballocator {
   harvest_result harvest();
   void retire_idle(std::vector<arena*> const& candidates);
   std::optional<memory_range> steal(arena& thief, cudaStream_t stream, std::size_t bytes);
+  /// A covered block of any arena, after the host waited for that arena's event.
+  std::optional<memory_range> take_after_host_wait(std::size_t bytes);
+  /// Asks the before-growth hook for memory back; the clean reserve's answer afterwards.
+  std::optional<memory_range> take_after_hook(std::size_t bytes);
+  void check_request(std::size_t bytes) const;
   [[nodiscard]] bool should_synchronize_before_growing(harvest_result const& scan, std::size_t bytes) const;
   std::optional<memory_range> grow(arena& requester, cudaStream_t stream, std::size_t bytes);
   std::optional<memory_range> grow_region(arena& requester, cudaStream_t stream, std::size_t bytes);
@@ -193,6 +205,7 @@ class stream_ordered_suballocator {
   std::uint64_t const id_;  // never reused, so thread-local caches cannot confuse two instances
 
   std::atomic<std::size_t> reserved_bytes_{0};
+  std::atomic<std::size_t> peak_reserved_bytes_{0};
   std::unique_ptr<expandable_region> region_;  // set when growing contiguously
 
   mutable std::shared_mutex arenas_mutex_;  // the map, the spare list and retirement

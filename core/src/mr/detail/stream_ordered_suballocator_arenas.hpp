@@ -172,4 +172,32 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::steal(arena&
   return std::nullopt;
 }
 
+template <class FreeStore>
+std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_after_host_wait(std::size_t bytes)
+{
+  std::optional<memory_range> range;
+  cudaEvent_t event{};
+  {
+    std::shared_lock lock{arenas_mutex_};
+    for (auto const& [key, victim] : arenas_) {
+      std::lock_guard victim_lock{victim->mutex};
+      if (victim->event == nullptr || victim->covered_seq == 0) { continue; }
+      range = victim->free.take_freed_before(bytes, victim->covered_seq);
+      if (range) {
+        event = victim->event;
+        break;
+      }
+    }
+  }
+  if (!range) { return std::nullopt; }
+  // Outside every lock: the wait lasts as long as the victim's stream needs. The event was recorded
+  // after the block was freed (a later record of it is later still), so once it completed nothing
+  // uses the block any more.
+  if (auto const status = cudaEventSynchronize(event); status != cudaSuccess) {
+    deallocate_after_device_sync(*range, cudaStream_t{});
+    throw rmm::cuda_error{rmm::detail::cuda_error_message(status, "cudaEventSynchronize", __FILE__, __LINE__)};
+  }
+  return range;
+}
+
 }  // namespace rmm::mr::detail

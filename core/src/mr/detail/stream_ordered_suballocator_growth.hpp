@@ -35,13 +35,18 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow(arena& 
   if (room < bytes) { return std::nullopt; }
   auto const preferred = std::min(std::max(bytes, block_size(options_.growth_step)), room);
   std::size_t size     = preferred;
+  // For the clean reserve (a caller without a stream) the memory must have no pending work.
+  bool const for_clean = &requester == &clean_;
+  auto const take      = [&](std::size_t n) {
+    return for_clean ? upstream_.allocate_sync(n) : upstream_.allocate(stream, n);
+  };
   void* ptr{};
   try {
-    ptr = upstream_.allocate(stream, size);
+    ptr = take(size);
   } catch (rmm::bad_alloc const&) {
     if (preferred == bytes) { throw; }
     size = bytes;  // the upstream may still have room for what was asked
-    ptr  = upstream_.allocate(stream, size);
+    ptr  = take(size);
   }
   add_chunk({reinterpret_cast<std::uintptr_t>(ptr), size, false});
   RMM_LOG_DEBUG("{}: grew by {} to {} for a request of {}",
@@ -59,14 +64,15 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
 {
   if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
     // Extend the free block at the end of the region when the requester may use it at once (its
-    // own, or clean), so only the difference is mapped.
-    auto const end   = region_->end();
-    std::size_t tail = 0;
+    // own, or clean), so only the difference is mapped. Fresh mappings have no pending work.
+    bool const for_clean = &requester == &clean_;
+    auto const end       = region_->end();
+    std::size_t tail     = 0;
     {
       std::lock_guard lock{requester.mutex};
       tail = requester.free.size_of_block_ending_at(end);
     }
-    if (tail == 0) {
+    if (tail == 0 && !for_clean) {
       std::optional<memory_range> clean_tail;
       {
         std::lock_guard lock{clean_.mutex};
@@ -107,7 +113,11 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
                   rmm::detail::format_bytes(range.size),
                   rmm::detail::format_bytes(reserved_bytes_.load()),
                   rmm::detail::format_bytes(bytes));
-    insert_free(requester, range, stream);  // merges with the tail
+    if (for_clean) {
+      insert_clean(range);  // merges with the tail
+    } else {
+      insert_free(requester, range, stream);
+    }
     return take_from(requester, bytes);
   } else {
     (void)requester;
@@ -222,7 +232,9 @@ void stream_ordered_suballocator<FreeStore>::add_chunk(chunk c)
   auto it = std::lower_bound(
     chunks_.begin(), chunks_.end(), c.start, [](chunk const& x, std::uintptr_t s) { return x.start < s; });
   chunks_.insert(it, c);
-  reserved_bytes_.fetch_add(c.size, std::memory_order_relaxed);
+  auto const reserved = reserved_bytes_.fetch_add(c.size, std::memory_order_relaxed) + c.size;
+  peak_reserved_bytes_.store(std::max(peak_reserved_bytes_.load(std::memory_order_relaxed), reserved),
+                             std::memory_order_relaxed);  // under chunks_mutex_
   publish_chunks();
 }
 

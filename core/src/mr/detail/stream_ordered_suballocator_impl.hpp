@@ -13,6 +13,7 @@
 #include <rmm/detail/format.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
+#include <rmm/mr/before_growth.hpp>
 
 #include <fmt/format.h>
 
@@ -151,9 +152,8 @@ stream_ordered_suballocator<FreeStore>::~stream_ordered_suballocator()
 // ---- the common path ------------------------------------------------------------------------------
 
 template <class FreeStore>
-void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_stream_view stream)
+void stream_ordered_suballocator<FreeStore>::check_request(std::size_t bytes) const
 {
-  if (bytes == 0) { return nullptr; }
   if (bytes > max_request()) [[unlikely]] {
     // Checked before any rounding: a wrapped size would be a small block handed out as a huge one.
     throw rmm::out_of_memory{fmt::format("{} cannot allocate {}: no device has that much memory",
@@ -166,6 +166,13 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
                                      rmm::detail::format_bytes_exact(bytes),
                                      rmm::detail::format_bytes_exact(*options_.largest_request))};
   }
+}
+
+template <class FreeStore>
+void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_stream_view stream)
+{
+  if (bytes == 0) { return nullptr; }
+  check_request(bytes);
   auto const size = block_size(bytes);
   auto const key  = key_for(stream.value());
   arena* own      = nullptr;
@@ -191,6 +198,7 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
     range = take_from(clean_, size);
   }
   if (!range) { range = steal(*own, stream.value(), size); }
+  if (!range) { range = take_after_hook(size); }
   if (!range && should_synchronize_before_growing(scan, size)) { range = reclaim_all_and_take(size); }
   std::string upstream_error;
   if (!range) {
@@ -234,6 +242,66 @@ void stream_ordered_suballocator<FreeStore>::deallocate(void* ptr, std::size_t b
     // The stream is unknown to the driver (destroyed), or the bookkeeping ran out of host memory.
     deallocate_after_device_sync(range, stream.value());
   }
+}
+
+template <class FreeStore>
+void* stream_ordered_suballocator<FreeStore>::allocate_sync(std::size_t bytes)
+{
+  if (bytes == 0) { return nullptr; }
+  check_request(bytes);
+  auto const size = block_size(bytes);
+  std::optional<memory_range> range = take_from(clean_, size);
+  harvest_result scan{};
+  if (!range) {
+    scan  = harvest();
+    range = take_from(clean_, size);
+  }
+  if (!range) { range = take_after_host_wait(size); }
+  if (!range) { range = take_after_hook(size); }
+  if (!range && should_synchronize_before_growing(scan, size)) { range = reclaim_all_and_take(size); }
+  std::string upstream_error;
+  if (!range) {
+    try {
+      range = grow(clean_, cudaStreamLegacy, size);
+    } catch (rmm::bad_alloc const& e) {
+      upstream_error = e.what();
+    }
+  }
+  if (!range) { range = reclaim_all_and_take(size); }
+  if (!range) { throw_out_of_memory(bytes, cuda_stream_view{}, upstream_error); }
+  if (range->size > size) { insert_clean({range->start + size, range->size - size}); }
+  return reinterpret_cast<void*>(range->start);
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::deallocate_sync(void* ptr, std::size_t bytes) noexcept
+{
+  if (ptr == nullptr) { return; }
+  if (bytes > max_request()) [[unlikely]] {
+    try {
+      RMM_LOG_ERROR("{}: ignored the free of {} with an impossible size ({})", options_.name, ptr, bytes);
+    } catch (...) {
+    }
+    return;
+  }
+  try {
+    insert_clean({reinterpret_cast<std::uintptr_t>(ptr), block_size(bytes)});
+  } catch (...) {
+    try {
+      RMM_LOG_ERROR("{}: lost {} at {}: out of host memory to keep track of it",
+                    options_.name,
+                    rmm::detail::format_bytes_exact(bytes),
+                    ptr);
+    } catch (...) {
+    }
+  }
+}
+
+template <class FreeStore>
+std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_after_hook(std::size_t bytes)
+{
+  if (!rmm::mr::detail::call_before_growth(cuda_device_id{device_}, bytes)) { return std::nullopt; }
+  return take_from(clean_, bytes);
 }
 
 template <class FreeStore>
@@ -388,6 +456,7 @@ suballocator_statistics stream_ordered_suballocator<FreeStore>::statistics() con
     stats.upstream_chunks = chunks_.size();
     stats.reserved_bytes  = reserved_bytes_.load(std::memory_order_relaxed);
   }
+  stats.peak_reserved_bytes = std::max(peak_reserved_bytes_.load(std::memory_order_relaxed), stats.reserved_bytes);
   stats.allocated_bytes = stats.reserved_bytes - std::min(stats.free_bytes, stats.reserved_bytes);
   return stats;
 }

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <rmm/cuda_device.hpp>
+
+#include <cstddef>
+
+namespace rmm::mr {
+
+/**
+ * A process-wide hook that `pool_memory_resource`, `arena_memory_resource` and
+ * `fixed_size_memory_resource` call just before they would take more memory from their upstream
+ * (or map more device memory): the last chance for whoever holds memory that is about to become
+ * free again (frees waiting for the device to finish with the memory, a cache of its own) to hand it
+ * back instead.
+ *
+ * The callback gets the device and the bytes the resource needs and returns true when it gave
+ * memory back (the resource then looks at its free memory again before growing). It is called
+ * with no lock of the resource held, may free memory into any resource (the calling one included)
+ * and may wait, but must not allocate from the calling resource. `context` is passed through.
+ * Set it once, before resources are used; a null `callback` removes it.
+ */
+using before_growth_callback = bool (*)(void* context, cuda_device_id device, std::size_t bytes) noexcept;
+
+void set_before_growth_callback(before_growth_callback callback, void* context) noexcept;
+
+namespace detail {
+/// Calls the hook, if one is set; false otherwise.
+[[nodiscard]] bool call_before_growth(cuda_device_id device, std::size_t bytes) noexcept;
+}  // namespace detail
+
+}  // namespace rmm::mr
