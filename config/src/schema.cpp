@@ -62,8 +62,7 @@ layer_schema const* find_layer_schema(std::string_view type) noexcept
 
 std::span<key_schema const> shim_schema()
 {
-  // Consumed by the preload shim (a later issue); reserved and validated here so a file written
-  // today keeps working.
+  // Read by the preload shim (docs/shim.md); each key has its RMM_SHIM_<KEY> twin.
   static std::vector<key_schema> const keys{
     {.name          = "enabled",
      .kind          = value_kind::boolean,
@@ -75,8 +74,22 @@ std::span<key_schema const> shim_schema()
      .default_value = false},
     {.name          = "stats_at_exit",
      .kind          = value_kind::boolean,
-     .description   = "print allocation statistics to stderr when the program exits",
+     .description   = "print the report (allocations served, peaks, pass-throughs) to stderr when the program exits",
      .default_value = false},
+    {.name        = "report_file",
+     .kind        = value_kind::file_name_pattern,
+     .description = "write the report as JSON to this file when the program exits",
+     .when_unset  = "no report file"},
+    {.name        = "log_file",
+     .kind        = value_kind::file_name_pattern,
+     .description = "log every allocation and free of every device to this CSV file",
+     .when_unset  = "no log"},
+    {.name          = "free_policy",
+     .kind          = value_kind::choice,
+     .description   = "when memory freed with cudaFree/cuMemFree is reused: \"device_wide\" once all work submitted "
+                      "before the free completed, \"stream_ordered\" at once in the legacy default stream's order",
+     .default_value = std::string{"device_wide"},
+     .choices       = {"device_wide", "stream_ordered"}},
   };
   return keys;
 }

@@ -1,0 +1,44 @@
+// The exported control surface (include/rmm/shim.h).
+
+#include "contexts.hpp"
+#include "dispatch.hpp"
+#include "settings.hpp"
+#include "state.hpp"
+#include "visibility.hpp"
+
+#include <rmm/shim.h>
+
+#include <cstdio>
+
+RMM_SHIM_EXPORT int rmm_shim_enabled(void) { return rmm::shim::settings().enabled ? 1 : 0; }
+
+RMM_SHIM_EXPORT int rmm_shim_print_report(char const* path)
+{
+  auto& s = rmm::shim::state();
+  if (path == nullptr) {
+    rmm::shim::write_report(stderr, false, s.count, s.stacks, s.deferred);
+    return 0;
+  }
+  std::FILE* out = std::fopen(path, "w");
+  if (out == nullptr) { return -1; }
+  rmm::shim::write_report(out, true, s.count, s.stacks, s.deferred);
+  return std::fclose(out) == 0 ? 0 : -1;
+}
+
+RMM_SHIM_EXPORT size_t rmm_shim_release(void)
+{
+  if (!rmm::shim::settings().enabled || rmm::shim::exiting()) { return 0; }
+  auto& s            = rmm::shim::state();
+  std::size_t bytes = 0;
+  rmm::shim::passing_through_scope const own_work;
+  for (int device = 0; device < rmm::shim::device_stacks::max_devices; ++device) {
+    if (s.stacks.find(device) == nullptr) { continue; }
+    rmm::shim::scoped_device_context const on_device{device};
+    try {
+      while (s.deferred.pending_bytes(device) > 0 && s.deferred.reclaim(device, true) > 0) {}
+      bytes += s.stacks.release(device);
+    } catch (...) {  // a C caller gets the bytes given back so far
+    }
+  }
+  return bytes;
+}

@@ -1,0 +1,90 @@
+#pragma once
+
+// The device-wide free policy. cudaFree and cuMemFree promise that the memory is no longer in use
+// by any work submitted before them, on any stream, and real programs rely on it (PyTorch with its
+// cache off frees a tensor while kernels reading it are still queued). Synchronizing the device at
+// each free would keep that promise at a high price; instead the frees of each device are collected
+// into epochs. An epoch is closed with events recorded on the legacy default stream (which waits
+// for every blocking stream) and on each non-blocking stream that still has work, and its blocks
+// go back to the stack once all those events have completed. Closing costs a few event records per
+// epoch, not per free; nothing is waited for until the stack would otherwise have to grow.
+
+#include <cuda.h>
+
+#include <array>
+#include <atomic>
+#include <optional>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+namespace rmm::shim {
+
+class deferred_frees {
+ public:
+  /// Gives a block back to the stack of its device; called with no lock held.
+  using give_back_fn = std::function<void(int device, std::uintptr_t ptr, std::size_t size)>;
+
+  explicit deferred_frees(give_back_fn give_back);
+  deferred_frees(deferred_frees const&)            = delete;
+  deferred_frees& operator=(deferred_frees const&) = delete;
+
+  /// Queues a block freed on `device`. Closes the device's open epoch when it is full.
+  void defer(int device, std::uintptr_t ptr, std::size_t size);
+
+  /// Gives back every block of `device` whose epoch completed. With `wait_for_one`, when none has,
+  /// closes the open epoch if nothing else is pending and waits for the oldest one. Returns the
+  /// bytes given back. `device`'s primary context must be current.
+  std::size_t reclaim(int device, bool wait_for_one);
+
+  /// Bytes freed on `device` and not yet given back.
+  [[nodiscard]] std::size_t pending_bytes(int device) const noexcept;
+
+  /// The program's streams: non-blocking ones need an event of their own in each epoch.
+  void stream_created(CUstream stream, unsigned int flags, int device);
+  void stream_destroyed(CUstream stream) noexcept;
+
+  /// Stream captures in progress in the process: while any is, no epoch is closed (recording on
+  /// the legacy stream would invalidate a capture of a blocking stream).
+  void capture_began() noexcept;
+  void capture_ended() noexcept;
+
+  static constexpr int max_devices = 64;
+  static constexpr std::size_t frees_per_epoch       = 64;
+  static constexpr std::size_t epochs_before_reclaim = 4;
+  static constexpr std::size_t epochs_before_wait    = 16;
+
+ private:
+  struct block {
+    std::uintptr_t ptr;
+    std::size_t size;
+  };
+  struct epoch {
+    std::vector<block> blocks;
+    std::size_t bytes{0};
+    std::vector<CUevent> events;  // empty while open
+  };
+  struct per_device {
+    mutable std::mutex mutex;
+    epoch open;
+    std::deque<epoch> closed;  // oldest first
+    std::vector<CUevent> spare_events;
+    std::size_t pending_bytes{0};
+  };
+
+  /// Records the epoch's events; false (nothing recorded) while a capture is in progress.
+  bool close(int device, per_device& d, epoch& e);
+  [[nodiscard]] bool completed(epoch const& e) const noexcept;
+  void recycle(per_device& d, epoch& e);
+
+  give_back_fn give_back_;
+  std::array<per_device, max_devices> devices_;
+  std::mutex streams_mutex_;  // held while events are recorded on the program's streams
+  std::vector<std::pair<CUstream, int>> non_blocking_streams_;
+  std::atomic<int> captures_{0};
+};
+
+}  // namespace rmm::shim

@@ -1,0 +1,109 @@
+#include "device_stacks.hpp"
+
+#include "settings.hpp"
+
+#include <rmm/config/build.hpp>
+#include <rmm/config/file_name_pattern.hpp>
+#include <rmm/error.hpp>
+#include <rmm/mr/arena_memory_resource.hpp>
+#include <rmm/mr/fixed_size_memory_resource.hpp>
+#include <rmm/mr/logging_resource_adaptor.hpp>
+#include <rmm/mr/pool_memory_resource.hpp>
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+
+namespace rmm::shim {
+
+namespace {
+
+/// Calls `f` with each sub-allocator layer's statistics() and release() available.
+template <class F>
+void for_each_suballocator(std::vector<rmm::mr::any_device_resource> const& layers, F&& f)
+{
+  for (auto const& layer : layers) {
+    if (auto* pool = layer.target<rmm::mr::pool_memory_resource>()) { f(*pool); }
+    if (auto* arena = layer.target<rmm::mr::arena_memory_resource>()) { f(*arena); }
+    if (auto* fixed = layer.target<rmm::mr::fixed_size_memory_resource>()) { f(*fixed); }
+  }
+}
+
+}  // namespace
+
+rmm::mr::any_device_resource& device_stacks::get(int device)
+{
+  if (auto* built = find(device)) { return *built; }
+  RMM_EXPECTS(device >= 0 && device < max_devices,
+              fmt::format("rmm shim: device {} is beyond the {} devices the shim manages", device, max_devices));
+  std::lock_guard lock{building_};
+  auto& slot = stacks_[static_cast<std::size_t>(device)];
+  if (auto* built = slot.load(std::memory_order_acquire)) { return built->layers.front(); }
+  auto fresh    = std::make_unique<stack>();
+  fresh->layers = rmm::config::build_layers(settings().stack, cuda_device_id{device});
+  if (auto const& log = settings().log_file; !log.empty()) {
+    auto const file = rmm::config::expand_file_name_pattern(log, static_cast<long>(::getpid()), device);
+    fresh->layers.insert(fresh->layers.begin(), rmm::mr::logging_resource_adaptor{fresh->layers.front(), file});
+  }
+  auto* built = fresh.release();  // never destroyed: dropped at exit, not freed
+  slot.store(built, std::memory_order_release);
+  return built->layers.front();
+}
+
+rmm::mr::any_device_resource* device_stacks::find(int device) const noexcept
+{
+  if (device < 0 || device >= max_devices) { return nullptr; }
+  auto* built = stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
+  return built == nullptr ? nullptr : &built->layers.front();
+}
+
+std::optional<rmm::mr::suballocator_statistics> device_stacks::statistics(int device) const
+{
+  if (device < 0 || device >= max_devices) { return std::nullopt; }
+  auto const* built = stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
+  if (built == nullptr) { return std::nullopt; }
+  rmm::mr::suballocator_statistics sum{};
+  for_each_suballocator(built->layers, [&sum](auto& resource) {
+    auto const s = resource.statistics();
+    sum.reserved_bytes += s.reserved_bytes;
+    sum.allocated_bytes += s.allocated_bytes;
+    sum.free_bytes += s.free_bytes;
+    sum.free_blocks += s.free_blocks;
+    sum.largest_free_block = std::max(sum.largest_free_block, s.largest_free_block);
+    sum.upstream_chunks += s.upstream_chunks;
+    sum.stream_arenas += s.stream_arenas;
+  });
+  return sum;
+}
+
+std::size_t device_stacks::release(int device)
+{
+  if (device < 0 || device >= max_devices) { return 0; }
+  auto const* built = stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
+  if (built == nullptr) { return 0; }
+  std::size_t released = 0;
+  for (auto const& layer : built->layers) {
+    if (auto* pool = layer.target<rmm::mr::pool_memory_resource>()) { released += pool->release(); }
+  }
+  return released;
+}
+
+void device_stacks::flush_logs() const noexcept
+{
+  for (auto const& slot : stacks_) {
+    auto const* built = slot.load(std::memory_order_acquire);
+    if (built == nullptr) { continue; }
+    for (auto const& layer : built->layers) {
+      if (auto* log = layer.target<rmm::mr::logging_resource_adaptor>()) {
+        try {
+          log->flush();
+        } catch (...) {  // at exit there is nobody left to tell
+        }
+      }
+    }
+  }
+}
+
+}  // namespace rmm::shim

@@ -1,0 +1,45 @@
+#pragma once
+
+// One resource stack per device, built from the configuration the first time a program allocates
+// on that device, and never destroyed: at exit the pools are dropped, not freed (the driver may
+// already be going away, and the process's memory goes with it).
+
+#include <rmm/mr/suballocator_statistics.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace rmm::shim {
+
+class device_stacks {
+ public:
+  static constexpr int max_devices = 64;
+
+  /// The stack of `device`, built on first use; the device's primary context must be current.
+  /// Throws what building throws (rmm::config::config_error, rmm::cuda_error, rmm::bad_alloc).
+  [[nodiscard]] rmm::mr::any_device_resource& get(int device);
+  /// The stack of `device` if it was built, else null. Never builds.
+  [[nodiscard]] rmm::mr::any_device_resource* find(int device) const noexcept;
+
+  /// What the sub-allocators of `device`'s stack hold, summed over its layers; nullopt when the
+  /// stack was not built. Takes their locks, calls no CUDA.
+  [[nodiscard]] std::optional<rmm::mr::suballocator_statistics> statistics(int device) const;
+  /// Gives the free memory of every sub-allocator of `device`'s stack back to the device.
+  std::size_t release(int device);
+  /// Writes what the logging layers hold (no CUDA).
+  void flush_logs() const noexcept;
+
+ private:
+  struct stack {
+    std::vector<rmm::mr::any_device_resource> layers;  // top first; layers[0] is the stack
+  };
+  std::array<std::atomic<stack*>, max_devices> stacks_{};
+  std::mutex building_;
+};
+
+}  // namespace rmm::shim

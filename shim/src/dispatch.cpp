@@ -1,0 +1,330 @@
+#include "dispatch.hpp"
+
+#include "contexts.hpp"
+#include "real_driver.hpp"
+#include "settings.hpp"
+#include "state.hpp"
+
+#include <rmm/config/error.hpp>
+#include <rmm/error.hpp>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+
+namespace rmm::shim {
+
+bool& passing_through() noexcept
+{
+  thread_local bool flag = false;
+  return flag;
+}
+
+namespace {
+
+/// Whether the shim may serve a call at all; counts the reason when it may not.
+bool active() noexcept
+{
+  if (passing_through()) { return false; }  // the inner half of a call passed through: not counted twice
+  if (!settings().enabled) {
+    state().count.passed(pass_reason::disabled);
+    return false;
+  }
+  if (exiting()) {
+    state().count.passed(pass_reason::exiting);
+    return false;
+  }
+  return true;
+}
+
+/// Exit marks itself once the program runs: registered after the CUDA runtime's own exit handler
+/// (the runtime registers it when it initialises), this one runs before it.
+void arm_exit_marker()
+{
+  static std::once_flag once;
+  std::call_once(once, [] { std::atexit([] { mark_exiting(); }); });
+}
+
+/// The stack of `device`. A stack that cannot be built (the configuration asks for more than the
+/// device has, the device refuses it) stops the program: it never runs unmanaged by surprise.
+rmm::mr::any_device_resource& stack_of(shim_state& s, int device)
+{
+  try {
+    return s.stacks.get(device);
+  } catch (std::exception const& e) {
+    std::fflush(stdout);
+    fmt::print(stderr,
+               "rmm shim: cannot build the resource stack of device {}: {}\n"
+               "rmm shim: stopping the program; fix the configuration, or set RMM_SHIM_ENABLED=false to run it "
+               "without the shim\n",
+               device, e.what());
+    std::fflush(stderr);
+    std::_Exit(78);  // EX_CONFIG
+  }
+}
+
+/// Times one call in counters::time_sample_rate.
+class sampled_timer {
+ public:
+  explicit sampled_timer(int device) noexcept : device_{device}, timing_{counters::should_time()}
+  {
+    if (timing_) { start_ = std::chrono::steady_clock::now(); }
+  }
+  ~sampled_timer()
+  {
+    if (!timing_) { return; }
+    auto const elapsed = std::chrono::steady_clock::now() - start_;
+    state().count.timed(device_, static_cast<std::uint64_t>(std::chrono::nanoseconds{elapsed}.count()));
+  }
+  sampled_timer(sampled_timer const&)            = delete;
+  sampled_timer& operator=(sampled_timer const&) = delete;
+
+ private:
+  int device_;
+  bool timing_;
+  std::chrono::steady_clock::time_point start_{};
+};
+
+/// Records a block the stack handed out; gives it back if the record cannot be kept.
+CUresult hand_out(shim_state& s, void* ptr, std::size_t bytes, int device, block_kind kind, CUdeviceptr* out,
+                  rmm::mr::any_device_resource& stack, CUstream stream)
+{
+  auto const address = reinterpret_cast<std::uintptr_t>(ptr);
+  try {
+    s.ownership.insert(address, {bytes, device, kind});
+  } catch (std::bad_alloc const&) {
+    if (kind == block_kind::synchronous) {
+      stack.deallocate_sync(ptr, bytes);
+    } else {
+      stack.deallocate(cuda::stream_ref{stream}, ptr, bytes);
+    }
+    s.count.failed_allocation(device);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  *out = static_cast<CUdeviceptr>(address);
+  s.count.served_allocation(device, bytes);
+  return CUDA_SUCCESS;
+}
+
+/// What a failed allocation returns: out of memory whatever the cause, never an exception across the
+/// C boundary; the program recovers by freeing memory.
+CUresult failed(shim_state& s, int device, std::exception const& e)
+{
+  s.count.failed_allocation(device);
+  if (settings().verbose) { fmt::print(stderr, "rmm shim: allocation on device {} failed: {}\n", device, e.what()); }
+  return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/// The stream an asynchronous call means: stream 0 through a per-thread flavour is the calling
+/// thread's default stream.
+CUstream resolve_stream(CUstream stream, bool per_thread) noexcept
+{
+  return (per_thread && stream == nullptr) ? CU_STREAM_PER_THREAD : stream;
+}
+
+bool capturing(CUstream stream) noexcept
+{
+  CUstreamCaptureStatus status{CU_STREAM_CAPTURE_STATUS_NONE};
+  return real()->stream_is_capturing(stream, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+}  // namespace
+
+std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, api_level)
+{
+  if (!active()) { return std::nullopt; }
+  auto& s = state();
+  if (out == nullptr || bytes == 0) {
+    s.count.passed(pass_reason::null_or_empty);
+    return std::nullopt;
+  }
+  auto const device = current_primary_device();
+  if (!device) {
+    s.count.passed(pass_reason::other_context);
+    return std::nullopt;
+  }
+  arm_exit_marker();
+  passing_through_scope const own_work;  // whatever the stack calls never comes back into the shim
+  auto& stack = stack_of(s, *device);
+  sampled_timer const timer{*device};
+  try {
+    if (settings().free == free_policy::stream_ordered) {
+      void* ptr = stack.allocate(cuda::stream_ref{CU_STREAM_LEGACY}, bytes);
+      return hand_out(s, ptr, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
+    }
+    void* ptr = stack.allocate_sync(bytes);
+    return hand_out(s, ptr, bytes, *device, block_kind::synchronous, out, stack, nullptr);
+  } catch (std::exception const& e) {
+    return failed(s, *device, e);
+  }
+}
+
+std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
+{
+  if (ptr == 0) {
+    if (!passing_through()) { state().count.passed(pass_reason::null_or_empty); }
+    return std::nullopt;
+  }
+  if (passing_through()) { return std::nullopt; }
+  auto& s = state();
+  if (!settings().enabled) {
+    s.count.passed(pass_reason::disabled);
+    return std::nullopt;
+  }
+  auto const owner = s.ownership.extract(static_cast<std::uintptr_t>(ptr));
+  if (!owner) {
+    s.count.passed(pass_reason::foreign_pointer);
+    return std::nullopt;
+  }
+  s.count.served_free(owner->device, owner->size);
+  if (exiting()) { return CUDA_SUCCESS; }  // dropped with the process: no CUDA call during exit
+  sampled_timer const timer{owner->device};
+  passing_through_scope const own_work;
+  auto* stack = s.stacks.find(owner->device);
+  // A block from cudaMallocAsync freed with cudaFree makes the same promise: device-wide.
+  if (settings().free == free_policy::stream_ordered) {
+    // Ordered on the legacy stream of the block's device, which waits for every blocking stream.
+    scoped_device_context const on_device{owner->device};
+    stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(ptr), owner->size);
+  } else {
+    s.deferred.defer(owner->device, static_cast<std::uintptr_t>(ptr), owner->size);
+  }
+  return CUDA_SUCCESS;
+}
+
+std::optional<CUresult> serve_async_allocation(
+  CUdeviceptr* out, std::size_t bytes, CUstream stream, bool per_thread, api_level)
+{
+  if (!active()) { return std::nullopt; }
+  auto& s = state();
+  if (out == nullptr || bytes == 0) {
+    s.count.passed(pass_reason::null_or_empty);
+    return std::nullopt;
+  }
+  auto const device = current_primary_device();
+  if (!device) {
+    s.count.passed(pass_reason::other_context);
+    return std::nullopt;
+  }
+  if (s.program_pool[static_cast<std::size_t>(*device)].load(std::memory_order_relaxed)) {
+    s.count.passed(pass_reason::program_pool);
+    return std::nullopt;
+  }
+  stream = resolve_stream(stream, per_thread);
+  if (capturing(stream)) {
+    s.count.passed(pass_reason::stream_capture);
+    return std::nullopt;
+  }
+  arm_exit_marker();
+  passing_through_scope const own_work;
+  auto& stack = stack_of(s, *device);
+  sampled_timer const timer{*device};
+  try {
+    void* ptr = stack.allocate(cuda::stream_ref{stream}, bytes);
+    return hand_out(s, ptr, bytes, *device, block_kind::stream_ordered, out, stack, stream);
+  } catch (std::exception const& e) {
+    return failed(s, *device, e);
+  }
+}
+
+std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool per_thread, api_level)
+{
+  if (ptr == 0 || passing_through()) { return std::nullopt; }
+  auto& s = state();
+  if (!settings().enabled) {
+    s.count.passed(pass_reason::disabled);
+    return std::nullopt;
+  }
+  auto const owner = s.ownership.extract(static_cast<std::uintptr_t>(ptr));
+  if (!owner) {
+    s.count.passed(pass_reason::foreign_pointer);
+    return std::nullopt;
+  }
+  s.count.served_free(owner->device, owner->size);
+  if (exiting()) { return CUDA_SUCCESS; }
+  stream = resolve_stream(stream, per_thread);
+  if (capturing(stream)) {
+    // In a graph the free would run when the graph is launched, and the driver does not know the
+    // block. The graph's own kernels may use it until then: it stays reserved for good.
+    s.count.passed(pass_reason::stream_capture);
+    return CUDA_SUCCESS;
+  }
+  sampled_timer const timer{owner->device};
+  passing_through_scope const own_work;
+  auto* stack = s.stacks.find(owner->device);
+  stack->deallocate(cuda::stream_ref{stream}, reinterpret_cast<void*>(ptr), owner->size);
+  return CUDA_SUCCESS;
+}
+
+void adjust_memory_info(std::size_t* free, std::size_t* total) noexcept
+{
+  if (free == nullptr || total == nullptr || passing_through() || !settings().enabled || exiting()) { return; }
+  auto const device = current_primary_device();
+  if (!device) { return; }
+  auto& s = state();
+  try {
+    std::size_t unused = s.deferred.pending_bytes(*device);
+    if (auto const stats = s.stacks.statistics(*device)) { unused += stats->free_bytes; }
+    *free = std::min(*total, *free + unused);
+  } catch (...) {  // statistics only lock; leave the driver's answer alone if that ever fails
+  }
+}
+
+std::optional<CUresult> serve_address_range(CUdeviceptr* base, std::size_t* size, CUdeviceptr ptr)
+{
+  if (passing_through() || !settings().enabled || ptr == 0) { return std::nullopt; }
+  auto const block = state().ownership.find_containing(static_cast<std::uintptr_t>(ptr));
+  if (!block) { return std::nullopt; }
+  // The block the program was given, not the pool's mapping around it.
+  if (base != nullptr) { *base = static_cast<CUdeviceptr>(block->first); }
+  if (size != nullptr) { *size = block->second.size; }
+  return CUDA_SUCCESS;
+}
+
+std::optional<CUresult> refuse_ipc_export(CUdeviceptr ptr)
+{
+  if (passing_through() || !settings().enabled || ptr == 0) { return std::nullopt; }
+  auto& s          = state();
+  auto const block = s.ownership.find_containing(static_cast<std::uintptr_t>(ptr));
+  if (!block) { return std::nullopt; }
+  // A stack without a sub-allocator hands out whole driver allocations: those export correctly.
+  if (!s.stacks.statistics(block->second.device)) { return std::nullopt; }
+  static std::once_flag explained;
+  std::call_once(explained, [] {
+    fmt::print(stderr,
+               "rmm shim: refused to export device memory for another process (cuIpcGetMemHandle): the block is part "
+               "of a pool, and the handle would share the pool's whole mapping instead. Run programs that export "
+               "memory with a stack without a pool, or with RMM_SHIM_ENABLED=false.\n");
+  });
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+void note_stream_created(CUstream stream, unsigned int flags) noexcept
+{
+  if (!settings().enabled) { return; }
+  CUdevice device{};
+  if (real()->ctx_get_device(&device) != CUDA_SUCCESS) { return; }
+  try {
+    state().deferred.stream_created(stream, flags, device);
+  } catch (...) {  // out of host memory: the stream gets no event of its own (legacy still covers blocking work)
+  }
+}
+
+void note_stream_destroyed(CUstream stream) noexcept
+{
+  if (settings().enabled) { state().deferred.stream_destroyed(stream); }
+}
+
+void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept
+{
+  if (!settings().enabled || device < 0 || device >= device_stacks::max_devices) { return; }
+  CUmemoryPool default_pool{};
+  if (real()->device_get_default_mem_pool(&default_pool, device) != CUDA_SUCCESS) { return; }
+  state().program_pool[static_cast<std::size_t>(device)].store(pool != default_pool, std::memory_order_relaxed);
+}
+
+}  // namespace rmm::shim

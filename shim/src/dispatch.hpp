@@ -1,0 +1,73 @@
+#pragma once
+
+// Where every wrapped call is decided: served by the device's resource stack, or passed through to
+// the real function (and why). The hooks only translate between their API and these calls.
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <optional>
+#include <utility>
+
+namespace rmm::shim {
+
+/// Which level a call came in through: the driver API, or the shared CUDA runtime.
+enum class api_level : unsigned char { driver, runtime };
+
+/// cuMemAlloc / cudaMalloc: memory any stream may use when the call returns. nullopt: pass the
+/// call through to the real function.
+[[nodiscard]] std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, api_level level);
+
+/// cuMemFree / cudaFree. nullopt: not the shim's pointer (or null): pass it through.
+[[nodiscard]] std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level level);
+
+/// cuMemAllocAsync / cudaMallocAsync on `stream` (`per_thread`: the call came through the
+/// per-thread default stream flavour, where stream 0 means that thread's stream).
+[[nodiscard]] std::optional<CUresult> serve_async_allocation(
+  CUdeviceptr* out, std::size_t bytes, CUstream stream, bool per_thread, api_level level);
+
+/// cuMemFreeAsync / cudaFreeAsync.
+[[nodiscard]] std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool per_thread, api_level level);
+
+/// cuMemGetInfo / cudaMemGetInfo after the real call filled `free` and `total`: adds what the
+/// current device's stack holds unused and what waits to become reusable.
+void adjust_memory_info(std::size_t* free, std::size_t* total) noexcept;
+
+/// cuMemGetAddressRange: the block the shim handed out that holds `ptr`, or nullopt (pass through).
+[[nodiscard]] std::optional<CUresult> serve_address_range(CUdeviceptr* base, std::size_t* size, CUdeviceptr ptr);
+
+/// cuIpcGetMemHandle / cudaIpcGetMemHandle: refused for memory the shim handed out (a handle
+/// would export the pool's whole mapping, not the block); nullopt for other memory.
+[[nodiscard]] std::optional<CUresult> refuse_ipc_export(CUdeviceptr ptr);
+
+/// What the program did with its streams and pools, which the free policy and the async path
+/// need to know.
+void note_stream_created(CUstream stream, unsigned int flags) noexcept;
+void note_stream_destroyed(CUstream stream) noexcept;
+void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept;
+
+/// True while this thread runs the real function of a call the shim passed through: a call
+/// passed through at the runtime level reaches the driver-level wrappers, which must not serve it
+/// a second time.
+[[nodiscard]] bool& passing_through() noexcept;
+
+class passing_through_scope {
+ public:
+  passing_through_scope() noexcept : previous_{std::exchange(passing_through(), true)} {}
+  ~passing_through_scope() { passing_through() = previous_; }
+  passing_through_scope(passing_through_scope const&)            = delete;
+  passing_through_scope& operator=(passing_through_scope const&) = delete;
+
+ private:
+  bool previous_;
+};
+
+/// Runs `real` (the real function of a call the shim does not serve) with the shim out of the way.
+template <class Call>
+auto pass_through(Call&& real)
+{
+  passing_through_scope const scope;
+  return real();
+}
+
+}  // namespace rmm::shim

@@ -1,0 +1,130 @@
+// The driver-level wrappers: translate, then let the dispatcher decide.
+
+#include "driver_hooks.hpp"
+
+#include "dispatch.hpp"
+#include "hook_table.hpp"
+#include "real_driver.hpp"
+#include "visibility.hpp"
+
+namespace {
+
+using rmm::shim::api_level;
+using rmm::shim::pass_through;
+using rmm::shim::real;
+
+/// Hands out the wrapper instead of what the real resolver found, when the shim wraps it.
+void substitute(char const* symbol, void** pfn, int version, cuuint64_t flags)
+{
+  if (pfn == nullptr || *pfn == nullptr || symbol == nullptr) { return; }
+  if (auto const* entry = rmm::shim::wrapper_for_proc(symbol, version, flags); entry != nullptr) {
+    *pfn = entry->wrapper;
+    rmm::shim::note_installed(*entry, rmm::shim::found_through::get_proc_address);
+  }
+}
+
+}  // namespace
+
+RMM_SHIM_EXPORT CUresult cuGetProcAddress(char const* symbol, void** pfn, int version, cuuint64_t flags)
+{
+  auto const result = real()->get_proc_address(symbol, pfn, version, flags);
+  if (result == CUDA_SUCCESS) { substitute(symbol, pfn, version, flags); }
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuGetProcAddress_v2(
+  char const* symbol, void** pfn, int version, cuuint64_t flags, CUdriverProcAddressQueryResult* status)
+{
+  CUdriverProcAddressQueryResult found{};
+  auto const result = real()->get_proc_address_v2(symbol, pfn, version, flags, &found);
+  if (status != nullptr) { *status = found; }
+  if (result == CUDA_SUCCESS && found == CU_GET_PROC_ADDRESS_SUCCESS) { substitute(symbol, pfn, version, flags); }
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, std::size_t bytes)
+{
+  if (auto served = rmm::shim::serve_allocation(dptr, bytes, api_level::driver)) { return *served; }
+  return pass_through([&] { return real()->mem_alloc(dptr, bytes); });
+}
+
+RMM_SHIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+  if (auto served = rmm::shim::serve_free(dptr, api_level::driver)) { return *served; }
+  return pass_through([&] { return real()->mem_free(dptr); });
+}
+
+RMM_SHIM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, CUstream stream)
+{
+  if (auto served = rmm::shim::serve_async_allocation(dptr, bytes, stream, false, api_level::driver)) {
+    return *served;
+  }
+  return pass_through([&] { return real()->mem_alloc_async(dptr, bytes, stream); });
+}
+
+RMM_SHIM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUstream stream)
+{
+  if (auto served = rmm::shim::serve_async_allocation(dptr, bytes, stream, true, api_level::driver)) {
+    return *served;
+  }
+  return pass_through([&] { return real()->mem_alloc_async_ptsz(dptr, bytes, stream); });
+}
+
+RMM_SHIM_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
+{
+  if (auto served = rmm::shim::serve_async_free(dptr, stream, false, api_level::driver)) { return *served; }
+  return pass_through([&] { return real()->mem_free_async(dptr, stream); });
+}
+
+RMM_SHIM_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
+{
+  if (auto served = rmm::shim::serve_async_free(dptr, stream, true, api_level::driver)) { return *served; }
+  return pass_through([&] { return real()->mem_free_async_ptsz(dptr, stream); });
+}
+
+RMM_SHIM_EXPORT CUresult cuMemGetInfo_v2(std::size_t* free, std::size_t* total)
+{
+  auto const result = pass_through([&] { return real()->mem_get_info(free, total); });
+  if (result == CUDA_SUCCESS) { rmm::shim::adjust_memory_info(free, total); }
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, std::size_t* size, CUdeviceptr dptr)
+{
+  if (auto served = rmm::shim::serve_address_range(base, size, dptr)) { return *served; }
+  return pass_through([&] { return real()->mem_get_address_range(base, size, dptr); });
+}
+
+RMM_SHIM_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr)
+{
+  if (auto refused = rmm::shim::refuse_ipc_export(dptr)) { return *refused; }
+  auto const ipc = real()->ipc_get_mem_handle;
+  return ipc == nullptr ? CUDA_ERROR_NOT_SUPPORTED : pass_through([&] { return ipc(handle, dptr); });
+}
+
+RMM_SHIM_EXPORT CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool)
+{
+  auto const result = pass_through([&] { return real()->device_set_mem_pool(device, pool); });
+  if (result == CUDA_SUCCESS) { rmm::shim::note_device_mem_pool_set(device, pool); }
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuStreamCreate(CUstream* stream, unsigned int flags)
+{
+  auto const result = pass_through([&] { return real()->stream_create(stream, flags); });
+  if (result == CUDA_SUCCESS) { rmm::shim::note_stream_created(*stream, flags); }
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int priority)
+{
+  auto const result = pass_through([&] { return real()->stream_create_with_priority(stream, flags, priority); });
+  if (result == CUDA_SUCCESS) { rmm::shim::note_stream_created(*stream, flags); }
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuStreamDestroy_v2(CUstream stream)
+{
+  rmm::shim::note_stream_destroyed(stream);  // before: the handle may be reused at once
+  return pass_through([&] { return real()->stream_destroy(stream); });
+}

@@ -1,0 +1,34 @@
+#pragma once
+
+// The shim's driver-level wrappers. Each has exactly the ABI of the driver function it stands for
+// (the shim is compiled with __CUDA_API_VERSION_INTERNAL, so cuda.h declares every variant under
+// its real name and the compiler checks each definition against it), and only forwards to the
+// dispatcher.
+
+#include <cuda.h>
+
+#include <cstddef>
+
+// Exported under the driver's own names (so programs linking libcuda reach them), and handed out
+// by the dlsym and cuGetProcAddress wrappers.
+extern "C" {
+CUresult cuGetProcAddress(char const* symbol, void** pfn, int version, cuuint64_t flags);
+CUresult cuGetProcAddress_v2(char const* symbol,
+                             void** pfn,
+                             int version,
+                             cuuint64_t flags,
+                             CUdriverProcAddressQueryResult* status);
+CUresult cuMemAlloc_v2(CUdeviceptr* dptr, std::size_t bytes);
+CUresult cuMemFree_v2(CUdeviceptr dptr);
+CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, CUstream stream);
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUstream stream);
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream);
+CUresult cuMemGetInfo_v2(std::size_t* free, std::size_t* total);
+CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, std::size_t* size, CUdeviceptr dptr);
+CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr);
+CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool);
+CUresult cuStreamCreate(CUstream* stream, unsigned int flags);
+CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int priority);
+CUresult cuStreamDestroy_v2(CUstream stream);
+}

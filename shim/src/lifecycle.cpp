@@ -1,0 +1,93 @@
+// The shim's life in a process: settings and state when it is loaded, a fresh state in a forked
+// child, and the report when the process ends (no CUDA call: the driver may be gone by then).
+
+#include "hook_table.hpp"
+#include "settings.hpp"
+#include "state.hpp"
+
+#include <rmm/config/file_name_pattern.hpp>
+#include <rmm/config/print.hpp>
+#include <rmm/mr/before_growth.hpp>
+
+#include <fmt/format.h>
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace rmm::shim {
+
+namespace {
+
+void print_start()
+{
+  fmt::print(stderr, "rmm shim: loaded into process {}, {}\n", ::getpid(),
+             settings().enabled ? "serving device allocations" : "disabled: every call passes through");
+  if (!settings().enabled) { return; }
+  fmt::print(stderr, "rmm shim: resource stack (built on each device at its first allocation):\n{}",
+             rmm::config::describe(settings().stack));
+  fmt::print(stderr, "rmm shim: free policy {}\n",
+             settings().free == free_policy::device_wide ? "device_wide" : "stream_ordered");
+}
+
+void print_hooks()
+{
+  fmt::print(stderr, "rmm shim: how the program reached the wrappers:\n");
+  for (auto const& entry : wrapped_entry_points()) {
+    auto const by_dlsym   = times_installed(entry, found_through::dlsym);
+    auto const by_resolve = times_installed(entry, found_through::get_proc_address);
+    if (entry.exported_name.empty()) { continue; }
+    fmt::print(stderr, "  {:<28} dlsym {:>3}, cuGetProcAddress {:>3}\n", entry.exported_name, by_dlsym, by_resolve);
+  }
+}
+
+/// Before a pool grows, frees waiting for the device to finish with their memory are handed back
+/// (waiting for the oldest when that could be enough): a pool that grew instead would hold twice
+/// the memory of a training loop whose host runs ahead of the device.
+bool give_back_waiting_frees(void*, rmm::cuda_device_id device, std::size_t bytes) noexcept
+{
+  try {
+    auto& deferred     = state().deferred;
+    auto const pending = deferred.pending_bytes(device.value());
+    return pending > 0 && deferred.reclaim(device.value(), pending >= bytes) > 0;
+  } catch (...) {
+    return false;
+  }
+}
+
+__attribute__((constructor(102))) void start()
+{
+  load_settings();
+  (void)state();
+  if (settings().enabled) { rmm::mr::set_before_growth_callback(give_back_waiting_frees, nullptr); }
+  // A child gets a fresh state and counts of its own; no lock of the parent's threads comes along.
+  pthread_atfork(counters::before_fork, counters::after_fork_in_parent, [] {
+    counters::after_fork_in_child();
+    renew_state_after_fork();
+  });
+  if (settings().verbose) { print_start(); }
+}
+
+__attribute__((destructor)) void finish()
+{
+  if (!settings().enabled) { return; }
+  auto& s = state();
+  s.stacks.flush_logs();
+  if (settings().verbose) { print_hooks(); }
+  if (settings().stats_at_exit || settings().verbose) { write_report(stderr, false, s.count, s.stacks, s.deferred); }
+  if (auto const& pattern = settings().report_file; !pattern.empty()) {
+    // %p: this process (a forked child writes its own report); the report covers every device.
+    auto const path = rmm::config::expand_file_name_pattern(pattern, static_cast<long>(::getpid()), 0);
+    if (std::FILE* out = std::fopen(path.c_str(), "w"); out != nullptr) {
+      write_report(out, true, s.count, s.stacks, s.deferred);
+      std::fclose(out);
+    } else {
+      fmt::print(stderr, "rmm shim: cannot write the report to {}\n", path);
+    }
+  }
+}
+
+}  // namespace
+
+}  // namespace rmm::shim

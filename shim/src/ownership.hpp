@@ -1,0 +1,72 @@
+#pragma once
+
+// Which pointers the shim handed out, their size and device: a free needs the size (cuMemFree
+// gives only the pointer) and must recognise memory that is not the shim's (it passes through).
+// Split into independently locked shards with open addressing and inline values, so a pair of
+// calls costs two short critical sections and no heap allocation.
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace rmm::shim {
+
+/// How a block was handed out, which decides how its free is ordered.
+enum class block_kind : std::uint8_t { synchronous, stream_ordered };
+
+struct block_owner {
+  std::size_t size{};
+  int device{};
+  block_kind kind{};
+};
+
+class ownership_table {
+ public:
+  ownership_table();
+  ownership_table(ownership_table const&)            = delete;
+  ownership_table& operator=(ownership_table const&) = delete;
+
+  /// Records `ptr` (non-zero). Throws std::bad_alloc when the table cannot grow.
+  void insert(std::uintptr_t ptr, block_owner owner);
+  /// Removes `ptr` and returns its owner, or nullopt when the shim did not hand it out.
+  [[nodiscard]] std::optional<block_owner> extract(std::uintptr_t ptr) noexcept;
+  /// The block that starts at `ptr`, or nullopt.
+  [[nodiscard]] std::optional<block_owner> find(std::uintptr_t ptr) const noexcept;
+  /// The block that contains `ptr` (start and owner): a scan, for rare queries only.
+  [[nodiscard]] std::optional<std::pair<std::uintptr_t, block_owner>> find_containing(std::uintptr_t ptr) const;
+  /// Live blocks and their bytes, per device (index = device).
+  [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> live_per_device() const;
+
+ private:
+  struct slot {
+    std::uintptr_t key{0};  // 0: empty
+    block_owner owner{};
+  };
+  class spin_lock {
+   public:
+    void lock() noexcept;
+    void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+   private:
+    std::atomic<bool> locked_{false};
+  };
+  struct alignas(64) shard {
+    mutable spin_lock lock;
+    std::vector<slot> slots;
+    std::size_t size{0};
+  };
+  static constexpr std::size_t shard_count = 64;
+
+  [[nodiscard]] static std::size_t hash(std::uintptr_t ptr) noexcept;
+  [[nodiscard]] shard& shard_of(std::uintptr_t ptr) noexcept { return shards_[hash(ptr) % shard_count]; }
+  [[nodiscard]] shard const& shard_of(std::uintptr_t ptr) const noexcept { return shards_[hash(ptr) % shard_count]; }
+  static void grow(shard& s);
+  [[nodiscard]] static std::size_t home(shard const& s, std::uintptr_t ptr) noexcept;
+
+  std::array<shard, shard_count> shards_;
+};
+
+}  // namespace rmm::shim

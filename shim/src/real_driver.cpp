@@ -1,0 +1,118 @@
+#include "real_driver.hpp"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <type_traits>
+#include <mutex>
+
+namespace rmm::shim {
+
+namespace {
+
+using dlsym_fn = void* (*)(void*, char const*);
+
+dlsym_fn find_real_dlsym() noexcept
+{
+  // glibc 2.34 moved dlsym into libc under a new version; older programs bind the older one, and
+  // 64-bit Arm starts at 2.17.
+  for (char const* version : {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"}) {
+    if (void* fn = dlvsym(RTLD_NEXT, "dlsym", version); fn != nullptr) { return reinterpret_cast<dlsym_fn>(fn); }
+  }
+  return nullptr;
+}
+
+template <class Fn>
+bool bind(real_driver const& driver, Fn& slot, char const* name, int version, bool per_thread = false)
+{
+  slot = reinterpret_cast<Fn>(driver.resolve(name, version, per_thread));
+  return slot != nullptr;
+}
+
+bool bind_all(real_driver& d)
+{
+  // 12000 selects the current ABI of each entry point (the _v2 forms of cuMemAlloc and friends).
+  bool const required =
+    bind(d, d.get_proc_address, "cuGetProcAddress", 11030) && bind(d, d.mem_alloc, "cuMemAlloc", 12000) &&
+    bind(d, d.mem_free, "cuMemFree", 12000) && bind(d, d.mem_alloc_async, "cuMemAllocAsync", 12000) &&
+    bind(d, d.mem_alloc_async_ptsz, "cuMemAllocAsync", 12000, true) &&
+    bind(d, d.mem_free_async, "cuMemFreeAsync", 12000) &&
+    bind(d, d.mem_free_async_ptsz, "cuMemFreeAsync", 12000, true) &&
+    bind(d, d.mem_get_info, "cuMemGetInfo", 12000) &&
+    bind(d, d.mem_get_address_range, "cuMemGetAddressRange", 12000) &&
+    bind(d, d.device_set_mem_pool, "cuDeviceSetMemPool", 12000) &&
+    bind(d, d.stream_create, "cuStreamCreate", 12000) &&
+    bind(d, d.stream_create_with_priority, "cuStreamCreateWithPriority", 12000) &&
+    bind(d, d.stream_destroy, "cuStreamDestroy", 12000) && bind(d, d.ctx_get_current, "cuCtxGetCurrent", 12000) &&
+    bind(d, d.ctx_set_current, "cuCtxSetCurrent", 12000) && bind(d, d.ctx_get_device, "cuCtxGetDevice", 12000) &&
+    bind(d, d.primary_ctx_retain, "cuDevicePrimaryCtxRetain", 12000) &&
+    bind(d, d.device_get_count, "cuDeviceGetCount", 12000) &&
+    bind(d, d.device_get_mem_pool, "cuDeviceGetMemPool", 12000) &&
+    bind(d, d.device_get_default_mem_pool, "cuDeviceGetDefaultMemPool", 12000) &&
+    bind(d, d.stream_is_capturing, "cuStreamIsCapturing", 12000) && bind(d, d.stream_query, "cuStreamQuery", 12000) &&
+    bind(d, d.exchange_capture_mode, "cuThreadExchangeStreamCaptureMode", 12000) &&
+    bind(d, d.event_create, "cuEventCreate", 12000) && bind(d, d.event_record, "cuEventRecord", 12000) &&
+    bind(d, d.event_query, "cuEventQuery", 12000) && bind(d, d.event_synchronize, "cuEventSynchronize", 12000) &&
+    bind(d, d.event_destroy, "cuEventDestroy", 12000) && bind(d, d.get_error_name, "cuGetErrorName", 12000);
+  (void)bind(d, d.ipc_get_mem_handle, "cuIpcGetMemHandle", 12000);  // optional
+  return required;
+}
+
+}  // namespace
+
+void* real_dlsym(void* handle, char const* symbol) noexcept
+{
+  static dlsym_fn const fn = find_real_dlsym();
+  return fn != nullptr ? fn(handle, symbol) : nullptr;
+}
+
+void* real_driver::resolve(char const* name, int version, bool per_thread) const noexcept
+{
+  void* fn = nullptr;
+  CUdriverProcAddressQueryResult status{};
+  auto const flags = per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT;
+  if (get_proc_address_v2(name, &fn, version, flags, &status) != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS) {
+    return nullptr;
+  }
+  return fn;
+}
+
+real_driver const* real() noexcept
+{
+  static std::atomic<real_driver const*> bound{nullptr};
+  if (auto const* driver = bound.load(std::memory_order_acquire); driver != nullptr) { return driver; }
+  static std::mutex binding;
+  std::lock_guard lock{binding};
+  if (auto const* driver = bound.load(std::memory_order_relaxed); driver != nullptr) { return driver; }
+  // Only a driver the program loaded: the shim never brings CUDA into a process.
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (library == nullptr) { return nullptr; }
+  static real_driver driver;
+  driver.library             = library;
+  driver.get_proc_address_v2 = reinterpret_cast<PFN_cuGetProcAddress_v12000>(real_dlsym(library, "cuGetProcAddress_v2"));
+  if (driver.get_proc_address_v2 == nullptr || !bind_all(driver)) { return nullptr; }
+  bound.store(&driver, std::memory_order_release);
+  return &driver;
+}
+
+real_runtime const& real_cudart() noexcept
+{
+  // Asked when a runtime-level hook first runs: the program called it, so its libcudart is loaded.
+  static real_runtime const runtime = [] {
+    real_runtime r;
+    auto const find = [](auto& slot, char const* name) {
+      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(real_dlsym(RTLD_NEXT, name));
+    };
+    find(r.malloc, "cudaMalloc");
+    find(r.free, "cudaFree");
+    find(r.malloc_async, "cudaMallocAsync");
+    find(r.malloc_async_ptsz, "cudaMallocAsync_ptsz");
+    find(r.free_async, "cudaFreeAsync");
+    find(r.free_async_ptsz, "cudaFreeAsync_ptsz");
+    find(r.mem_get_info, "cudaMemGetInfo");
+    return r;
+  }();
+  return runtime;
+}
+
+}  // namespace rmm::shim

@@ -1,0 +1,80 @@
+#pragma once
+
+// The process's real CUDA driver (libcuda.so.1) and, where the program links it, the shared CUDA
+// runtime: resolved with the real dlsym and the real cuGetProcAddress, never through the shim's
+// own hooks. Bound once, on first use after the program has loaded the driver: the shim never
+// loads CUDA into a process that does not use it.
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+namespace rmm::shim {
+
+struct real_driver {
+  void* library{};  // libcuda.so.1, as the program loaded it
+
+  PFN_cuGetProcAddress_v12000 get_proc_address_v2{};
+  PFN_cuGetProcAddress_v11030 get_proc_address{};
+
+  // Hooked: the shim's wrappers call these when a call passes through.
+  PFN_cuMemAlloc_v3020 mem_alloc{};
+  PFN_cuMemFree_v3020 mem_free{};
+  PFN_cuMemAllocAsync_v11020 mem_alloc_async{};
+  PFN_cuMemAllocAsync_v11020_ptsz mem_alloc_async_ptsz{};
+  PFN_cuMemFreeAsync_v11020 mem_free_async{};
+  PFN_cuMemFreeAsync_v11020_ptsz mem_free_async_ptsz{};
+  PFN_cuMemGetInfo_v3020 mem_get_info{};
+  PFN_cuMemGetAddressRange_v3020 mem_get_address_range{};
+  PFN_cuIpcGetMemHandle_v4010 ipc_get_mem_handle{};  // may be null: not every driver build has IPC
+  PFN_cuDeviceSetMemPool_v11020 device_set_mem_pool{};
+  PFN_cuStreamCreate_v2000 stream_create{};
+  PFN_cuStreamCreateWithPriority_v5050 stream_create_with_priority{};
+  PFN_cuStreamDestroy_v4000 stream_destroy{};
+
+  // Used by the shim itself.
+  PFN_cuCtxGetCurrent_v4000 ctx_get_current{};
+  PFN_cuCtxSetCurrent_v4000 ctx_set_current{};
+  PFN_cuCtxGetDevice_v2000 ctx_get_device{};
+  PFN_cuDevicePrimaryCtxRetain_v7000 primary_ctx_retain{};
+  PFN_cuDeviceGetCount_v2000 device_get_count{};
+  PFN_cuDeviceGetMemPool_v11020 device_get_mem_pool{};
+  PFN_cuDeviceGetDefaultMemPool_v11020 device_get_default_mem_pool{};
+  PFN_cuStreamIsCapturing_v10000 stream_is_capturing{};
+  PFN_cuStreamQuery_v2000 stream_query{};
+  PFN_cuThreadExchangeStreamCaptureMode_v10010 exchange_capture_mode{};
+  PFN_cuEventCreate_v2000 event_create{};
+  PFN_cuEventRecord_v2000 event_record{};
+  PFN_cuEventQuery_v2000 event_query{};
+  PFN_cuEventSynchronize_v2000 event_synchronize{};
+  PFN_cuEventDestroy_v4000 event_destroy{};
+  PFN_cuGetErrorName_v6000 get_error_name{};
+
+  /// The driver's entry point `name` at ABI `version` (`per_thread`: the per-thread default
+  /// stream flavour), through the real resolver; null when the driver has none.
+  [[nodiscard]] void* resolve(char const* name, int version, bool per_thread = false) const noexcept;
+};
+
+/// The real driver once the process has loaded libcuda.so.1 (bound on the first call that finds
+/// it loaded); null before, or when it lacks an entry point the shim needs.
+[[nodiscard]] real_driver const* real() noexcept;
+
+/// The real CUDA runtime functions the runtime-level hooks pass through to, found after the shim
+/// in the library search order. Null members when the process has no shared libcudart.
+struct real_runtime {
+  cudaError_t (*malloc)(void**, std::size_t){};
+  cudaError_t (*free)(void*){};
+  cudaError_t (*malloc_async)(void**, std::size_t, cudaStream_t){};
+  cudaError_t (*malloc_async_ptsz)(void**, std::size_t, cudaStream_t){};
+  cudaError_t (*free_async)(void*, cudaStream_t){};
+  cudaError_t (*free_async_ptsz)(void*, cudaStream_t){};
+  cudaError_t (*mem_get_info)(std::size_t*, std::size_t*){};
+};
+[[nodiscard]] real_runtime const& real_cudart() noexcept;
+
+/// The real dlsym (glibc's), found with dlvsym so that the shim's own dlsym is not asked.
+[[nodiscard]] void* real_dlsym(void* handle, char const* symbol) noexcept;
+
+}  // namespace rmm::shim

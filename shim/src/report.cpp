@@ -1,0 +1,299 @@
+#include "report.hpp"
+
+#include "deferred_frees.hpp"
+#include "device_stacks.hpp"
+#include "hook_table.hpp"
+
+#include <rmm/detail/format.hpp>
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <vector>
+
+namespace rmm::shim {
+
+namespace {
+
+enum field : std::size_t { allocations, allocated_bytes, frees, freed_bytes, failures, timed_calls, timed_ns, fields };
+constexpr std::size_t reasons = static_cast<std::size_t>(pass_reason::count);
+
+/// One thread's counts: written only by that thread (relaxed load + store, no locked instruction),
+/// read by the report. Devices beyond the first few go to the shared block.
+struct thread_block {
+  static constexpr int devices = 16;
+  std::array<std::array<std::atomic<std::uint64_t>, fields>, devices> device{};
+  std::array<std::atomic<std::uint64_t>, reasons> passes{};
+};
+
+struct registry {
+  std::mutex mutex;
+  std::vector<thread_block*> threads;
+  std::array<std::array<std::atomic<std::uint64_t>, fields>, counters::max_devices> shared{};  // atomics
+  std::array<std::atomic<std::uint64_t>, reasons> shared_passes{};
+};
+
+registry& the_registry()
+{
+  static auto* r = new registry;  // never destroyed: counted into at exit
+  return *r;
+}
+
+/// Registers the thread's block on first use and folds it into the shared counts when the thread
+/// exits.
+struct thread_slot {
+  thread_block* block{nullptr};
+  ~thread_slot()
+  {
+    if (block == nullptr) { return; }
+    auto& r = the_registry();
+    std::lock_guard lock{r.mutex};
+    for (int d = 0; d < thread_block::devices; ++d) {
+      for (std::size_t f = 0; f < fields; ++f) {
+        r.shared[static_cast<std::size_t>(d)][f].fetch_add(block->device[static_cast<std::size_t>(d)][f].load());
+      }
+    }
+    for (std::size_t p = 0; p < reasons; ++p) {
+      r.shared_passes[p].fetch_add(block->passes[p].load());
+    }
+    std::erase(r.threads, block);
+    delete block;
+  }
+};
+
+thread_block& this_thread_block()
+{
+  thread_local thread_slot slot;
+  if (slot.block == nullptr) {
+    auto* block = new thread_block;
+    auto& r     = the_registry();
+    std::lock_guard lock{r.mutex};
+    r.threads.push_back(block);
+    slot.block = block;
+  }
+  return *slot.block;
+}
+
+void bump(std::atomic<std::uint64_t>& value, std::uint64_t by) noexcept
+{
+  value.store(value.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
+
+/// The counter `f` of `device`: the thread's own, or the shared one.
+void add(int device, field f, std::uint64_t by) noexcept
+{
+  if (device >= 0 && device < thread_block::devices) {
+    bump(this_thread_block().device[static_cast<std::size_t>(device)][f], by);
+  } else if (device >= 0 && device < counters::max_devices) {
+    the_registry().shared[static_cast<std::size_t>(device)][f].fetch_add(by, std::memory_order_relaxed);
+  }
+}
+
+void raise(std::atomic<std::size_t>& peak, std::size_t value) noexcept
+{
+  auto seen = peak.load(std::memory_order_relaxed);
+  while (value > seen && !peak.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {}
+}
+
+}  // namespace
+
+char const* to_string(pass_reason reason) noexcept
+{
+  switch (reason) {
+    case pass_reason::disabled: return "disabled";
+    case pass_reason::null_or_empty: return "null or empty";
+    case pass_reason::foreign_pointer: return "not the shim's memory";
+    case pass_reason::other_context: return "not a primary context";
+    case pass_reason::stream_capture: return "stream capture";
+    case pass_reason::program_pool: return "program's own memory pool";
+    case pass_reason::exiting: return "process exiting";
+    case pass_reason::count: break;
+  }
+  return "?";
+}
+
+char const* json_name(pass_reason reason) noexcept
+{
+  switch (reason) {
+    case pass_reason::disabled: return "disabled";
+    case pass_reason::null_or_empty: return "null_or_empty";
+    case pass_reason::foreign_pointer: return "foreign_pointer";
+    case pass_reason::other_context: return "other_context";
+    case pass_reason::stream_capture: return "stream_capture";
+    case pass_reason::program_pool: return "program_pool";
+    case pass_reason::exiting: return "exiting";
+    case pass_reason::count: break;
+  }
+  return "unknown";
+}
+
+void counters::served_allocation(int device, std::size_t bytes) noexcept
+{
+  add(device, allocations, 1);
+  add(device, allocated_bytes, bytes);
+  if (device >= 0 && device < max_devices) {
+    auto const d = static_cast<std::size_t>(device);
+    raise(peak_[d], live_[d].fetch_add(bytes, std::memory_order_relaxed) + bytes);
+  }
+}
+
+void counters::served_free(int device, std::size_t bytes) noexcept
+{
+  add(device, frees, 1);
+  add(device, freed_bytes, bytes);
+  if (device >= 0 && device < max_devices) {
+    live_[static_cast<std::size_t>(device)].fetch_sub(bytes, std::memory_order_relaxed);
+  }
+}
+
+void counters::failed_allocation(int device) noexcept { add(device, failures, 1); }
+
+void counters::passed(pass_reason reason) noexcept { bump(this_thread_block().passes[static_cast<std::size_t>(reason)], 1); }
+
+void counters::timed(int device, std::uint64_t nanoseconds) noexcept
+{
+  add(device, timed_calls, 1);
+  add(device, timed_ns, nanoseconds);
+}
+
+bool counters::should_time() noexcept
+{
+  thread_local std::uint64_t calls = 0;
+  return (++calls % time_sample_rate) == 0;
+}
+
+counters::device_totals counters::totals(int device) const noexcept
+{
+  device_totals t{};
+  if (device < 0 || device >= max_devices) { return t; }
+  std::array<std::uint64_t, fields> sum{};
+  auto& r = the_registry();
+  {
+    std::lock_guard lock{r.mutex};
+    for (std::size_t f = 0; f < fields; ++f) {
+      sum[f] = r.shared[static_cast<std::size_t>(device)][f].load(std::memory_order_relaxed);
+    }
+    if (device < thread_block::devices) {
+      for (auto const* block : r.threads) {
+        for (std::size_t f = 0; f < fields; ++f) {
+          sum[f] += block->device[static_cast<std::size_t>(device)][f].load(std::memory_order_relaxed);
+        }
+      }
+    }
+  }
+  t.allocations     = sum[allocations];
+  t.allocated_bytes = sum[allocated_bytes];
+  t.frees           = sum[frees];
+  t.freed_bytes     = sum[freed_bytes];
+  t.failures        = sum[failures];
+  t.timed_calls     = sum[timed_calls];
+  t.timed_ns        = sum[timed_ns];
+  t.live_bytes      = live_[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
+  t.peak_live_bytes = peak_[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
+  return t;
+}
+
+std::uint64_t counters::passes(pass_reason reason) const noexcept
+{
+  auto const p = static_cast<std::size_t>(reason);
+  auto& r      = the_registry();
+  std::lock_guard lock{r.mutex};
+  auto total = r.shared_passes[p].load(std::memory_order_relaxed);
+  for (auto const* block : r.threads) {
+    total += block->passes[p].load(std::memory_order_relaxed);
+  }
+  return total;
+}
+
+void counters::before_fork() noexcept { the_registry().mutex.lock(); }
+
+void counters::after_fork_in_parent() noexcept { the_registry().mutex.unlock(); }
+
+void counters::after_fork_in_child() noexcept
+{
+  auto& r = the_registry();
+  for (auto* block : r.threads) {
+    for (auto& device : block->device) {
+      for (auto& value : device) { value.store(0, std::memory_order_relaxed); }
+    }
+    for (auto& value : block->passes) { value.store(0, std::memory_order_relaxed); }
+  }
+  for (auto& device : r.shared) {
+    for (auto& value : device) { value.store(0, std::memory_order_relaxed); }
+  }
+  for (auto& value : r.shared_passes) { value.store(0, std::memory_order_relaxed); }
+  r.mutex.unlock();
+}
+
+void write_report(std::FILE* out, bool json, counters const& c, device_stacks const& stacks, deferred_frees const& pending)
+{
+  using rmm::detail::format_bytes;
+  std::string text;
+  std::string devices_json;
+  for (int device = 0; device < counters::max_devices; ++device) {
+    auto const t     = c.totals(device);
+    auto const stats = stacks.statistics(device);
+    if (t.allocations == 0 && t.failures == 0 && !stats) { continue; }
+    auto const waiting = pending.pending_bytes(device);
+    // Scaled up from the sampled calls.
+    auto const per_call_ns = t.timed_calls == 0 ? 0.0 : static_cast<double>(t.timed_ns) / static_cast<double>(t.timed_calls);
+    auto const total_ms = per_call_ns * static_cast<double>(t.allocations + t.frees) / 1e6;
+    if (json) {
+      devices_json += fmt::format(
+        R"({}{{"device":{},"allocations":{},"allocated_bytes":{},"frees":{},"freed_bytes":{},"failures":{},)"
+        R"("live_bytes":{},"peak_live_bytes":{},"reserved_bytes":{},"free_bytes":{},"free_blocks":{},)"
+        R"("largest_free_block":{},"fragmentation":{:.4f},"waiting_bytes":{},"ns_per_call":{:.1f}}})",
+        devices_json.empty() ? "" : ",", device, t.allocations, t.allocated_bytes, t.frees, t.freed_bytes,
+        t.failures, t.live_bytes, t.peak_live_bytes, stats ? stats->reserved_bytes : 0,
+        stats ? stats->free_bytes : 0, stats ? stats->free_blocks : 0, stats ? stats->largest_free_block : 0,
+        stats ? stats->fragmentation() : 0.0, waiting, per_call_ns);
+    } else {
+      text += fmt::format("  device {}: {} allocations served ({}), {} frees, {} failed\n", device, t.allocations,
+                          format_bytes(t.allocated_bytes), t.frees, t.failures);
+      text += fmt::format("    live {} (peak {}), waiting to be reusable {}\n", format_bytes(t.live_bytes),
+                          format_bytes(t.peak_live_bytes), format_bytes(waiting));
+      if (stats) {
+        text += fmt::format("    the stack holds {} from the device: {} free in {} blocks, largest {} "
+                            "(fragmentation {:.1f}%)\n",
+                            format_bytes(stats->reserved_bytes), format_bytes(stats->free_bytes), stats->free_blocks,
+                            format_bytes(stats->largest_free_block), 100.0 * stats->fragmentation());
+      }
+      text += fmt::format("    time in the shim: {:.2f} ms, {:.0f} ns per call (1 call in {} timed)\n", total_ms,
+                          per_call_ns, counters::time_sample_rate);
+    }
+  }
+  std::string passes_text;
+  std::string passes_json;
+  for (std::size_t r = 0; r < static_cast<std::size_t>(pass_reason::count); ++r) {
+    auto const reason = static_cast<pass_reason>(r);
+    auto const n      = c.passes(reason);
+    passes_json += fmt::format(R"({}"{}":{})", passes_json.empty() ? "" : ",", json_name(reason), n);
+    if (n != 0) { passes_text += fmt::format("{}{} {}", passes_text.empty() ? "" : ", ", n, to_string(reason)); }
+  }
+  std::string hooks_text;
+  std::string hooks_json;
+  for (auto const& entry : wrapped_entry_points()) {
+    auto const by_dlsym   = times_installed(entry, found_through::dlsym);
+    auto const by_resolve = times_installed(entry, found_through::get_proc_address);
+    if (by_dlsym + by_resolve == 0 || entry.exported_name.empty()) { continue; }
+    hooks_json += fmt::format(R"({}{{"entry":"{}","dlsym":{},"cuGetProcAddress":{}}})", hooks_json.empty() ? "" : ",",
+                              entry.exported_name, by_dlsym, by_resolve);
+    hooks_text += fmt::format("{}{} ({}x dlsym, {}x cuGetProcAddress)", hooks_text.empty() ? "" : ", ",
+                              entry.exported_name, by_dlsym, by_resolve);
+  }
+  if (json) {
+    fmt::print(out, R"({{"pid":{},"devices":[{}],"passed_through":{{{}}},"hooks":[{}]}})" "\n", ::getpid(), devices_json,
+               passes_json, hooks_json);
+  } else {
+    fmt::print(out, "rmm shim report (process {})\n{}", ::getpid(), text.empty() ? "  no device memory served\n" : text);
+    fmt::print(out, "  passed through: {}\n", passes_text.empty() ? "none" : passes_text);
+    fmt::print(out, "  wrappers handed out: {}\n", hooks_text.empty() ? "none" : hooks_text);
+  }
+  std::fflush(out);
+}
+
+}  // namespace rmm::shim

@@ -1,0 +1,69 @@
+#pragma once
+
+// What the shim did, per device: allocations and frees it served, calls it passed through and why,
+// failures, live and peak bytes, and the time spent allocating. Counting costs a few relaxed
+// stores into the calling thread's own block (no shared cache line, no lock); the report reads
+// every block and the stacks' statistics and calls no CUDA, so it is safe at exit.
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace rmm::shim {
+
+class device_stacks;
+class deferred_frees;
+
+/// Why a call went to the real function instead of the stack.
+enum class pass_reason : std::uint8_t {
+  disabled,         ///< the kill switch
+  null_or_empty,    ///< a null pointer, a null output or zero bytes: the real function's answer
+  foreign_pointer,  ///< a free of memory the shim did not hand out
+  other_context,    ///< no current context, or not a device's primary context
+  stream_capture,   ///< an asynchronous call on a capturing stream (it becomes a graph node)
+  program_pool,     ///< cudaMallocAsync while the program set its own pool as the device's current
+  exiting,          ///< after exit began
+  count
+};
+[[nodiscard]] char const* to_string(pass_reason reason) noexcept;  ///< for people
+[[nodiscard]] char const* json_name(pass_reason reason) noexcept;  ///< for the JSON report
+
+class counters {
+ public:
+  static constexpr int max_devices = 64;
+
+  void served_allocation(int device, std::size_t bytes) noexcept;
+  void served_free(int device, std::size_t bytes) noexcept;
+  void failed_allocation(int device) noexcept;
+  void passed(pass_reason reason) noexcept;
+  /// Nanoseconds of one sampled call (the caller samples: see should_time()).
+  void timed(int device, std::uint64_t nanoseconds) noexcept;
+  /// True for one call in `time_sample_rate`: timing every call would cost more than counting.
+  [[nodiscard]] static bool should_time() noexcept;
+  static constexpr std::uint64_t time_sample_rate = 16;
+
+  struct device_totals {
+    std::uint64_t allocations{}, allocated_bytes{}, frees{}, freed_bytes{}, failures{}, timed_calls{}, timed_ns{};
+    std::size_t live_bytes{}, peak_live_bytes{};
+  };
+  [[nodiscard]] device_totals totals(int device) const noexcept;
+  [[nodiscard]] std::uint64_t passes(pass_reason reason) const noexcept;
+
+  /// fork() handlers: the counting threads' registry is locked across the fork, and a child starts
+  /// from zero.
+  static void before_fork() noexcept;
+  static void after_fork_in_parent() noexcept;
+  static void after_fork_in_child() noexcept;
+
+ private:
+  std::array<std::atomic<std::size_t>, max_devices> live_{};
+  std::array<std::atomic<std::size_t>, max_devices> peak_{};
+};
+
+/// Writes the report: `json` false for people (stderr), true for programs (a file).
+void write_report(std::FILE* out, bool json, counters const& c, device_stacks const& stacks, deferred_frees const& pending);
+
+}  // namespace rmm::shim

@@ -1,0 +1,101 @@
+// The runtime-level wrappers, for programs that link the shared CUDA runtime (PyTorch,
+// `nvcc -cudart shared`): serving cudaMalloc here saves the runtime's own work. A call passed
+// through goes to the real runtime, whose driver calls then reach the driver-level wrappers with the
+// shim out of the way (dispatch.hpp: pass_through), so no allocation is served twice.
+
+#include "dispatch.hpp"
+#include "real_driver.hpp"
+#include "settings.hpp"
+#include "visibility.hpp"
+
+#include <cuda_runtime_api.h>
+
+namespace {
+
+using rmm::shim::api_level;
+using rmm::shim::pass_through;
+
+cudaError_t to_runtime(CUresult result) noexcept
+{
+  switch (result) {
+    case CUDA_SUCCESS: return cudaSuccess;
+    case CUDA_ERROR_OUT_OF_MEMORY: return cudaErrorMemoryAllocation;
+    case CUDA_ERROR_INVALID_VALUE: return cudaErrorInvalidValue;
+    case CUDA_ERROR_NOT_SUPPORTED: return cudaErrorNotSupported;
+    default: return cudaErrorUnknown;
+  }
+}
+
+/// The runtime initialises itself (and its context) at its first call; when a program's first call
+/// is one the shim serves, let the runtime do that first, as it would have.
+void let_the_runtime_start(rmm::shim::real_runtime const& runtime)
+{
+  if (!rmm::shim::settings().enabled || rmm::shim::passing_through() || runtime.free == nullptr) { return; }
+  CUcontext context{};
+  auto const* driver = rmm::shim::real();
+  if (driver == nullptr || driver->ctx_get_current(&context) != CUDA_SUCCESS || context == nullptr) {
+    (void)pass_through([&] { return runtime.free(nullptr); });
+  }
+}
+
+CUdeviceptr* as_device_pointer(void** ptr) noexcept { return reinterpret_cast<CUdeviceptr*>(ptr); }
+
+CUdeviceptr as_device_pointer(void* ptr) noexcept { return reinterpret_cast<CUdeviceptr>(ptr); }
+
+}  // namespace
+
+RMM_SHIM_EXPORT cudaError_t cudaMalloc(void** ptr, std::size_t bytes)
+{
+  auto const& runtime = rmm::shim::real_cudart();
+  let_the_runtime_start(runtime);
+  if (auto served = rmm::shim::serve_allocation(as_device_pointer(ptr), bytes, api_level::runtime)) {
+    return to_runtime(*served);
+  }
+  return pass_through([&] { return runtime.malloc(ptr, bytes); });
+}
+
+RMM_SHIM_EXPORT cudaError_t cudaFree(void* ptr)
+{
+  if (auto served = rmm::shim::serve_free(as_device_pointer(ptr), api_level::runtime)) { return to_runtime(*served); }
+  return pass_through([&] { return rmm::shim::real_cudart().free(ptr); });
+}
+
+RMM_SHIM_EXPORT cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaStream_t stream)
+{
+  auto const& runtime = rmm::shim::real_cudart();
+  let_the_runtime_start(runtime);
+  if (auto served =
+        rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, false, api_level::runtime)) {
+    return to_runtime(*served);
+  }
+  return pass_through([&] { return runtime.malloc_async(ptr, bytes, stream); });
+}
+
+extern "C" cudaError_t cudaMallocAsync_ptsz(void** ptr, std::size_t bytes, cudaStream_t stream);
+RMM_SHIM_EXPORT cudaError_t cudaMallocAsync_ptsz(void** ptr, std::size_t bytes, cudaStream_t stream)
+{
+  auto const& runtime = rmm::shim::real_cudart();
+  let_the_runtime_start(runtime);
+  if (auto served =
+        rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, true, api_level::runtime)) {
+    return to_runtime(*served);
+  }
+  return pass_through([&] { return runtime.malloc_async_ptsz(ptr, bytes, stream); });
+}
+
+RMM_SHIM_EXPORT cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream)
+{
+  if (auto served = rmm::shim::serve_async_free(as_device_pointer(ptr), stream, false, api_level::runtime)) {
+    return to_runtime(*served);
+  }
+  return pass_through([&] { return rmm::shim::real_cudart().free_async(ptr, stream); });
+}
+
+extern "C" cudaError_t cudaFreeAsync_ptsz(void* ptr, cudaStream_t stream);
+RMM_SHIM_EXPORT cudaError_t cudaFreeAsync_ptsz(void* ptr, cudaStream_t stream)
+{
+  if (auto served = rmm::shim::serve_async_free(as_device_pointer(ptr), stream, true, api_level::runtime)) {
+    return to_runtime(*served);
+  }
+  return pass_through([&] { return rmm::shim::real_cudart().free_async_ptsz(ptr, stream); });
+}

@@ -1,0 +1,44 @@
+#include "state.hpp"
+
+namespace rmm::shim {
+
+namespace {
+
+std::atomic<shim_state*> current_state{nullptr};
+std::atomic<bool> exit_begun{false};
+
+shim_state* create() { return new shim_state; }  // never deleted: hooks run until the last moment
+
+}  // namespace
+
+shim_state::shim_state()
+  : deferred{[this](int device, std::uintptr_t ptr, std::size_t size) {
+      if (auto* stack = stacks.find(device); stack != nullptr) {
+        stack->deallocate_sync(reinterpret_cast<void*>(ptr), size);
+      }
+    }}
+{
+}
+
+shim_state& state() noexcept
+{
+  if (auto* s = current_state.load(std::memory_order_acquire); s != nullptr) { return *s; }
+  static std::once_flag first;
+  std::call_once(first, [] {
+    shim_state* expected = nullptr;
+    current_state.compare_exchange_strong(expected, create());
+  });
+  return *current_state.load(std::memory_order_acquire);
+}
+
+void renew_state_after_fork() noexcept
+{
+  current_state.store(create(), std::memory_order_release);
+  exit_begun.store(false, std::memory_order_relaxed);
+}
+
+bool exiting() noexcept { return exit_begun.load(std::memory_order_relaxed); }
+
+void mark_exiting() noexcept { exit_begun.store(true, std::memory_order_relaxed); }
+
+}  // namespace rmm::shim

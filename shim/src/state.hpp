@@ -1,0 +1,39 @@
+#pragma once
+
+// Everything the shim keeps for the process, in one object that is created when the shim is
+// loaded and never destroyed (hooks still run during exit). A forked child starts a fresh one: it
+// shares no lock, no pool and no pending free with its parent.
+
+#include "deferred_frees.hpp"
+#include "device_stacks.hpp"
+#include "ownership.hpp"
+#include "report.hpp"
+
+#include <array>
+#include <atomic>
+#include <mutex>
+
+namespace rmm::shim {
+
+struct shim_state {
+  shim_state();
+
+  ownership_table ownership;
+  device_stacks stacks;
+  deferred_frees deferred;
+  counters count;
+  /// Devices on which the program made its own memory pool the current one (cudaDeviceSetMemPool):
+  /// its cudaMallocAsync calls asked for that pool, and pass through.
+  std::array<std::atomic<bool>, device_stacks::max_devices> program_pool{};
+};
+
+[[nodiscard]] shim_state& state() noexcept;
+
+/// Replaces the state in a forked child (the parent's is abandoned, never touched again).
+void renew_state_after_fork() noexcept;
+
+/// Set once exit begins: from then on nothing calls CUDA for the shim's own purposes.
+[[nodiscard]] bool exiting() noexcept;
+void mark_exiting() noexcept;
+
+}  // namespace rmm::shim

@@ -1,0 +1,417 @@
+// An ordinary CUDA program, knowing nothing of rmm, that the shim tests run under LD_PRELOAD. Each
+// scenario (argv[1]) exercises one part of the contract and prints what it saw as `key=value`
+// lines; a failed expectation prints `FAIL: ...` and makes the exit status non-zero.
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, char const* what)
+{
+  if (!ok) {
+    std::printf("FAIL: %s\n", what);
+    ++failures;
+  }
+}
+
+void check(cudaError_t status, char const* call)
+{
+  if (status != cudaSuccess) {
+    std::printf("FAIL: %s returned %s\n", call, cudaGetErrorName(status));
+    std::fflush(stdout);
+    std::exit(2);
+  }
+}
+
+void check(CUresult status, char const* call)
+{
+  if (status != CUDA_SUCCESS) {
+    char const* name = nullptr;
+    cuGetErrorName(status, &name);
+    std::printf("FAIL: %s returned %s\n", call, name != nullptr ? name : "?");
+    std::fflush(stdout);
+    std::exit(2);
+  }
+}
+
+/// Writes `value` over `bytes` and reads it back: the memory is usable device memory.
+bool usable(void* ptr, std::size_t bytes, unsigned char value)
+{
+  if (cudaMemset(ptr, value, bytes) != cudaSuccess) { return false; }
+  std::vector<unsigned char> host(bytes);
+  if (cudaMemcpy(host.data(), ptr, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) { return false; }
+  for (auto b : host) {
+    if (b != value) { return false; }
+  }
+  return true;
+}
+
+/// The shim's control functions, when the shim is loaded.
+template <class Fn>
+Fn shim_function(char const* name)
+{
+  return reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
+}
+
+void print_report_json(char const* path)
+{
+  if (auto report = shim_function<int (*)(char const*)>("rmm_shim_print_report"); report != nullptr) {
+    std::printf("report=%d\n", report(path));
+  } else {
+    std::printf("report=absent\n");
+  }
+}
+
+int runtime_pairs()
+{
+  std::vector<void*> blocks;
+  for (std::size_t size : {std::size_t{1}, std::size_t{256}, std::size_t{4096}, std::size_t{1} << 20, std::size_t{3} << 20}) {
+    void* ptr = nullptr;
+    check(cudaMalloc(&ptr, size), "cudaMalloc");
+    expect(ptr != nullptr, "cudaMalloc returned null");
+    expect(reinterpret_cast<std::uintptr_t>(ptr) % 256 == 0, "cudaMalloc memory is 256-byte aligned");
+    expect(usable(ptr, size, static_cast<unsigned char>(size)), "cudaMalloc memory is usable");
+    blocks.push_back(ptr);
+  }
+  for (void* ptr : blocks) {
+    check(cudaFree(ptr), "cudaFree");
+  }
+  for (int i = 0; i < 200; ++i) {  // reuse after frees
+    void* ptr = nullptr;
+    check(cudaMalloc(&ptr, 64 << 10), "cudaMalloc (loop)");
+    check(cudaFree(ptr), "cudaFree (loop)");
+  }
+  std::printf("allocations=205\n");
+  return 0;
+}
+
+int null_and_foreign()
+{
+  check(cudaFree(nullptr), "cudaFree(nullptr)");
+  // Memory the shim did not hand out: its free reaches the real function.
+  void* managed = nullptr;
+  check(cudaMallocManaged(&managed, 1 << 20), "cudaMallocManaged");
+  check(cudaFree(managed), "cudaFree(managed)");
+  // A pointer nobody allocated gets the real error.
+  auto const bogus = cudaFree(reinterpret_cast<void*>(0x1234500));
+  std::printf("bogus_free=%s\n", cudaGetErrorName(bogus));
+  (void)cudaGetLastError();
+  expect(bogus != cudaSuccess, "freeing a pointer nobody allocated fails");
+  void* ptr = nullptr;
+  auto const zero = cudaMalloc(&ptr, 0);
+  std::printf("zero_bytes=%s\n", cudaGetErrorName(zero));
+  return 0;
+}
+
+int driver_symbols()
+{
+  check(cuInit(0), "cuInit");
+  CUdevice device{};
+  check(cuDeviceGet(&device, 0), "cuDeviceGet");
+  CUcontext context{};
+  check(cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
+  check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+  CUdeviceptr ptr{};
+  check(cuMemAlloc(&ptr, 1 << 20), "cuMemAlloc");  // cuMemAlloc_v2 through cuda.h
+  check(cuMemsetD8(ptr, 0x5A, 1 << 20), "cuMemsetD8");
+  unsigned char byte = 0;
+  check(cuMemcpyDtoH(&byte, ptr + 12345, 1), "cuMemcpyDtoH");
+  expect(byte == 0x5A, "cuMemAlloc memory is usable");
+  CUdeviceptr base{};
+  std::size_t size = 0;
+  check(cuMemGetAddressRange(&base, &size, ptr + 100), "cuMemGetAddressRange");
+  expect(base == ptr && size == (1 << 20), "the address range is the block the program was given");
+  check(cuMemFree(ptr), "cuMemFree");
+  std::printf("driver=ok\n");
+  return 0;
+}
+
+using get_proc_t = CUresult (*)(char const*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+
+int driver_lookup()
+{
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW);
+  expect(driver != nullptr, "libcuda.so.1 loads");
+  auto get_proc = reinterpret_cast<get_proc_t>(dlsym(driver, "cuGetProcAddress_v2"));
+  expect(get_proc != nullptr, "cuGetProcAddress_v2 found");
+  // The resolver hands out the shim's wrapper, also when it is asked for itself.
+  void* resolver_again = nullptr;
+  check(get_proc("cuGetProcAddress", &resolver_again, 12000, 0, nullptr), "cuGetProcAddress(cuGetProcAddress)");
+  std::printf("resolver_is_wrapped=%d\n", resolver_again == reinterpret_cast<void*>(get_proc));
+  auto init = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(driver, "cuInit"));
+  check(init(0), "cuInit");
+  void* alloc = nullptr;
+  void* alloc_ptsz = nullptr;
+  void* free_fn = nullptr;
+  check(get_proc("cuMemAlloc", &alloc, 12000, 0, nullptr), "resolve cuMemAlloc");
+  check(get_proc("cuMemFree", &free_fn, 12000, 0, nullptr), "resolve cuMemFree");
+  check(get_proc("cuMemAllocAsync", &alloc_ptsz, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, nullptr),
+        "resolve cuMemAllocAsync (per-thread)");
+  void* alloc_legacy = nullptr;
+  check(get_proc("cuMemAllocAsync", &alloc_legacy, 12000, 0, nullptr), "resolve cuMemAllocAsync");
+  expect(alloc_ptsz != alloc_legacy, "each stream flavour has its own wrapper");
+  // The wrappers are the shim's: dladdr says which library they come from.
+  Dl_info info{};
+  dladdr(alloc, &info);
+  std::printf("cuMemAlloc_from=%s\n", info.dli_fname != nullptr ? std::strrchr(info.dli_fname, '/') + 1 : "?");
+  // The 32-bit ABI (a raw dlsym of "cuMemAlloc") is the driver's own.
+  void* raw_v1 = dlsym(driver, "cuMemAlloc");
+  dladdr(raw_v1, &info);
+  std::printf("raw_cuMemAlloc_from=%s\n", info.dli_fname != nullptr ? std::strrchr(info.dli_fname, '/') + 1 : "?");
+  // Not the driver's: untouched.
+  std::printf("cublas_lookup=%s\n", dlsym(RTLD_DEFAULT, "cublasCreate_v2") == nullptr ? "null" : "found");
+  // RTLD_NEXT from the program: as without the shim (glibc's next definition after the program).
+  std::printf("rtld_next_malloc=%s\n", dlsym(RTLD_NEXT, "malloc") != nullptr ? "found" : "null");
+
+  CUdevice device{};
+  CUcontext context{};
+  auto device_get = reinterpret_cast<CUresult (*)(CUdevice*, int)>(dlsym(driver, "cuDeviceGet"));
+  auto retain     = reinterpret_cast<CUresult (*)(CUcontext*, CUdevice)>(dlsym(driver, "cuDevicePrimaryCtxRetain"));
+  auto set_ctx    = reinterpret_cast<CUresult (*)(CUcontext)>(dlsym(driver, "cuCtxSetCurrent"));
+  check(device_get(&device, 0), "cuDeviceGet");
+  check(retain(&context, device), "cuDevicePrimaryCtxRetain");
+  check(set_ctx(context), "cuCtxSetCurrent");
+  CUdeviceptr ptr{};
+  check(reinterpret_cast<CUresult (*)(CUdeviceptr*, std::size_t)>(alloc)(&ptr, 4096), "wrapped cuMemAlloc");
+  check(reinterpret_cast<CUresult (*)(CUdeviceptr)>(free_fn)(ptr), "wrapped cuMemFree");
+  return 0;
+}
+
+int stream_ordered()
+{
+  cudaStream_t streams[2]{};
+  check(cudaStreamCreateWithFlags(&streams[0], cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  check(cudaStreamCreate(&streams[1]), "cudaStreamCreate");
+  for (int i = 0; i < 100; ++i) {
+    auto stream = streams[i % 2];
+    void* ptr   = nullptr;
+    check(cudaMallocAsync(&ptr, (i + 1) * 4096, stream), "cudaMallocAsync");
+    check(cudaMemsetAsync(ptr, i, (i + 1) * 4096, stream), "cudaMemsetAsync");
+    check(cudaFreeAsync(ptr, stream), "cudaFreeAsync");
+  }
+  void* ptr = nullptr;
+  check(cudaMallocAsync(&ptr, 1 << 20, cudaStreamPerThread), "cudaMallocAsync(per-thread)");
+  check(cudaFreeAsync(ptr, cudaStreamPerThread), "cudaFreeAsync(per-thread)");
+  for (auto s : streams) {
+    check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+    check(cudaStreamDestroy(s), "cudaStreamDestroy");
+  }
+  // A block from the driver's own pool, taken explicitly: the program chose that pool.
+  cudaMemPool_t pool{};
+  check(cudaDeviceGetDefaultMemPool(&pool, 0), "cudaDeviceGetDefaultMemPool");
+  void* from_pool = nullptr;
+  check(cudaMallocFromPoolAsync(&from_pool, 1 << 20, pool, cudaStreamLegacy), "cudaMallocFromPoolAsync");
+  check(cudaFreeAsync(from_pool, cudaStreamLegacy), "cudaFreeAsync(driver pool block)");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  std::printf("async=ok\n");
+  return 0;
+}
+
+int out_of_memory()
+{
+  // The device is small (the test sets it); allocate until refused, then recover by freeing.
+  std::vector<void*> blocks;
+  cudaError_t status = cudaSuccess;
+  for (int i = 0; i < 10000; ++i) {
+    void* ptr = nullptr;
+    status    = cudaMalloc(&ptr, 16 << 20);
+    if (status != cudaSuccess) { break; }
+    blocks.push_back(ptr);
+  }
+  std::printf("oom_status=%s\n", cudaGetErrorName(status));
+  std::printf("blocks_before_oom=%zu\n", blocks.size());
+  (void)cudaGetLastError();
+  expect(!blocks.empty(), "some memory was served before running out");
+  check(cudaFree(blocks.back()), "cudaFree after OOM");
+  blocks.pop_back();
+  void* again = nullptr;
+  auto const recovered = cudaMalloc(&again, 16 << 20);
+  std::printf("recovered=%s\n", cudaGetErrorName(recovered));
+  if (recovered == cudaSuccess) { blocks.push_back(again); }
+  for (void* ptr : blocks) {
+    check(cudaFree(ptr), "cudaFree");
+  }
+  return 0;
+}
+
+int many_threads()
+{
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([t, &bad] {
+      std::vector<std::pair<unsigned char*, std::size_t>> live;
+      for (int i = 0; i < 300; ++i) {
+        std::size_t const size = std::size_t{256} << ((t + i) % 10);
+        unsigned char* ptr     = nullptr;
+        if (cudaMalloc(reinterpret_cast<void**>(&ptr), size) != cudaSuccess) {
+          ++bad;
+          continue;
+        }
+        cudaMemset(ptr, t, size);
+        live.emplace_back(ptr, size);
+        if (live.size() > 8) {
+          auto [p, s] = live.front();
+          unsigned char first = 0;
+          unsigned char last  = 0;
+          cudaMemcpy(&first, p, 1, cudaMemcpyDeviceToHost);
+          cudaMemcpy(&last, p + s - 1, 1, cudaMemcpyDeviceToHost);
+          if (first != t || last != t) { ++bad; }
+          cudaFree(p);
+          live.erase(live.begin());
+        }
+      }
+      for (auto [p, s] : live) {
+        cudaFree(p);
+      }
+    });
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+  std::printf("threads_bad=%d\n", bad.load());
+  expect(bad.load() == 0, "16 threads: every block held its own pattern");
+  return 0;
+}
+
+int fork_child()
+{
+  void* before = nullptr;
+  check(cudaMalloc(&before, 1 << 20), "cudaMalloc (parent)");
+  std::fflush(stdout);
+  pid_t const child = fork();
+  if (child == 0) {
+    // CUDA does not survive fork in the child; the shim must not hang or crash on its locks.
+    void* ptr = nullptr;
+    auto const status = cudaMalloc(&ptr, 1 << 20);
+    std::printf("child_malloc=%s\n", cudaGetErrorName(status));
+    std::fflush(stdout);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  std::printf("child_exit=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  check(cudaFree(before), "cudaFree (parent)");
+  void* after = nullptr;
+  check(cudaMalloc(&after, 1 << 20), "cudaMalloc (parent, after fork)");
+  check(cudaFree(after), "cudaFree (parent, after fork)");
+  return 0;
+}
+
+int memory_info()
+{
+  std::size_t free_before = 0;
+  std::size_t total       = 0;
+  check(cudaMemGetInfo(&free_before, &total), "cudaMemGetInfo");
+  void* ptr = nullptr;
+  check(cudaMalloc(&ptr, 64 << 20), "cudaMalloc");
+  std::size_t free_live = 0;
+  check(cudaMemGetInfo(&free_live, &total), "cudaMemGetInfo");
+  check(cudaFree(ptr), "cudaFree");
+  std::size_t free_after = 0;
+  check(cudaMemGetInfo(&free_after, &total), "cudaMemGetInfo");
+  std::printf("free_before=%zu\nfree_live=%zu\nfree_after=%zu\ntotal=%zu\n", free_before, free_live, free_after, total);
+  expect(free_live + (64 << 20) <= free_before + (1 << 20), "a live block counts as used");
+  expect(free_after >= free_before - (1 << 20), "a freed block counts as free again, pool or not");
+  return 0;
+}
+
+int live_at_exit()
+{
+  for (int i = 0; i < 10; ++i) {
+    void* ptr = nullptr;
+    check(cudaMalloc(&ptr, 1 << 20), "cudaMalloc");
+  }
+  void* freed = nullptr;
+  check(cudaMalloc(&freed, 1 << 20), "cudaMalloc");
+  check(cudaFree(freed), "cudaFree");
+  std::printf("leaving=10\n");
+  return 0;
+}
+
+/// A block is freed with cudaFree while work queued on a non-blocking stream still writes it; the
+/// pool is exactly one block large, so the next cudaMalloc can only return that block. It must not
+/// hand it over before the pending write landed: the new owner's own write must be what remains.
+int premature_reuse()
+{
+  constexpr std::size_t size = 32 << 20;
+  cudaStream_t busy{};
+  check(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  void* first = nullptr;
+  check(cudaMalloc(&first, size), "cudaMalloc (first owner)");
+  // The stream sleeps, then writes 0xAA: the write is still pending when the block is freed.
+  check(cudaLaunchHostFunc(
+          busy, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }, nullptr),
+        "cudaLaunchHostFunc");
+  check(cudaMemsetAsync(first, 0xAA, size, busy), "cudaMemsetAsync (pending write)");
+  check(cudaFree(first), "cudaFree (work still pending)");
+  void* second = nullptr;
+  check(cudaMalloc(&second, size), "cudaMalloc (second owner)");
+  std::printf("same_block=%d\n", second == first);
+  check(cudaMemset(second, 0x55, size), "cudaMemset (second owner)");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  unsigned char head = 0;
+  unsigned char tail = 0;
+  check(cudaMemcpy(&head, second, 1, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  check(cudaMemcpy(&tail, static_cast<char*>(second) + size - 1, 1, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  std::printf("second_owner_sees=%02x%02x\n", head, tail);
+  expect(head == 0x55 && tail == 0x55, "the freed block's pending write landed after its new owner's write");
+  check(cudaFree(second), "cudaFree");
+  check(cudaStreamDestroy(busy), "cudaStreamDestroy");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  std::string_view const scenario = argc > 1 ? argv[1] : "";
+  int result                      = 0;
+  if (scenario == "runtime-pairs") {
+    result = runtime_pairs();
+  } else if (scenario == "null-and-foreign") {
+    result = null_and_foreign();
+  } else if (scenario == "driver-symbols") {
+    result = driver_symbols();
+  } else if (scenario == "driver-lookup") {
+    result = driver_lookup();
+  } else if (scenario == "stream-ordered") {
+    result = stream_ordered();
+  } else if (scenario == "out-of-memory") {
+    result = out_of_memory();
+  } else if (scenario == "many-threads") {
+    result = many_threads();
+  } else if (scenario == "fork") {
+    result = fork_child();
+  } else if (scenario == "memory-info") {
+    result = memory_info();
+  } else if (scenario == "premature-reuse") {
+    result = premature_reuse();
+  } else if (scenario == "live-at-exit") {
+    result = live_at_exit();
+  } else {
+    std::printf("FAIL: unknown scenario '%s'\n", argc > 1 ? argv[1] : "");
+    return 2;
+  }
+  if (argc > 2) { print_report_json(argv[2]); }
+  std::fflush(stdout);
+  return result != 0 ? result : (failures == 0 ? 0 : 1);
+}

@@ -1,0 +1,224 @@
+// The preload shim in unmodified programs: tests/shim/shim_client.cpp runs under
+// LD_PRELOAD=librmm_shim.so, one scenario per case, and reports what it saw; the shim's JSON
+// report (RMM_SHIM_REPORT_FILE) says what the shim served and passed through.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct outcome {
+  int status{};
+  std::string output;  // stdout and stderr together
+  std::string report;  // the shim's JSON report, if written
+
+  /// The value printed as `key=value`, or "".
+  [[nodiscard]] std::string value(std::string const& key) const
+  {
+    std::smatch match;
+    std::regex const pattern{"(^|\n)" + key + "=([^\n]*)"};
+    return std::regex_search(output, match, pattern) ? match[2].str() : std::string{};
+  }
+  /// A number from the report: the first `"key":N`.
+  [[nodiscard]] long long reported(std::string const& key) const
+  {
+    std::smatch match;
+    std::regex const pattern{"\"" + key + "\":([0-9]+)"};
+    return std::regex_search(report, match, pattern) ? std::stoll(match[1].str()) : -1;
+  }
+};
+
+std::string quoted(std::string const& s) { return "'" + s + "'"; }
+
+/// Runs the client with the shim preloaded and `environment` set.
+outcome run(std::string const& scenario, std::map<std::string, std::string> environment = {}, bool preload = true)
+{
+  static int serial = 0;
+  std::string const report_path =
+    ::testing::TempDir() + "shim_report_" + std::to_string(::getpid()) + "_" + std::to_string(serial++) + ".json";
+  std::remove(report_path.c_str());
+  if (preload) { environment.emplace("LD_PRELOAD", RMM_SHIM_LIBRARY); }
+  environment.emplace("RMM_SHIM_REPORT_FILE", report_path);
+  std::string command = "env";
+  for (auto const& [name, value] : environment) {
+    command += " " + name + "=" + quoted(value);
+  }
+  command += " " + std::string{RMM_SHIM_CLIENT} + " " + scenario + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) { return {-1, "popen failed", ""}; }
+  outcome result;
+  std::array<char, 512> chunk{};
+  while (fgets(chunk.data(), chunk.size(), pipe) != nullptr) {
+    result.output += chunk.data();
+  }
+  int const status = pclose(pipe);
+  result.status    = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream file{report_path};
+  std::stringstream text;
+  text << file.rdbuf();
+  result.report = text.str();
+  std::remove(report_path.c_str());
+  return result;
+}
+
+TEST(Shim, RuntimeAllocationsAreServedAndEveryOneIsCounted)
+{
+  auto const r = run("runtime-pairs");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("allocations"), "205");
+  EXPECT_GE(r.reported("allocations"), 205) << r.report;
+  EXPECT_EQ(r.reported("frees"), r.reported("allocations")) << r.report;
+  EXPECT_EQ(r.reported("failures"), 0) << r.report;
+  EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
+  EXPECT_GE(r.reported("peak_live_bytes"), (4 << 20) + 4096 + 256 + 1) << r.report;
+}
+
+TEST(Shim, KillSwitchPassesEveryCallThrough)
+{
+  auto const r = run("runtime-pairs", {{"RMM_SHIM_ENABLED", "false"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.report, "") << "a disabled shim writes no report";
+}
+
+TEST(Shim, NullAndForeignPointersGetTheRealFunctionAndItsErrors)
+{
+  auto const r = run("null-and-foreign");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("bogus_free"), "cudaErrorInvalidValue");
+  EXPECT_GE(r.reported("foreign_pointer"), 2) << r.report;
+  EXPECT_GE(r.reported("null_or_empty"), 2) << r.report;
+}
+
+TEST(Shim, DriverCallsOfAProgramLinkingLibcudaAreServed)
+{
+  auto const r = run("driver-symbols");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("driver"), "ok");
+  EXPECT_EQ(r.reported("allocations"), 1) << r.report;
+  EXPECT_EQ(r.reported("frees"), 1) << r.report;
+}
+
+TEST(Shim, DriverLookupsHandOutOneWrapperPerVariantAndNothingElse)
+{
+  auto const r = run("driver-lookup");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("resolver_is_wrapped"), "1");
+  EXPECT_EQ(r.value("cuMemAlloc_from"), "librmm_shim.so");
+  EXPECT_EQ(r.value("raw_cuMemAlloc_from"), "libcuda.so.1") << "the 32-bit ABI must stay the driver's";
+  EXPECT_EQ(r.value("cublas_lookup"), "null");
+  EXPECT_EQ(r.value("rtld_next_malloc"), "found");
+  EXPECT_EQ(r.reported("allocations"), 1) << r.report;
+}
+
+TEST(Shim, StreamOrderedCallsAreServedAndTheDriversOwnPoolPassesThrough)
+{
+  auto const r = run("stream-ordered");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("async"), "ok");
+  EXPECT_EQ(r.reported("allocations"), 101) << r.report;
+  EXPECT_EQ(r.reported("frees"), 101) << r.report;
+  EXPECT_GE(r.reported("foreign_pointer"), 1) << r.report;
+}
+
+TEST(Shim, OutOfMemoryIsAnErrorCodeAndTheProgramRecoversByFreeing)
+{
+  auto const r = run("out-of-memory", {{"RMM_EMU_DEVICE_MEMORY", "256MiB"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("oom_status"), "cudaErrorMemoryAllocation");
+  EXPECT_EQ(r.value("recovered"), "cudaSuccess");
+  EXPECT_GE(std::stoi(r.value("blocks_before_oom")), 10) << r.output;
+  EXPECT_GE(r.reported("failures"), 1) << r.report;
+}
+
+TEST(Shim, SixteenThreadsKeepTheirBlocksApart)
+{
+  auto const r = run("many-threads");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("threads_bad"), "0");
+  EXPECT_EQ(r.reported("allocations"), 16 * 300) << r.report;
+  EXPECT_EQ(r.reported("frees"), 16 * 300) << r.report;
+}
+
+TEST(Shim, AForkedChildNeitherHangsNorUsesTheParentsPools)
+{
+  auto const r = run("fork");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("child_exit"), "0");
+  EXPECT_NE(r.value("child_malloc"), "") << r.output;
+  EXPECT_EQ(r.reported("frees"), 2) << r.report;
+}
+
+TEST(Shim, MemoryInformationCountsWhatThePoolsHoldUnusedAsFree)
+{
+  auto const r = run("memory-info");
+  ASSERT_EQ(r.status, 0) << r.output;
+}
+
+std::string write_config(std::string const& name, std::string const& toml)
+{
+  std::string const path = ::testing::TempDir() + name;
+  std::ofstream file{path};
+  file << toml;
+  return path;
+}
+
+TEST(Shim, AFreedBlockIsNotHandedOutWhileWorkQueuedBeforeTheFreeStillUsesIt)
+{
+  // One block of pool: the second cudaMalloc can only be served with the first block.
+  auto const config = write_config("shim_one_block.toml",
+                                   "[[resource]]\ntype = \"pool\"\ninitial_size = \"32MiB\"\nmaximum_size = \"32MiB\"\n\n"
+                                   "[[resource]]\ntype = \"cuda\"\n");
+  auto const r = run("premature-reuse", {{"RMM_CONFIG", config}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
+  EXPECT_EQ(r.value("second_owner_sees"), "5555");
+}
+
+TEST(Shim, ExitWithLiveAllocationsIsQuiet)
+{
+  auto const r = run("live-at-exit");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "leaving=10\n");
+  EXPECT_EQ(r.reported("live_bytes"), 10 << 20) << r.report;
+}
+
+TEST(Shim, ABadConfigurationStopsTheProgramWithItsPosition)
+{
+  std::string const path = ::testing::TempDir() + "shim_bad_config.toml";
+  {
+    std::ofstream file{path};
+    file << "[[resource]]\ntype = \"pool\"\ninitial_size = \"12 parsecs\"\n\n[[resource]]\ntype = \"cuda\"\n";
+  }
+  auto const r = run("runtime-pairs", {{"RMM_CONFIG", path}});
+  EXPECT_EQ(r.status, 78) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(path + ":3:"));
+  EXPECT_THAT(r.output, Not(HasSubstr("allocations=")));
+  std::remove(path.c_str());
+}
+
+TEST(Shim, VerboseStartShowsTheStackAndHowTheProgramFoundTheWrappers)
+{
+  auto const r = run("runtime-pairs", {{"RMM_SHIM_VERBOSE", "true"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("rmm shim: resource stack"));
+  EXPECT_THAT(r.output, HasSubstr("pool"));
+  EXPECT_THAT(r.output, HasSubstr("cuGetProcAddress_v2"));
+  EXPECT_THAT(r.output, HasSubstr("allocations served"));
+}
+
+}  // namespace
