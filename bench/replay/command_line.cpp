@@ -89,6 +89,8 @@ command_line parse_command_line(std::vector<std::string> const& arguments)
       parsed.settings.pool_initial_size = size_value(option, reader.value_of(option, inline_value));
     } else if (option == "--arena-size") {
       parsed.settings.arena_size = size_value(option, reader.value_of(option, inline_value));
+    } else if (option == "--arena-shared-threshold") {
+      parsed.settings.arena_shared_threshold = size_value(option, reader.value_of(option, inline_value));
     } else if (option == "--json") {
       parsed.json_path = reader.value_of(option, inline_value);
     } else {
@@ -111,7 +113,7 @@ std::string usage_text()
 {
   return fmt::format(
     "usage: rmm-replay LOG... [--resource NAME]... [--simulate-device-size SIZE] [--json FILE|-]\n"
-    "                  [--pool-initial-size SIZE] [--arena-size SIZE]\n"
+    "                  [--pool-initial-size SIZE] [--arena-size SIZE] [--arena-shared-threshold SIZE]\n"
     "\n"
     "Replays allocation logs (the logging adaptor's CSV, plain or .gz) through memory resources, one\n"
     "resource after the other, keeping the log's threads, streams and order, and reports per resource\n"
@@ -127,6 +129,10 @@ std::string usage_text()
     "  --pool-initial-size SIZE   what pools reserve up front (default 0: they grow as needed)\n"
     "  --arena-size SIZE          the arena's fixed size (default: half the device's free memory, or\n"
     "                             half the simulated device)\n"
+    "  --arena-shared-threshold SIZE\n"
+    "                             the arena serves default-stream requests from SIZE up from one arena\n"
+    "                             shared by all threads, smaller ones from per-thread arenas (default\n"
+    "                             64KiB; larger than any request: every request per thread)\n"
     "\n"
     "{}\n"
     "\n"

@@ -218,7 +218,11 @@ resource_stack build_stack(std::string const& name, stack_settings const& settin
       case layer::arena: {
         auto arena_size = settings.arena_size;
         if (!arena_size && settings.simulated_device_size) { arena_size = *settings.simulated_device_size / 2; }
-        current = rmm::mr::arena_memory_resource{current, arena_size};
+        current = rmm::mr::arena_memory_resource{
+          current,
+          arena_size,
+          false,
+          settings.arena_shared_threshold.value_or(rmm::mr::arena_memory_resource::default_shared_arena_threshold)};
         break;
       }
       case layer::binning: current = rmm::mr::binning_memory_resource{current}; break;

@@ -2,78 +2,28 @@
 // LD_PRELOAD=librmm_shim.so, one scenario per case, and reports what it saw; the shim's JSON
 // report (RMM_SHIM_REPORT_FILE) says what the shim served and passed through.
 
+#include "shim_runner.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <array>
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <regex>
-#include <sstream>
 #include <string>
-#include <vector>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace {
 
+using rmm::test::outcome;
+using rmm::test::run_program;
+using rmm::test::write_config;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct outcome {
-  int status{};
-  std::string output;  // stdout and stderr together
-  std::string report;  // the shim's JSON report, if written
-
-  /// The value printed as `key=value`, or "".
-  [[nodiscard]] std::string value(std::string const& key) const
-  {
-    std::smatch match;
-    std::regex const pattern{"(^|\n)" + key + "=([^\n]*)"};
-    return std::regex_search(output, match, pattern) ? match[2].str() : std::string{};
-  }
-  /// A number from the report: the first `"key":N`.
-  [[nodiscard]] long long reported(std::string const& key) const
-  {
-    std::smatch match;
-    std::regex const pattern{"\"" + key + "\":([0-9]+)"};
-    return std::regex_search(report, match, pattern) ? std::stoll(match[1].str()) : -1;
-  }
-};
-
-std::string quoted(std::string const& s) { return "'" + s + "'"; }
-
 /// Runs the client with the shim preloaded and `environment` set.
-outcome run(std::string const& scenario, std::map<std::string, std::string> environment = {}, bool preload = true)
+outcome run(std::string const& scenario, std::map<std::string, std::string> environment = {})
 {
-  static int serial = 0;
-  std::string const report_path =
-    ::testing::TempDir() + "shim_report_" + std::to_string(::getpid()) + "_" + std::to_string(serial++) + ".json";
-  std::remove(report_path.c_str());
-  if (preload) { environment.emplace("LD_PRELOAD", RMM_SHIM_LIBRARY); }
-  environment.emplace("RMM_SHIM_REPORT_FILE", report_path);
-  std::string command = "env";
-  for (auto const& [name, value] : environment) {
-    command += " " + name + "=" + quoted(value);
-  }
-  command += " " + std::string{RMM_SHIM_CLIENT} + " " + scenario + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) { return {-1, "popen failed", ""}; }
-  outcome result;
-  std::array<char, 512> chunk{};
-  while (fgets(chunk.data(), chunk.size(), pipe) != nullptr) {
-    result.output += chunk.data();
-  }
-  int const status = pclose(pipe);
-  result.status    = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream file{report_path};
-  std::stringstream text;
-  text << file.rdbuf();
-  result.report = text.str();
-  std::remove(report_path.c_str());
-  return result;
+  return run_program(RMM_SHIM_CLIENT, scenario, std::move(environment));
 }
 
 TEST(Shim, RuntimeAllocationsAreServedAndEveryOneIsCounted)
@@ -137,7 +87,10 @@ TEST(Shim, StreamOrderedCallsAreServedAndTheDriversOwnPoolPassesThrough)
 
 TEST(Shim, OutOfMemoryIsAnErrorCodeAndTheProgramRecoversByFreeing)
 {
-  auto const r = run("out-of-memory", {{"RMM_EMU_DEVICE_MEMORY", "256MiB"}});
+  auto const config = write_config("shim_small_pool.toml",
+                                   "[[resource]]\ntype = \"pool\"\ninitial_size = \"32MiB\"\nmaximum_size = \"256MiB\"\n\n"
+                                   "[[resource]]\ntype = \"cuda\"\n");
+  auto const r = run("out-of-memory", {{"RMM_CONFIG", config}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("oom_status"), "cudaErrorMemoryAllocation");
   EXPECT_EQ(r.value("recovered"), "cudaSuccess");
@@ -167,14 +120,6 @@ TEST(Shim, MemoryInformationCountsWhatThePoolsHoldUnusedAsFree)
 {
   auto const r = run("memory-info");
   ASSERT_EQ(r.status, 0) << r.output;
-}
-
-std::string write_config(std::string const& name, std::string const& toml)
-{
-  std::string const path = ::testing::TempDir() + name;
-  std::ofstream file{path};
-  file << toml;
-  return path;
 }
 
 TEST(Shim, AFreedBlockIsNotHandedOutWhileWorkQueuedBeforeTheFreeStillUsesIt)

@@ -9,7 +9,9 @@ namespace rmm::mr {
 
 namespace {
 
-detail::suballocator_options arena_options(std::optional<std::size_t> arena_size, bool dump_log_on_failure)
+detail::suballocator_options arena_options(std::optional<std::size_t> arena_size,
+                                           bool dump_log_on_failure,
+                                           std::size_t shared_arena_threshold)
 {
   auto const size = arena_size.value_or(percent_of_free_device_memory(50));
   RMM_EXPECTS(size > 0, "arena_memory_resource: the arena size must not be 0");
@@ -19,6 +21,8 @@ detail::suballocator_options arena_options(std::optional<std::size_t> arena_size
   options.maximum_size               = align_up(size, CUDA_ALLOCATION_ALIGNMENT);
   options.growth_step                = 0;  // the global arena has a fixed size
   options.per_thread_default_arenas  = true;
+  // Large blocks on the default stream share one arena: freed by any thread, they coalesce.
+  options.shared_arena_threshold     = shared_arena_threshold;
   options.log_state_on_failure       = dump_log_on_failure;
   return options;
 }
@@ -27,9 +31,11 @@ detail::suballocator_options arena_options(std::optional<std::size_t> arena_size
 
 arena_memory_resource::arena_memory_resource(any_device_resource upstream,
                                              std::optional<std::size_t> arena_size,
-                                             bool dump_log_on_failure)
-  : suballocator_resource{std::make_shared<engine_type>(
-      std::move(upstream), arena_options(arena_size, dump_log_on_failure), [] { return detail::coalescing_free_list{}; })}
+                                             bool dump_log_on_failure,
+                                             std::size_t shared_arena_threshold)
+  : suballocator_resource{std::make_shared<engine_type>(std::move(upstream),
+                                                        arena_options(arena_size, dump_log_on_failure, shared_arena_threshold),
+                                                        [] { return detail::coalescing_free_list{}; })}
 {
 }
 

@@ -13,18 +13,26 @@ namespace rmm::mr {
  *
  * The global arena (`arena_size`, default half of the device's free memory) is reserved from
  * upstream at construction and never grows. Allocations on a non-default stream use that stream's
- * arena; allocations on a default stream (0, cudaStreamLegacy, cudaStreamPerThread) use the
- * calling thread's arena, so threads sharing the default stream do not contend. Memory moves
- * between arenas with the same rules as pool_memory_resource (events across streams, one device
- * synchronization before giving up), and any thread may free any allocation. With
- * `dump_log_on_failure`, an allocation failure also writes every arena's state to the debug log.
+ * arena. On the default stream (0, cudaStreamLegacy), requests smaller than
+ * `shared_arena_threshold` use the calling thread's arena, so threads allocating small blocks do
+ * not contend; larger ones use one arena shared by all threads, to which they are also freed
+ * whichever thread frees them, so large free blocks coalesce even when one thread allocates and
+ * another frees (as autograd does). cudaStreamPerThread is a stream of its own in each thread and
+ * keeps one arena per thread. Memory moves between arenas with the same rules as
+ * pool_memory_resource (events across streams, one device synchronization before giving up), and
+ * any thread may free any allocation. With `dump_log_on_failure`, an allocation failure also
+ * writes every arena's state to the debug log.
  */
 class arena_memory_resource final
   : public detail::suballocator_resource<arena_memory_resource, detail::coalescing_free_list> {
  public:
+  /// Default of `shared_arena_threshold`.
+  static constexpr std::size_t default_shared_arena_threshold = std::size_t{64} << 10;
+
   explicit arena_memory_resource(any_device_resource upstream,
                                  std::optional<std::size_t> arena_size = std::nullopt,
-                                 bool dump_log_on_failure             = false);
+                                 bool dump_log_on_failure             = false,
+                                 std::size_t shared_arena_threshold   = default_shared_arena_threshold);
 };
 
 }  // namespace rmm::mr

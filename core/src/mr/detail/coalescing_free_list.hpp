@@ -76,6 +76,16 @@ class coalescing_free_list {
     return cut(block, bytes);
   }
 
+  /// Removes and returns a whole good-fit free block of at least `bytes`, or nothing.
+  [[nodiscard]] std::optional<memory_range> take_whole(std::size_t bytes)
+  {
+    free_block* block = index_.find(bytes);
+    if (block == nullptr) { return std::nullopt; }
+    memory_range const taken{block->start, block->size};
+    unlink(block);
+    return taken;
+  }
+
   /// As take(), from blocks freed at or before `max_seq` only.
   [[nodiscard]] std::optional<memory_range> take_freed_before(std::size_t bytes, std::uint64_t max_seq)
   {

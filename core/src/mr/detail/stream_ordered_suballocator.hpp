@@ -57,6 +57,11 @@ struct suballocator_options {
   std::optional<std::size_t> largest_request;  ///< larger requests throw rmm::bad_alloc
   std::size_t growth_step{0};           ///< least amount to grow by (0: never grow)
   bool per_thread_default_arenas{false};  ///< default-stream allocations get one arena per thread
+  /// Shared large blocks (arena resource): with per_thread_default_arenas, blocks of at least this
+  /// size on the legacy default stream are allocated from and freed to the stream's one shared
+  /// arena, whichever thread makes the call, so they coalesce with each other; smaller ones keep
+  /// the per-thread arenas. The shared arena takes whole blocks from the clean reserve.
+  std::optional<std::size_t> shared_arena_threshold;
   bool log_state_on_failure{false};     ///< write every arena's state to the debug log on OOM
   /// Grow by mapping device memory at the end of one reserved address range (CUDA virtual memory
   /// management) instead of asking the upstream, where the device supports it: free memory then
@@ -151,7 +156,12 @@ class stream_ordered_suballocator {
     std::size_t arenas{0};
   };
 
-  [[nodiscard]] arena_key key_for(cudaStream_t stream) const;
+  /// The arena a block of `size` bytes belongs to on `stream`.
+  [[nodiscard]] arena_key key_for(cudaStream_t stream, std::size_t size) const;
+  [[nodiscard]] bool is_shared_large(cudaStream_t stream, std::size_t size) const noexcept;
+  /// Clean memory for `requester`: a cut of a clean block, or, for a shared large block, the whole
+  /// good-fit block with the rest kept next to it in the requester's arena.
+  std::optional<memory_range> take_clean(arena& requester, cudaStream_t stream, std::size_t size);
   /// The arena of `key`, locked and live. Creates it when needed.
   std::unique_lock<std::mutex> lock_arena(arena_key key, arena*& found);
   arena& find_or_create(arena_key key);
@@ -173,7 +183,9 @@ class stream_ordered_suballocator {
   void deallocate_after_device_sync(memory_range range, cudaStream_t stream) noexcept;
 
   /// Moves the blocks whose arena event completed to the clean reserve and retires idle arenas.
-  harvest_result harvest();
+  /// The arenas of `requester`'s stream are left alone: their blocks are usable by it already, and
+  /// moving them would only keep them from coalescing with what it frees next.
+  harvest_result harvest(arena const* requester);
   void retire_idle(std::vector<arena*> const& candidates);
   std::optional<memory_range> steal(arena& thief, cudaStream_t stream, std::size_t bytes);
   /// A covered block of any arena, after the host waited for that arena's event.

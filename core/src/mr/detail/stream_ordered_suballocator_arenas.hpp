@@ -8,22 +8,62 @@
 namespace rmm::mr::detail {
 
 template <class FreeStore>
-auto stream_ordered_suballocator<FreeStore>::key_for(cudaStream_t stream) const -> arena_key
+bool stream_ordered_suballocator<FreeStore>::is_shared_large(cudaStream_t stream, std::size_t size) const noexcept
+{
+  return options_.shared_arena_threshold && size >= *options_.shared_arena_threshold &&
+         options_.per_thread_default_arenas && (stream == cudaStream_t{} || stream == cudaStreamLegacy);
+}
+
+template <class FreeStore>
+auto stream_ordered_suballocator<FreeStore>::key_for(cudaStream_t stream, std::size_t size) const -> arena_key
 {
   arena_key key{stream_id(stream, device_), 0};
-  // The arena resource gives each thread its own arena on the legacy stream: threads sharing it do
-  // not contend, and since it is one stream they may exchange memory without waiting.
-  if (options_.per_thread_default_arenas && (stream == cudaStream_t{} || stream == cudaStreamLegacy)) {
+  // The arena resource gives each thread its own arena on the legacy stream for small blocks:
+  // threads sharing it do not contend, and since it is one stream they may exchange memory without
+  // waiting. Large blocks go to the stream's shared arena, whichever thread allocates or frees
+  // them (autograd frees on one thread what another allocated), where they coalesce.
+  if (options_.per_thread_default_arenas && (stream == cudaStream_t{} || stream == cudaStreamLegacy) &&
+      !is_shared_large(stream, size)) {
     key.thread = thread_token();
   }
   return key;
 }
 
 template <class FreeStore>
+std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_clean(arena& requester,
+                                                                              cudaStream_t stream,
+                                                                              std::size_t size)
+{
+  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+    if (is_shared_large(stream, size)) {
+      // Take the whole block: the rest stays next to what is handed out, in the arena it will be
+      // freed to, so the two coalesce again (a cut would leave the rest in the clean reserve, where
+      // nothing freed on the stream merges with it, and large free blocks would splinter at every
+      // boundary between the two).
+      std::optional<memory_range> whole;
+      {
+        std::lock_guard lock{clean_.mutex};
+        whole = clean_.free.take_whole(size);
+      }
+      if (!whole) { return std::nullopt; }
+      if (whole->size > size) {
+        // Still no pending work on any stream: sequence 0 lets other streams take it through the
+        // arena's event at once.
+        std::lock_guard lock{requester.mutex};
+        refresh_chunks(requester);
+        (void)requester.free.insert({whole->start + size, whole->size - size}, *requester.chunks, 0);
+      }
+      return memory_range{whole->start, size};
+    }
+  }
+  return take_from(clean_, size);
+}
+
+template <class FreeStore>
 std::unique_lock<std::mutex> stream_ordered_suballocator<FreeStore>::lock_arena(arena_key key, arena*& found)
 {
-  auto& entry = thread_arena_cache().entries[arena_cache::slot(id_, key.stream_id)];
-  if (entry.owner_id == id_ && entry.stream_id == key.stream_id) {
+  auto& entry = thread_arena_cache().entries[arena_cache::slot(id_, key.stream_id ^ key.thread)];
+  if (entry.owner_id == id_ && entry.stream_id == key.stream_id && entry.thread == key.thread) {
     auto* cached = static_cast<arena*>(entry.arena);
     std::unique_lock lock{cached->mutex};
     if (cached->live && cached->key == key) {
@@ -35,7 +75,7 @@ std::unique_lock<std::mutex> stream_ordered_suballocator<FreeStore>::lock_arena(
     arena& a = find_or_create(key);
     std::unique_lock lock{a.mutex};
     if (a.live && a.key == key) {
-      entry = {id_, key.stream_id, &a};
+      entry = {id_, key.stream_id, key.thread, &a};
       found = &a;
       return lock;
     }
@@ -75,7 +115,7 @@ auto stream_ordered_suballocator<FreeStore>::find_or_create(arena_key key) -> ar
 }
 
 template <class FreeStore>
-auto stream_ordered_suballocator<FreeStore>::harvest() -> harvest_result
+auto stream_ordered_suballocator<FreeStore>::harvest(arena const* requester) -> harvest_result
 {
   harvest_result result;
   std::vector<memory_range> completed;
@@ -84,6 +124,8 @@ auto stream_ordered_suballocator<FreeStore>::harvest() -> harvest_result
     std::shared_lock lock{arenas_mutex_};
     result.arenas = arenas_.size();
     for (auto const& [key, a] : arenas_) {
+      // The requester's stream takes from its own arenas without waiting (steal) anyway.
+      if (requester != nullptr && key.stream_id == requester->key.stream_id) { continue; }
       // Read what the event covers before asking whether it completed: a record made after the
       // read can only complete later, so a completed event covers at least what was read.
       std::uint64_t covered = 0;
@@ -148,13 +190,15 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::steal(arena&
       std::lock_guard victim_lock{victim->mutex};
       if (same_stream) {
         range = victim->free.take(bytes);
-      } else if (victim->event != nullptr && victim->covered_seq > 0) {
+      } else {
+        // Before any record only never-used memory (freed at sequence 0) qualifies, and it needs
+        // no wait.
         range = victim->free.take_freed_before(bytes, victim->covered_seq);
         event = victim->event;
       }
     }
     if (!range) { continue; }
-    if (!same_stream) {
+    if (!same_stream && event != nullptr) {
       // The event was recorded after the block was freed (a later record of it is later still):
       // waiting on it orders our use after the work that last used the block.
       if (auto const status = cudaStreamWaitEvent(stream, event, 0); status != cudaSuccess) {
@@ -181,7 +225,6 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_after_h
     std::shared_lock lock{arenas_mutex_};
     for (auto const& [key, victim] : arenas_) {
       std::lock_guard victim_lock{victim->mutex};
-      if (victim->event == nullptr || victim->covered_seq == 0) { continue; }
       range = victim->free.take_freed_before(bytes, victim->covered_seq);
       if (range) {
         event = victim->event;
@@ -192,7 +235,8 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_after_h
   if (!range) { return std::nullopt; }
   // Outside every lock: the wait lasts as long as the victim's stream needs. The event was recorded
   // after the block was freed (a later record of it is later still), so once it completed nothing
-  // uses the block any more.
+  // uses the block any more. No event: the block was never used.
+  if (event == nullptr) { return range; }
   if (auto const status = cudaEventSynchronize(event); status != cudaSuccess) {
     deallocate_after_device_sync(*range, cudaStream_t{});
     throw rmm::cuda_error{rmm::detail::cuda_error_message(status, "cudaEventSynchronize", __FILE__, __LINE__)};

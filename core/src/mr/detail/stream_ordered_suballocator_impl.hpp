@@ -38,6 +38,7 @@ inline constexpr std::size_t arenas_before_reclaim = 256;
 struct cached_arena {
   std::uint64_t owner_id{0};
   std::uint64_t stream_id{0};
+  std::uint64_t thread{0};
   void* arena{nullptr};
 };
 struct arena_cache {
@@ -174,7 +175,7 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
   if (bytes == 0) { return nullptr; }
   check_request(bytes);
   auto const size = block_size(bytes);
-  auto const key  = key_for(stream.value());
+  auto const key  = key_for(stream.value(), size);
   arena* own      = nullptr;
   std::optional<pinned_arena> pin;
   std::uint64_t to_record = 0;
@@ -191,11 +192,11 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
   }
   if (to_record != 0) { record(*own, to_record, stream.value()); }
 
-  std::optional<memory_range> range = take_from(clean_, size);
+  std::optional<memory_range> range = take_clean(*own, stream.value(), size);
   harvest_result scan{};
   if (!range) {
-    scan  = harvest();
-    range = take_from(clean_, size);
+    scan  = harvest(own);
+    range = take_clean(*own, stream.value(), size);
   }
   if (!range) { range = steal(*own, stream.value(), size); }
   if (!range) { range = take_after_hook(size); }
@@ -230,7 +231,7 @@ void stream_ordered_suballocator<FreeStore>::deallocate(void* ptr, std::size_t b
   }
   memory_range const range{reinterpret_cast<std::uintptr_t>(ptr), block_size(bytes)};
   try {
-    auto const key = key_for(stream.value());
+    auto const key = key_for(stream.value(), range.size);
     arena* a       = nullptr;
     std::uint64_t to_record = 0;
     {
@@ -253,7 +254,7 @@ void* stream_ordered_suballocator<FreeStore>::allocate_sync(std::size_t bytes)
   std::optional<memory_range> range = take_from(clean_, size);
   harvest_result scan{};
   if (!range) {
-    scan  = harvest();
+    scan  = harvest(nullptr);
     range = take_from(clean_, size);
   }
   if (!range) { range = take_after_host_wait(size); }

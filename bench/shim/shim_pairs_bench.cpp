@@ -1,0 +1,87 @@
+// What a program pays per allocation with and without the preload shim. This binary knows nothing
+// of rmm and links the static CUDA runtime, like most CUDA programs; scripts/run-gpu-benchmarks.sh
+// runs it as is, under the shim, under the shim switched off, and under the shim with a log, and
+// puts the times side by side.
+//
+// - malloc_free_pair/SIZE: cudaMalloc + cudaFree of SIZE bytes.
+// - malloc_async_pair/SIZE: cudaMallocAsync + cudaFreeAsync on one stream.
+// - foreign_free: cudaMallocManaged + cudaFree: memory the shim never serves (it passes through).
+// - malloc_free_pair_threads: the pair from 8 threads at once.
+
+#include <cuda_runtime_api.h>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+void check(cudaError_t status, char const* what)
+{
+  if (status != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(status));
+    std::exit(1);
+  }
+}
+
+void malloc_free_pair(benchmark::State& state)
+{
+  auto const size = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) {
+    void* ptr = nullptr;
+    check(cudaMalloc(&ptr, size), "cudaMalloc");
+    check(cudaFree(ptr), "cudaFree");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(malloc_free_pair)->Arg(256)->Arg(4096)->Arg(1 << 20)->Arg(16 << 20);
+
+void malloc_free_pair_threads(benchmark::State& state)
+{
+  for (auto _ : state) {
+    void* ptr = nullptr;
+    check(cudaMalloc(&ptr, 4096), "cudaMalloc");
+    check(cudaFree(ptr), "cudaFree");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(malloc_free_pair_threads)->Threads(8)->UseRealTime();
+
+void malloc_async_pair(benchmark::State& state)
+{
+  auto const size = static_cast<std::size_t>(state.range(0));
+  cudaStream_t stream{};
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  for (auto _ : state) {
+    void* ptr = nullptr;
+    check(cudaMallocAsync(&ptr, size, stream), "cudaMallocAsync");
+    check(cudaFreeAsync(ptr, stream), "cudaFreeAsync");
+  }
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(malloc_async_pair)->Arg(4096)->Arg(1 << 20);
+
+void foreign_free(benchmark::State& state)
+{
+  for (auto _ : state) {
+    void* ptr = nullptr;
+    check(cudaMallocManaged(&ptr, 4096), "cudaMallocManaged");
+    check(cudaFree(ptr), "cudaFree");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(foreign_free);
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  check(cudaFree(nullptr), "CUDA initialisation");  // outside every timed region
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

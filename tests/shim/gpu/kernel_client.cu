@@ -1,0 +1,123 @@
+// A CUDA program with kernels, knowing nothing of rmm, built three ways by nvcc (static runtime,
+// shared runtime, per-thread default stream): the shim must see every one of its allocations
+// however it reaches the driver. Scenarios (argv[1]):
+//   count            N cudaMalloc/cudaFree and M cudaMallocAsync/cudaFreeAsync, each checked by a
+//                    kernel; prints the counts the shim's report must match.
+//   premature-reuse  a kernel still writes a block when it is freed; the next cudaMalloc can only
+//                    return that block (the pool is one block); its new owner's data must survive.
+
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+void check(cudaError_t status, char const* what)
+{
+  if (status != cudaSuccess) {
+    std::printf("FAIL: %s: %s\n", what, cudaGetErrorName(status));
+    std::exit(2);
+  }
+}
+
+__global__ void fill(unsigned* data, std::size_t n, unsigned value)
+{
+  for (auto i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) { data[i] = value; }
+}
+
+__global__ void count_mismatches(unsigned const* data, std::size_t n, unsigned value, unsigned* mismatches)
+{
+  for (auto i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    if (data[i] != value) { atomicAdd(mismatches, 1U); }
+  }
+}
+
+/// Spins for `cycles` clock ticks, then writes `value` over the block: still running when freed.
+__global__ void slow_fill(unsigned* data, std::size_t n, unsigned value, long long cycles)
+{
+  auto const start = clock64();
+  while (clock64() - start < cycles) {}
+  for (auto i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) { data[i] = value; }
+}
+
+unsigned mismatches_in(unsigned const* data, std::size_t n, unsigned value, cudaStream_t stream)
+{
+  unsigned* counter = nullptr;
+  check(cudaMallocAsync(&counter, sizeof(unsigned), stream), "cudaMallocAsync(counter)");
+  check(cudaMemsetAsync(counter, 0, sizeof(unsigned), stream), "cudaMemsetAsync");
+  count_mismatches<<<256, 256, 0, stream>>>(data, n, value, counter);
+  unsigned host = 0;
+  check(cudaMemcpyAsync(&host, counter, sizeof(unsigned), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  check(cudaFreeAsync(counter, stream), "cudaFreeAsync(counter)");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  return host;
+}
+
+int count()
+{
+  constexpr int pairs       = 40;
+  constexpr int async_pairs = 40;
+  unsigned bad              = 0;
+  cudaStream_t stream{};
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  for (int i = 0; i < pairs; ++i) {
+    std::size_t const n = std::size_t{1024} << (i % 12);
+    unsigned* data      = nullptr;
+    check(cudaMalloc(&data, n * sizeof(unsigned)), "cudaMalloc");
+    fill<<<256, 256>>>(data, n, i);
+    bad += mismatches_in(data, n, i, 0);
+    check(cudaFree(data), "cudaFree");
+  }
+  for (int i = 0; i < async_pairs; ++i) {
+    std::size_t const n = std::size_t{1024} << (i % 12);
+    unsigned* data      = nullptr;
+    check(cudaMallocAsync(&data, n * sizeof(unsigned), stream), "cudaMallocAsync");
+    fill<<<256, 256, 0, stream>>>(data, n, i + 1000);
+    bad += mismatches_in(data, n, i + 1000, stream);
+    check(cudaFreeAsync(data, stream), "cudaFreeAsync");
+  }
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  // Each mismatches_in allocates its counter with cudaMallocAsync.
+  std::printf("allocations=%d\nasync_allocations=%d\nmismatches=%u\n", pairs, async_pairs + pairs + async_pairs, bad);
+  return bad == 0 ? 0 : 1;
+}
+
+int premature_reuse()
+{
+  constexpr std::size_t n = (std::size_t{32} << 20) / sizeof(unsigned);
+  cudaStream_t busy{};
+  check(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  int clock_khz = 0;
+  check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0), "cudaDeviceGetAttribute");
+  unsigned* first = nullptr;
+  check(cudaMalloc(&first, n * sizeof(unsigned)), "cudaMalloc(first)");
+  slow_fill<<<132, 256, 0, busy>>>(first, n, 0xAAAAAAAAU, 300LL * clock_khz);  // ~300 ms
+  check(cudaGetLastError(), "slow_fill launch");
+  check(cudaFree(first), "cudaFree(first) while the kernel runs");
+  unsigned* second = nullptr;
+  check(cudaMalloc(&second, n * sizeof(unsigned)), "cudaMalloc(second)");
+  std::printf("same_block=%d\n", second == first);
+  fill<<<256, 256>>>(second, n, 0x55555555U);
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  auto const bad = mismatches_in(second, n, 0x55555555U, 0);
+  std::printf("second_owner_mismatches=%u\n", bad);
+  check(cudaFree(second), "cudaFree(second)");
+  check(cudaStreamDestroy(busy), "cudaStreamDestroy");
+  return bad == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  char const* scenario = argc > 1 ? argv[1] : "";
+  int result           = 2;
+  if (std::strcmp(scenario, "count") == 0) { result = count(); }
+  if (std::strcmp(scenario, "premature-reuse") == 0) { result = premature_reuse(); }
+  std::fflush(stdout);
+  return result;
+}
