@@ -22,8 +22,10 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -52,12 +54,82 @@ class ResourceConformance : public ::testing::Test {
 TYPED_TEST_SUITE_P(ResourceConformance);
 
 
+// A zero-byte request may return null or a pointer, but never one that aliases other memory:
+// neither the start of, nor a pointer inside, any live allocation (earlier or later), nor another
+// live zero-byte result. Allocating and freeing such blocks must leave every other block intact
+// and must not hand live memory out again.
 TYPED_TEST_P(ResourceConformance, ZeroBytes)
 {
-  void* ptr = this->mr().allocate(this->stream_, 0);
-  this->mr().deallocate(this->stream_, ptr, 0);
-  ptr = this->mr().allocate_sync(0);
-  this->mr().deallocate_sync(ptr, 0);
+  struct block {
+    void* ptr;
+    std::size_t bytes;
+    std::uint8_t tag;
+  };
+  std::vector<block> neighbours;
+  std::uint8_t next_tag = 1;
+  auto const add_neighbours = [&] {
+    for (std::size_t bytes : {std::size_t{1}, std::size_t{256}, std::size_t{4096}, std::size_t{65537}}) {
+      bytes     = std::min(bytes, max_request_of<TypeParam>());
+      void* ptr = this->mr().allocate(this->stream_, bytes);
+      write_tag(ptr, bytes, next_tag, this->stream_);
+      neighbours.push_back({ptr, bytes, next_tag++});
+    }
+  };
+  auto const aliases = [&](void const* p) -> std::string {
+    auto const addr = reinterpret_cast<std::uintptr_t>(p);
+    for (auto const& n : neighbours) {
+      auto const start = reinterpret_cast<std::uintptr_t>(n.ptr);
+      if (addr >= start && addr < start + n.bytes) {
+        return "lies inside the live " + std::to_string(n.bytes) + "-byte block at " +
+               std::to_string(start);
+      }
+    }
+    return {};
+  };
+
+  add_neighbours();
+  std::vector<void*> zeros;
+  // Enough of them that padded zero-byte blocks laid out one after the other start at every
+  // offset modulo a 4 KiB alignment.
+  for (int i = 0; i < 32; ++i) {
+    zeros.push_back(i % 2 == 0 ? this->mr().allocate(this->stream_, 0) : this->mr().allocate_sync(0));
+  }
+  add_neighbours();  // a zero-byte block must not alias what comes after it either
+  for (std::size_t i = 0; i < zeros.size(); ++i) {
+    if (zeros[i] == nullptr) { continue; }
+    EXPECT_EQ(aliases(zeros[i]), "") << "zero-byte result " << zeros[i];
+    for (std::size_t j = 0; j < i; ++j) {
+      EXPECT_NE(zeros[i], zeros[j]) << "two live zero-byte allocations share a pointer";
+    }
+  }
+  for (std::size_t i = 0; i < zeros.size(); ++i) {
+    if (i % 2 == 0) {
+      this->mr().deallocate(this->stream_, zeros[i], 0);
+    } else {
+      this->mr().deallocate_sync(zeros[i], 0);
+    }
+  }
+  for (auto const& n : neighbours) {
+    EXPECT_TRUE(has_tag(n.ptr, n.bytes, n.tag, this->stream_)) << "the " << n.bytes << "-byte block at " << n.ptr
+                                                               << " changed";
+  }
+  // Freeing the zero-byte blocks gave no live memory back: new blocks land elsewhere.
+  std::vector<block> const earlier = neighbours;
+  add_neighbours();
+  for (std::size_t i = earlier.size(); i < neighbours.size(); ++i) {
+    auto const start = reinterpret_cast<std::uintptr_t>(neighbours[i].ptr);
+    for (auto const& e : earlier) {
+      auto const e_start = reinterpret_cast<std::uintptr_t>(e.ptr);
+      EXPECT_TRUE(start + neighbours[i].bytes <= e_start || e_start + e.bytes <= start)
+        << "a new " << neighbours[i].bytes << "-byte block at " << neighbours[i].ptr << " overlaps the live "
+        << e.bytes << "-byte block at " << e.ptr;
+    }
+  }
+  for (auto const& n : neighbours) {
+    EXPECT_TRUE(has_tag(n.ptr, n.bytes, n.tag, this->stream_)) << "the " << n.bytes << "-byte block at " << n.ptr
+                                                               << " changed";
+    this->mr().deallocate(this->stream_, n.ptr, n.bytes);
+  }
 }
 
 TYPED_TEST_P(ResourceConformance, SizesAreAlignedAndUsable)
@@ -187,32 +259,74 @@ TYPED_TEST_P(ResourceConformance, RandomMixedSequenceKeepsBlocksDisjointAndIntac
   }
 }
 
+// Threads share one resource, each on its own stream, each keeping up to 64 blocks of random
+// sizes alive. Every block is checked against a registry of all threads' live blocks when it is
+// handed out, and carries its thread's tag, checked before it is freed: memory handed to two
+// threads at once shows either way.
 TYPED_TEST_P(ResourceConformance, ManyThreadsEachOnItsOwnStream)
 {
-  constexpr int threads    = 8;
-  constexpr int iterations = 100;
+  constexpr int threads          = 8;
+  constexpr int steps            = 400;
+  constexpr std::size_t max_live = 64;
+  std::mutex registry_mutex;
+  std::map<std::uintptr_t, std::size_t> registry;  // every thread's live blocks: start -> size
+  std::atomic<int> overlaps{0};
+  std::atomic<int> clobbered{0};
   std::vector<std::thread> workers;
-  std::atomic<int> failures{0};
   auto ref = rmm::device_async_resource_ref{this->mr()};  // one resource shared by all threads
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       RMM_CUDA_TRY(cudaSetDevice(0));
       rmm::cuda_stream stream;
       std::mt19937 rng(static_cast<unsigned>(t));
-      for (int i = 0; i < iterations; ++i) {
-        auto const bytes = std::size_t{1} << (rng() % 20);
-        void* ptr        = ref.allocate(stream, bytes);
-        auto const tag   = static_cast<std::uint8_t>(t * 16 + i % 16 + 1);
-        write_tag(ptr, bytes, tag, stream);
-        if (!has_tag(ptr, bytes, tag, stream)) { ++failures; }
-        ref.deallocate(stream, ptr, bytes);
+      std::uniform_real_distribution<double> log_size{0.0, 14.0};  // 1 B .. 16 KiB, log-uniform
+      struct block {
+        void* ptr;
+        std::size_t bytes;
+        std::uint8_t tag;
+      };
+      std::vector<block> live;
+      auto const free_one = [&](std::size_t i) {
+        auto const b = live[i];
+        if (!has_tag(b.ptr, b.bytes, b.tag, stream)) { ++clobbered; }
+        {
+          std::lock_guard lock{registry_mutex};
+          registry.erase(reinterpret_cast<std::uintptr_t>(b.ptr));
+        }
+        ref.deallocate(stream, b.ptr, b.bytes);
+        live[i] = live.back();
+        live.pop_back();
+      };
+      for (int i = 0; i < steps; ++i) {
+        if (live.size() < max_live && (live.empty() || rng() % 100 < 60)) {
+          auto const bytes = std::min(static_cast<std::size_t>(std::exp2(log_size(rng))), max_request_of<TypeParam>());
+          void* ptr        = ref.allocate(stream, bytes);
+          auto const start = reinterpret_cast<std::uintptr_t>(ptr);
+          {
+            std::lock_guard lock{registry_mutex};
+            auto next = registry.lower_bound(start);
+            if (next != registry.end() && start + bytes > next->first) { ++overlaps; }
+            if (next != registry.begin() && std::prev(next)->first + std::prev(next)->second > start) { ++overlaps; }
+            registry[start] = bytes;
+          }
+          // High nibble: the thread; low nibble: the block. No two threads share a tag.
+          auto const tag = static_cast<std::uint8_t>((t + 1) << 4 | (i % 16));
+          write_tag(ptr, bytes, tag, stream);
+          live.push_back({ptr, bytes, tag});
+        } else {
+          free_one(rng() % live.size());
+        }
+      }
+      while (!live.empty()) {
+        free_one(live.size() - 1);
       }
     });
   }
   for (auto& w : workers) {
     w.join();
   }
-  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(overlaps.load(), 0) << "blocks handed out while overlapping another thread's live block";
+  EXPECT_EQ(clobbered.load(), 0) << "blocks whose tag another thread overwrote";
 }
 
 TYPED_TEST_P(ResourceConformance, DeallocateOnAnotherStreamAfterSynchronizing)
