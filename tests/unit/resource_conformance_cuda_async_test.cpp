@@ -1,4 +1,5 @@
-// The conformance suite (resource_conformance.hpp) over the resources over CUDA's stream-ordered allocator (cudaMallocAsync pools).
+// The conformance suite (resource_conformance.hpp) over the resources over CUDA's stream-ordered
+// allocator (cudaMallocAsync pools).
 
 #include "resource_conformance.hpp"
 

@@ -1,4 +1,5 @@
-// The conformance suite (resource_conformance.hpp) over pool_memory_resource: growing, bounded, and over cudaMallocAsync.
+// The conformance suite (resource_conformance.hpp) over pool_memory_resource: growing, bounded, and
+// over cudaMallocAsync.
 
 #include "resource_conformance.hpp"
 

@@ -1,4 +1,5 @@
-// The conformance suite (resource_conformance.hpp) over the CUDA runtime's own allocators: cudaMalloc, managed, pinned host and system memory.
+// The conformance suite (resource_conformance.hpp) over the CUDA runtime's own allocators:
+// cudaMalloc, managed, pinned host and system memory.
 
 #include "resource_conformance.hpp"
 

@@ -344,15 +344,16 @@ constexpr std::size_t max_request_of()
 
 /// The conformance suite's groups: each is instantiated in its own translation unit, so that they
 /// compile in parallel. Together they are all_resource_factories and aligned_every_size_factory.
-using runtime_resource_factories = ::testing::Types<cuda_factory, managed_factory, pinned_host_factory, system_factory>;
+using runtime_resource_factories =
+  ::testing::Types<cuda_factory, managed_factory, pinned_host_factory, system_factory>;
 using cuda_async_resource_factories =
   ::testing::Types<cuda_async_factory, cuda_async_primed_factory, cuda_async_view_factory>;
 using pool_resource_factories = ::testing::Types<pool_factory, pool_bounded_factory, pool_over_async_factory>;
-using other_suballocator_factories = ::testing::Types<fixed_size_factory, binning_factory, arena_factory, callback_factory>;
+using other_suballocator_factories =
+  ::testing::Types<fixed_size_factory, binning_factory, arena_factory, callback_factory>;
 using recording_adaptor_factories  = ::testing::Types<logging_factory, statistics_factory, tracking_factory>;
-using policy_adaptor_factories     = ::testing::
-  Types<limiting_factory, aligned_factory, aligned_every_size_factory, failure_callback_factory, thread_safe_factory,
-        prefetch_factory>;
+using request_adaptor_factories    = ::testing::Types<limiting_factory, aligned_factory, aligned_every_size_factory>;
+using call_adaptor_factories       = ::testing::Types<failure_callback_factory, thread_safe_factory, prefetch_factory>;
 
 /// Every resource the trace replay runs through.
 using all_resource_factories = ::testing::Types<cuda_factory,
