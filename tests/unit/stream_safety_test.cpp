@@ -168,15 +168,20 @@ std::future<void*> on_a_new_thread(std::function<void*()> body)
   return std::async(std::launch::async, std::move(body));
 }
 
+enum class host_wait { allowed, not_expected };
+
 /// The core of every hand-over case. On a thread of its own (`launch`): allocates `bytes` on
 /// `taker` (cudaStreamPerThread: that thread's own) and writes taker_value to the block there.
 /// Here: watches the allocation. If it waits for stream work on the host, opens the gates so it
 /// can finish; if it returns while the gates are closed, waits until the taker's write either
-/// completed or is held up by another stream before opening them. Then checks the data.
+/// completed or is held up by another stream before opening them. Then checks the data. With
+/// host_wait::not_expected a GPU gives the allocation 10 s instead of 200 ms to return, so that
+/// only a real wait counts as one.
 handover take_while_gated(rmm::mr::any_device_resource& mr,
                           rmm::cuda_stream_view taker,
                           std::size_t bytes,
                           std::vector<stream_gate*> const& gates,
+                          host_wait expectation        = host_wait::allowed,
                           thread_launcher const& launch = on_a_new_thread)
 {
   handover result;
@@ -201,8 +206,12 @@ handover take_while_gated(rmm::mr::any_device_resource& mr,
     ~gates_opener() { open(); }
   } const opener{open_gates};
 
-  result.allocation = settle_call(
-    [&] { return allocated.load() || taking.wait_for(0s) == std::future_status::ready; });
+  auto const returned = [&] { return allocated.load() || taking.wait_for(0s) == std::future_status::ready; };
+  if (expectation == host_wait::not_expected) {
+    result.allocation = returns_without_waiting_call(returned) ? call_state::returned : call_state::waiting;
+  } else {
+    result.allocation = settle_call(returned);
+  }
   if (result.allocation != call_state::returned) { open_gates(); }
   result.block = taking.get();
   if (result.allocation == call_state::returned) { result.taker_write = taker_state; }
@@ -402,7 +411,7 @@ TEST_P(StreamSafety, FreedBlocksMoveToAnotherStreamBehindAnEvent)
   void* missed = nullptr;
   if (kind.coalesces) { missed = mr.allocate(a_, reserve_blocks * block); }  // larger than any hole: a miss
 
-  auto const taken = take_while_gated(mr, b_, block, {&gate});
+  auto const taken = take_while_gated(mr, b_, block, {&gate}, host_wait::not_expected);
   EXPECT_TRUE(taken.intact) << taken;
   EXPECT_EQ(taken.allocation, call_state::returned) << "the hand-over waited on the host, not on an event";
   EXPECT_EQ(freed.count(taken.block), 1U) << "the block did not come from the freeing stream";
@@ -490,10 +499,9 @@ TEST_P(StreamSafety, NewThreadWithAnExitedThreadsIdHasItsOwnPerThreadStream)
   if (!successor.found()) {
     GTEST_SKIP() << "not exercised: no new thread got the exited thread's id (the C library does not recycle it)";
   }
-  auto const taken = take_while_gated(
-    mr, rmm::cuda_stream_per_thread, block, {gate.get()}, [&successor](std::function<void*()> body) {
-      return successor.run(std::move(body));
-    });
+  auto const on_successor = [&successor](std::function<void*()> body) { return successor.run(std::move(body)); };
+  auto const taken =
+    take_while_gated(mr, rmm::cuda_stream_per_thread, block, {gate.get()}, host_wait::allowed, on_successor);
   EXPECT_TRUE(taken.intact) << taken;
   mr.deallocate(c_, taken.block, block);
 }
