@@ -1,7 +1,8 @@
 #pragma once
 
 // The resources the conformance suite runs. Each factory makes a fresh resource for the current
-// device; later issues add their resources and adaptors here.
+// device; a new resource or adaptor gets a factory here, in all_resource_factories and in one of
+// the conformance groups below.
 
 #include <rmm/error.hpp>
 #include <rmm/mr/cuda_async_memory_resource.hpp>
@@ -276,6 +277,20 @@ struct aligned_factory {
   }
 };
 
+struct aligned_every_size_factory {
+  static constexpr char const* name          = "aligned_every_size";
+  static constexpr char const* resource_name = "pool_memory_resource";
+  static constexpr bool instances_equal{false};
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  /// 4 KiB alignment for every size, zero bytes included, inside the blocks of a pool: the
+  /// aligned address must stay inside the padded block, away from its neighbours.
+  static rmm::mr::aligned_resource_adaptor make()
+  {
+    return rmm::mr::aligned_resource_adaptor{rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0}, 4096};
+  }
+};
+
 struct failure_callback_factory {
   static constexpr char const* name          = "failure_callback";
   static constexpr char const* resource_name = "pool_memory_resource";
@@ -327,7 +342,20 @@ constexpr std::size_t max_request_of()
   }
 }
 
-/// Every resource the suites run through.
+/// The conformance suite's groups: each is instantiated in its own translation unit, so that they
+/// compile in parallel. Together they are all_resource_factories and aligned_every_size_factory.
+using runtime_resource_factories =
+  ::testing::Types<cuda_factory, managed_factory, pinned_host_factory, system_factory>;
+using cuda_async_resource_factories =
+  ::testing::Types<cuda_async_factory, cuda_async_primed_factory, cuda_async_view_factory>;
+using pool_resource_factories = ::testing::Types<pool_factory, pool_bounded_factory, pool_over_async_factory>;
+using other_suballocator_factories =
+  ::testing::Types<fixed_size_factory, binning_factory, arena_factory, callback_factory>;
+using recording_adaptor_factories  = ::testing::Types<logging_factory, statistics_factory, tracking_factory>;
+using request_adaptor_factories    = ::testing::Types<limiting_factory, aligned_factory, aligned_every_size_factory>;
+using call_adaptor_factories       = ::testing::Types<failure_callback_factory, thread_safe_factory, prefetch_factory>;
+
+/// Every resource the trace replay runs through.
 using all_resource_factories = ::testing::Types<cuda_factory,
                                                 managed_factory,
                                                 pinned_host_factory,

@@ -1,5 +1,7 @@
-// Behaviour specific to the sub-allocators: stream-ordered hand-over between streams, growth and
-// its limits, release, statistics, out-of-memory messages, and each resource's own options.
+// Behaviour specific to the sub-allocators: coalescing across streams, growth and its limits,
+// release, statistics, out-of-memory messages, and each resource's own options. Stream-ordering
+// safety (reuse on the freeing stream, hand-over between streams, reclaiming) is decided
+// deterministically in stream_safety_test.cpp.
 
 #include "backend.hpp"
 #include "device_memory.hpp"
@@ -16,7 +18,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -31,81 +32,6 @@ class Suballocator : public ::testing::Test {
  protected:
   void SetUp() override { RMM_CUDA_TRY(cudaSetDevice(0)); }
 };
-
-/// Stream work that takes a while: the stream sleeps on the host, then the copy lands.
-void slow_write(void* ptr, std::size_t bytes, std::uint8_t value, rmm::cuda_stream_view stream)
-{
-  RMM_CUDA_TRY(cudaLaunchHostFunc(
-    stream.value(), [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }, nullptr));
-  RMM_CUDA_TRY(cudaMemsetAsync(ptr, value, bytes, stream.value()));
-}
-
-// The pool holds exactly one block, so a second stream can only get it by taking it from the
-// first: it must wait for the first stream's pending write before its own.
-TEST_F(Suballocator, AnotherStreamGetsFreedMemoryOnlyAfterTheFreeingStreamsWork)
-{
-  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, MiB, MiB};
-  rmm::cuda_stream first;
-  rmm::cuda_stream second;
-  void* a = pool.allocate(first, MiB);
-  slow_write(a, MiB, 0xAA, first);
-  pool.deallocate(first, a, MiB);
-
-  void* b = pool.allocate(second, MiB);
-  ASSERT_EQ(b, a) << "the test needs the same block";
-  RMM_CUDA_TRY(cudaMemsetAsync(b, 0xBB, MiB, second.value()));
-  second.synchronize();
-  first.synchronize();
-  EXPECT_TRUE(has_tag(b, MiB, 0xBB, second)) << "the second stream's write ran before the first stream's";
-  pool.deallocate(second, b, MiB);
-}
-
-// With many frees behind it, the freeing stream's arena has recorded its event: the other stream
-// waits on that event instead of the whole device, so the freeing stream is still busy when the
-// allocation returns, and its pending writes still land before the other stream's.
-TEST_F(Suballocator, HandOverBetweenStreamsWaitsOnAnEventNotTheDevice)
-{
-  constexpr int blocks = 32;
-  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, blocks * MiB, blocks * MiB};
-  rmm::cuda_stream first;
-  rmm::cuda_stream second;
-  std::vector<void*> taken;
-  for (int i = 0; i < blocks; ++i) {
-    taken.push_back(pool.allocate(first, MiB));
-  }
-  RMM_CUDA_TRY(cudaLaunchHostFunc(
-    first.value(), [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }, nullptr));
-  for (auto* p : taken) {
-    RMM_CUDA_TRY(cudaMemsetAsync(p, 0xAA, MiB, first.value()));
-  }
-  for (auto* p : taken) {
-    pool.deallocate(first, p, MiB);
-  }
-  void* b = pool.allocate(second, MiB);
-  EXPECT_EQ(cudaStreamQuery(first.value()), cudaErrorNotReady) << "the hand-over synchronized the device";
-  (void)cudaGetLastError();
-  RMM_CUDA_TRY(cudaMemsetAsync(b, 0xBB, MiB, second.value()));
-  second.synchronize();
-  first.synchronize();
-  EXPECT_TRUE(has_tag(b, MiB, 0xBB, second)) << "the second stream's write ran before the first stream's";
-  pool.deallocate(second, b, MiB);
-}
-
-TEST_F(Suballocator, SameStreamReuseNeedsNoSynchronization)
-{
-  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, MiB, MiB};
-  rmm::cuda_stream stream;
-  void* a = pool.allocate(stream, MiB);
-  slow_write(a, MiB, 0xAA, stream);
-  pool.deallocate(stream, a, MiB);
-  void* b = pool.allocate(stream, MiB);
-  EXPECT_EQ(b, a);
-  EXPECT_EQ(cudaStreamQuery(stream.value()), cudaErrorNotReady) << "allocation waited for the stream";
-  (void)cudaGetLastError();
-  RMM_CUDA_TRY(cudaMemsetAsync(b, 0xCC, MiB, stream.value()));
-  EXPECT_TRUE(has_tag(b, MiB, 0xCC, stream));
-  pool.deallocate(stream, b, MiB);
-}
 
 TEST_F(Suballocator, FreeMemoryScatteredOverStreamsIsCoalescedBeforeGivingUp)
 {

@@ -21,6 +21,7 @@ CUresult record(CUevent e, CUstream h, unsigned flags, bool per_thread)
   if (auto r = resolve_stream(h, per_thread, s); r != CUDA_SUCCESS) { return r; }
   if (&s->context() != &ev->context()) { return CUDA_ERROR_INVALID_HANDLE; }  // must share a context
   ev->record(*s);
+  pause_if_armed(*s);  // a test holding this thread between the record and what follows it
   return CUDA_SUCCESS;
 }
 

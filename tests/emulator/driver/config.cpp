@@ -99,6 +99,14 @@ Spec const kSpecs[] = {
      settings().pageable_memory_access.store(static_cast<int>(*n));
      return true;
    }},
+  {"RMM_EMU_REUSE_STREAM_HANDLES",
+   "0 or 1 (1: cuStreamCreate hands out the handle of the stream destroyed last, as a driver may)", "0", false,
+   [](std::string_view v, bool) {
+     auto n = parse_uint(v, 1);
+     if (!n) { return false; }
+     settings().reuse_stream_handles.store(static_cast<int>(*n));
+     return true;
+   }},
 };
 
 Spec const* find_spec(std::string_view name)

@@ -4,8 +4,10 @@
 #include "common.hpp"
 #include "config.hpp"
 #include "device.hpp"
+#include "event.hpp"
 #include "memory.hpp"
 #include "state.hpp"
+#include "stream.hpp"
 
 #include <mutex>
 #include <string>
@@ -49,3 +51,26 @@ RMM_EMU_EXPORT long long rmm_emu_device_used_bytes(int dev)
 }
 
 RMM_EMU_EXPORT unsigned long long rmm_emu_allocation_attempts(void) { return settings().alloc_attempts.load(); }
+
+RMM_EMU_EXPORT int rmm_emu_stream_blocked(void* stream)
+{
+  if (!ready()) { return -1; }
+  std::shared_ptr<Stream> s;
+  if (resolve_stream(static_cast<CUstream>(stream), false, s) != CUDA_SUCCESS) { return -1; }
+  return s->blocked_on_dependency() ? 1 : 0;
+}
+
+RMM_EMU_EXPORT int rmm_emu_host_waiters(void) { return host_waiters(); }
+
+RMM_EMU_EXPORT int rmm_emu_pause_next_event_record(void* stream)
+{
+  if (!ready()) { return -1; }
+  std::shared_ptr<Stream> s;
+  if (resolve_stream(static_cast<CUstream>(stream), false, s) != CUDA_SUCCESS) { return -1; }
+  arm_event_record_pause(std::move(s));
+  return 0;
+}
+
+RMM_EMU_EXPORT int rmm_emu_paused_event_records(void) { return paused_event_records(); }
+
+RMM_EMU_EXPORT void rmm_emu_resume_event_records(void) { resume_event_records(); }

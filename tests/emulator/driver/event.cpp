@@ -2,7 +2,9 @@
 
 #include "context.hpp"
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <unordered_map>
 
 namespace rmm_emu {
@@ -17,6 +19,21 @@ Registry& registry()
 {
   static auto* r = new Registry;
   return *r;
+}
+
+struct RecordPause {
+  std::atomic<bool> any_armed{false};  // lets every other record skip the lock
+  std::mutex m;
+  std::condition_variable cv;
+  std::shared_ptr<Stream> armed;
+  std::uint64_t generation = 0;  // moves on each resume
+  int paused = 0;
+};
+
+RecordPause& record_pause()
+{
+  static auto* p = new RecordPause;  // never destroyed, like the registry
+  return *p;
 }
 
 }  // namespace
@@ -37,6 +54,47 @@ std::shared_ptr<Event::Record> Event::last() const
 {
   std::lock_guard lock(m_);
   return last_;
+}
+
+void arm_event_record_pause(std::shared_ptr<Stream> s)
+{
+  auto& p = record_pause();
+  std::lock_guard lock(p.m);
+  p.armed = std::move(s);
+  p.any_armed.store(true);
+}
+
+void pause_if_armed(Stream const& s)
+{
+  auto& p = record_pause();
+  if (!p.any_armed.load()) { return; }
+  std::unique_lock lock(p.m);
+  if (p.armed.get() != &s) { return; }
+  p.armed.reset();
+  p.any_armed.store(false);
+  auto const generation = p.generation;
+  ++p.paused;
+  p.cv.wait(lock, [&] { return p.generation != generation; });
+  --p.paused;
+}
+
+int paused_event_records()
+{
+  auto& p = record_pause();
+  std::lock_guard lock(p.m);
+  return p.paused;
+}
+
+void resume_event_records()
+{
+  auto& p = record_pause();
+  {
+    std::lock_guard lock(p.m);
+    p.armed.reset();
+    p.any_armed.store(false);
+    ++p.generation;
+  }
+  p.cv.notify_all();
 }
 
 CUevent register_event(std::shared_ptr<Event> e)

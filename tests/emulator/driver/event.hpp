@@ -38,6 +38,13 @@ class Event {
   std::shared_ptr<Record> last_;
 };
 
+// Pausing a recording thread (control API): the next cuEventRecord on the armed stream, once its
+// record is enqueued, blocks the calling thread until resume_event_records().
+void arm_event_record_pause(std::shared_ptr<Stream> s);
+void pause_if_armed(Stream const& s);  // called by cuEventRecord after enqueuing
+int paused_event_records();
+void resume_event_records();  // releases every paused thread and disarms
+
 CUevent register_event(std::shared_ptr<Event> e);
 std::shared_ptr<Event> lookup_event(CUevent handle);
 std::shared_ptr<Event> unregister_event(CUevent handle);

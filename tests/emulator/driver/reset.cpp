@@ -15,7 +15,7 @@ void reset_device(Device& dev)
   Context& ctx = dev.primary();
   ctx.synchronize();
   for (auto const& s : ctx.user_streams()) {
-    unregister_stream(reinterpret_cast<CUstream>(s.get()));
+    unregister_stream(*s);
     s->destroy();
   }
   {

@@ -9,16 +9,22 @@
 #include <system_error>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace rmm_emu {
 namespace {
 
 thread_local bool t_on_worker = false;
 std::atomic<std::uint64_t> g_next_stream_id{1};
+std::atomic<int> g_host_waiters{0};
 
 struct Registry {
   std::mutex m;
   std::unordered_map<CUstream, std::shared_ptr<Stream>> streams;
+  // Handles handed out while RMM_EMU_REUSE_STREAM_HANDLES is on: addresses of one-byte blocks that
+  // are never freed, so they can never equal a live stream's address.
+  std::unordered_set<CUstream> tokens;
+  std::vector<CUstream> spare_tokens;  // of destroyed streams, the last destroyed at the back
 };
 
 Registry& registry()
@@ -78,8 +84,29 @@ std::uint64_t Stream::last_enqueued() const
 void Stream::wait(std::uint64_t pos) const
 {
   if (completed() >= pos) { return; }
-  std::unique_lock lock(m_);
-  cv_.wait(lock, [&] { return completed_.load(std::memory_order_acquire) >= pos; });
+  bool const host = !on_stream_worker();
+  if (host) { g_host_waiters.fetch_add(1); }
+  {
+    std::unique_lock lock(m_);
+    cv_.wait(lock, [&] { return completed_.load(std::memory_order_acquire) >= pos; });
+  }
+  if (host) { g_host_waiters.fetch_sub(1); }
+}
+
+bool Stream::blocked_on_dependency() const
+{
+  std::lock_guard lock(m_);
+  std::vector<StreamPos> const* deps = nullptr;
+  if (holding_op_) {
+    deps = &holding_deps_;
+  } else if (!queue_.empty()) {
+    deps = &queue_.front().deps;
+  }
+  if (deps == nullptr) { return false; }
+  for (auto const& dep : *deps) {
+    if (dep.stream.get() != this && !dep.reached()) { return true; }
+  }
+  return false;
 }
 
 void Stream::destroy()
@@ -108,8 +135,14 @@ void Stream::run()
       }
       op = std::move(queue_.front());
       queue_.pop_front();
+      holding_op_ = true;
+      holding_deps_ = op.deps;
     }
     for (auto const& dep : op.deps) { dep.wait(); }
+    {
+      std::lock_guard lock(m_);
+      holding_deps_.clear();
+    }
     if (auto const delay = settings().stream_delay_us.load(std::memory_order_relaxed); delay != 0) {
       std::this_thread::sleep_for(std::chrono::microseconds(delay));
     }
@@ -118,6 +151,7 @@ void Stream::run()
     {
       std::lock_guard lock(m_);
       completed_.store(completed_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+      holding_op_ = false;
     }
     cv_.notify_all();
   }
@@ -125,6 +159,8 @@ void Stream::run()
 }
 
 bool on_stream_worker() { return t_on_worker; }
+
+int host_waiters() { return g_host_waiters.load(); }
 
 CUresult resolve_stream(CUstream handle, bool per_thread, std::shared_ptr<Stream>& out)
 {
@@ -148,6 +184,15 @@ CUstream register_stream(std::shared_ptr<Stream> s)
   auto handle = reinterpret_cast<CUstream>(s.get());
   auto& r = registry();
   std::lock_guard lock(r.m);
+  if (settings().reuse_stream_handles.load() != 0) {
+    if (!r.spare_tokens.empty()) {
+      handle = r.spare_tokens.back();
+      r.spare_tokens.pop_back();
+    } else {
+      handle = reinterpret_cast<CUstream>(new char);  // never freed: see Registry::tokens
+      r.tokens.insert(handle);
+    }
+  }
   r.streams[handle] = std::move(s);
   return handle;
 }
@@ -160,7 +205,24 @@ std::shared_ptr<Stream> unregister_stream(CUstream handle)
   if (it == r.streams.end()) { return nullptr; }
   auto s = std::move(it->second);
   r.streams.erase(it);
+  if (r.tokens.count(handle) != 0) { r.spare_tokens.push_back(handle); }
   return s;
+}
+
+void unregister_stream(Stream const& s)
+{
+  CUstream handle = nullptr;
+  {
+    auto& r = registry();
+    std::lock_guard lock(r.m);
+    for (auto const& [h, stream] : r.streams) {
+      if (stream.get() == &s) {
+        handle = h;
+        break;
+      }
+    }
+  }
+  if (handle != nullptr) { (void)unregister_stream(handle); }
 }
 
 }  // namespace rmm_emu

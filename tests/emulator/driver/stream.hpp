@@ -51,7 +51,13 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::uint64_t last_enqueued() const;
   std::uint64_t completed() const { return completed_.load(std::memory_order_acquire); }
   bool idle() const { return completed() >= last_enqueued(); }
+  // Waits until the stream completed `pos` operations. A host thread (not a stream worker) counts
+  // as a host waiter meanwhile (host_waiters()).
   void wait(std::uint64_t pos) const;
+
+  // True when the next operation to run (the one the worker holds, or the head of the queue) waits
+  // for a position of another stream that has not been reached.
+  bool blocked_on_dependency() const;
 
   // No new handle-based work; the worker finishes what is queued, then leaves.
   void destroy();
@@ -77,6 +83,8 @@ class Stream : public std::enable_shared_from_this<Stream> {
   mutable std::mutex m_;
   mutable std::condition_variable cv_;
   std::deque<Op> queue_;
+  bool holding_op_ = false;              // the worker took an operation off the queue, not yet done
+  std::vector<StreamPos> holding_deps_;  // its dependencies, until they are reached
   std::uint64_t enqueued_ = 0;
   std::atomic<std::uint64_t> completed_{0};
   bool worker_running_ = false;
@@ -86,13 +94,21 @@ class Stream : public std::enable_shared_from_this<Stream> {
 // True on a stream worker thread (host functions run there; they must not block on streams).
 bool on_stream_worker();
 
+// Host threads currently blocked until some stream reaches a position (stream, event and device
+// synchronization, cudaFree, synchronous copies and sets).
+int host_waiters();
+
 // Resolves a CUstream argument. 0 means the current context's legacy stream, or its per-thread
 // default stream for the _ptsz/_ptds entry points; CU_STREAM_LEGACY / CU_STREAM_PER_THREAD name
 // them explicitly; anything else must be a live stream from cuStreamCreate.
 CUresult resolve_stream(CUstream handle, bool per_thread, std::shared_ptr<Stream>& out);
 
-// Handle registry for streams created by cuStreamCreate*.
+// Handle registry for streams created by cuStreamCreate*. A stream's handle is its address, or,
+// while RMM_EMU_REUSE_STREAM_HANDLES is on, a recycled token: the handle of the stream destroyed
+// last among those created with the knob on (as a driver may reuse the handle of a destroyed
+// stream whose work is still queued).
 CUstream register_stream(std::shared_ptr<Stream> s);
 std::shared_ptr<Stream> unregister_stream(CUstream handle);  // null when unknown
+void unregister_stream(Stream const& s);                     // whatever its handle
 
 }  // namespace rmm_emu

@@ -24,6 +24,11 @@ struct Control {
   rmm_emu_live_bytes_fn live_bytes;
   rmm_emu_device_used_bytes_fn device_used_bytes;
   rmm_emu_allocation_attempts_fn allocation_attempts;
+  rmm_emu_stream_blocked_fn stream_blocked;
+  rmm_emu_host_waiters_fn host_waiters;
+  rmm_emu_pause_next_event_record_fn pause_next_event_record;
+  rmm_emu_paused_event_records_fn paused_event_records;
+  rmm_emu_resume_event_records_fn resume_event_records;
 };
 Control const& control();
 

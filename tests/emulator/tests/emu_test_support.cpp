@@ -48,7 +48,12 @@ Control const& control()
                    symbol<rmm_emu_live_allocations_fn>("rmm_emu_live_allocations"),
                    symbol<rmm_emu_live_bytes_fn>("rmm_emu_live_bytes"),
                    symbol<rmm_emu_device_used_bytes_fn>("rmm_emu_device_used_bytes"),
-                   symbol<rmm_emu_allocation_attempts_fn>("rmm_emu_allocation_attempts")};
+                   symbol<rmm_emu_allocation_attempts_fn>("rmm_emu_allocation_attempts"),
+                   symbol<rmm_emu_stream_blocked_fn>("rmm_emu_stream_blocked"),
+                   symbol<rmm_emu_host_waiters_fn>("rmm_emu_host_waiters"),
+                   symbol<rmm_emu_pause_next_event_record_fn>("rmm_emu_pause_next_event_record"),
+                   symbol<rmm_emu_paused_event_records_fn>("rmm_emu_paused_event_records"),
+                   symbol<rmm_emu_resume_event_records_fn>("rmm_emu_resume_event_records")};
   }();
   return c;
 }

@@ -28,7 +28,7 @@ extern "C" {
 const char* rmm_emu_version(void);
 
 /* Sets one knob by its environment-variable name (RMM_EMU_STREAM_DELAY_US, RMM_EMU_FAIL_ALLOC_NTH,
- * RMM_EMU_FAIL_ALLOC_ABOVE, RMM_EMU_PAGEABLE_MEMORY_ACCESS; RMM_EMU_DEVICE_COUNT and
+ * RMM_EMU_FAIL_ALLOC_ABOVE, RMM_EMU_PAGEABLE_MEMORY_ACCESS, RMM_EMU_REUSE_STREAM_HANDLES; RMM_EMU_DEVICE_COUNT and
  * RMM_EMU_DEVICE_MEMORY only before cuInit), with the value syntax of the environment. value NULL
  * restores the default. Returns 0, or non-zero with the reason in rmm_emu_last_error(). */
 int rmm_emu_set(const char* name, const char* value);
@@ -50,6 +50,34 @@ long long rmm_emu_device_used_bytes(int device);
 /* Allocation attempts so far (what RMM_EMU_FAIL_ALLOC_NTH counts). */
 unsigned long long rmm_emu_allocation_attempts(void);
 
+/* ---- Observing and interleaving stream work, for tests of stream-ordered code ----------------
+ * `stream` is a cudaStream_t (CUstream): 0 and cudaStreamLegacy mean the legacy default stream,
+ * cudaStreamPerThread the calling thread's per-thread default stream, of the calling thread's
+ * current device. */
+
+/* 1 when the stream's next operation waits for work of another stream that has not completed yet
+ * (cudaStreamWaitEvent, or the legacy default stream's implicit synchronization); 0 when not
+ * (idle, running an operation such as a host function, or ready to run); -1 for an unknown handle
+ * or no current context. A stream held up by a host function blocking on another stream is 1. */
+int rmm_emu_stream_blocked(void* stream);
+
+/* Host threads blocked right now until stream work completes: in cudaStreamSynchronize,
+ * cudaEventSynchronize, cudaDeviceSynchronize, cudaFree, or a synchronous copy or set. Only waits
+ * for work not yet done count; stream worker threads (running host functions) never do. */
+int rmm_emu_host_waiters(void);
+
+/* Arms a pause: the next cuEventRecord on `stream`, from any thread, enqueues its record and then
+ * blocks the calling thread until rmm_emu_resume_event_records(), so a test can act between a
+ * record and what its caller does next. One stream is armed at a time (arming again replaces it).
+ * 0, or -1 for an unknown handle or no current context. */
+int rmm_emu_pause_next_event_record(void* stream);
+
+/* Threads paused in cuEventRecord right now. */
+int rmm_emu_paused_event_records(void);
+
+/* Releases every paused thread and disarms the pause. */
+void rmm_emu_resume_event_records(void);
+
 typedef const char* (*rmm_emu_version_fn)(void);
 typedef int (*rmm_emu_set_fn)(const char*, const char*);
 typedef const char* (*rmm_emu_last_error_fn)(void);
@@ -57,6 +85,11 @@ typedef long long (*rmm_emu_live_allocations_fn)(int, unsigned);
 typedef long long (*rmm_emu_live_bytes_fn)(int, unsigned);
 typedef long long (*rmm_emu_device_used_bytes_fn)(int);
 typedef unsigned long long (*rmm_emu_allocation_attempts_fn)(void);
+typedef int (*rmm_emu_stream_blocked_fn)(void*);
+typedef int (*rmm_emu_host_waiters_fn)(void);
+typedef int (*rmm_emu_pause_next_event_record_fn)(void*);
+typedef int (*rmm_emu_paused_event_records_fn)(void);
+typedef void (*rmm_emu_resume_event_records_fn)(void);
 
 /* The control function `name` of an already loaded emulator, or NULL (no emulator loaded). */
 static inline void* rmm_emu_symbol(const char* name)
