@@ -15,9 +15,11 @@ struct aligned_resource_adaptor::state {
   {
   }
 
+  /// Zero bytes pass through as well: they have nothing to align, and the aligned address inside
+  /// a padded block of zero bytes can be its end, which is where the upstream's next block starts.
   [[nodiscard]] bool passes_through(std::size_t bytes) const noexcept
   {
-    return alignment <= CUDA_ALLOCATION_ALIGNMENT || bytes < threshold;
+    return alignment <= CUDA_ALLOCATION_ALIGNMENT || bytes < threshold || bytes == 0;
   }
   /// What is taken from the upstream for `bytes`: enough to find an aligned start inside. Cannot
   /// overflow: bytes <= max_allocation_size (2^63 - 1) and the padding is below 2^63.
