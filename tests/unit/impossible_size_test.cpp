@@ -372,4 +372,62 @@ TEST_F(ImpossibleSizeInContainers, AllocatorsRefuseCountsWhoseBytesOverflowOrCan
   EXPECT_EQ(counted_.get_bytes_counter().value, 0);
 }
 
+// ---- constructor arguments ---------------------------------------------------------------------
+
+/// Runs `construct`, which must throw rmm::out_of_memory whose message contains every one of `parts`.
+template <class Construct>
+void expect_construction_refused(Construct&& construct, std::vector<std::string> const& parts)
+{
+  try {
+    construct();
+    ADD_FAILURE() << "constructed";
+  } catch (rmm::out_of_memory const& e) {
+    std::string const message = e.what();
+    for (auto const& part : parts) { EXPECT_NE(message.find(part), std::string::npos) << message; }
+  }
+}
+
+TEST(ImpossibleSizeInConstructors, FixedSizeBlocksThatCanNeverBeAllocated)
+{
+  statistics_resource_adaptor counted{rmm::mr::cuda_memory_resource{}};
+  for (auto const block : {size_max, size_max - 100, size_max / 2 + 1}) {
+    expect_construction_refused([&] { rmm::mr::fixed_size_memory_resource{counted, block}; },
+                                {"fixed_size_memory_resource", std::to_string(block), "block"});
+  }
+  // 4 GiB blocks, 2^32 at a time: 16 EiB, which wraps to 0 in 64 bits.
+  expect_construction_refused(
+    [&] { rmm::mr::fixed_size_memory_resource{counted, 4 * GiB, std::size_t{1} << 32}; },
+    {"fixed_size_memory_resource", "4294967296", "blocks_to_preallocate"});
+  EXPECT_EQ(counted.get_allocations_counter().total, 0) << "nothing may reach the upstream";
+}
+
+TEST(ImpossibleSizeInConstructors, ArenaThatCanNeverBeAllocated)
+{
+  statistics_resource_adaptor counted{rmm::mr::cuda_memory_resource{}};
+  for (auto const size : {size_max, size_max - 100, size_max / 2 + 1}) {
+    expect_construction_refused([&] { rmm::mr::arena_memory_resource{counted, size}; },
+                                {"arena_memory_resource", std::to_string(size)});
+  }
+  EXPECT_EQ(counted.get_allocations_counter().total, 0) << "nothing may reach the upstream";
+}
+
+TEST(ImpossibleSizeInConstructors, BinsThatCanNeverBeAllocated)
+{
+  statistics_resource_adaptor counted{rmm::mr::cuda_memory_resource{}};
+  rmm::mr::binning_memory_resource binning{counted, std::vector<std::size_t>{256, 4096}};
+  for (auto const size : {size_max, size_max - 100, size_max / 2 + 1}) {
+    expect_construction_refused([&] { binning.add_bin(size); }, {"binning_memory_resource", std::to_string(size)});
+    expect_construction_refused([&] { binning.add_bin(size, rmm::mr::cuda_memory_resource{}); },
+                                {"binning_memory_resource", std::to_string(size)});
+    expect_construction_refused(
+      [&] { rmm::mr::binning_memory_resource{counted, std::vector<std::size_t>{256, size}}; },
+      {"binning_memory_resource", std::to_string(size)});
+  }
+  EXPECT_EQ(binning.bin_sizes(), (std::vector<std::size_t>{256, 4096})) << "a refused bin is not added";
+  auto const reserved = counted.get_bytes_counter().value;
+  void* ptr           = binning.allocate_sync(3000);
+  binning.deallocate_sync(ptr, 3000);
+  EXPECT_EQ(counted.get_bytes_counter().value, reserved) << "the 4 KiB bin served it from what it had reserved";
+}
+
 }  // namespace

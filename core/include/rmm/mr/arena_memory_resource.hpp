@@ -22,6 +22,8 @@ namespace rmm::mr {
 class arena_memory_resource final
   : public detail::suballocator_resource<arena_memory_resource, detail::coalescing_free_list> {
  public:
+  /// Throws rmm::logic_error for an arena size of 0, and rmm::out_of_memory when the arena size
+  /// (rounded up to 256 bytes) exceeds max_allocation_size or the upstream cannot provide it.
   explicit arena_memory_resource(any_device_resource upstream,
                                  std::optional<std::size_t> arena_size = std::nullopt,
                                  bool dump_log_on_failure             = false);
