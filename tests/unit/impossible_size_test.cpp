@@ -430,4 +430,66 @@ TEST(ImpossibleSizeInConstructors, BinsThatCanNeverBeAllocated)
   EXPECT_EQ(counted.get_bytes_counter().value, reserved) << "the 4 KiB bin served it from what it had reserved";
 }
 
+// ---- binning: bins are fixed by the first allocation --------------------------------------------
+
+TEST(BinningBins, AddingABinAfterAnAllocationIsRefused)
+{
+  rmm::mr::binning_memory_resource binning{rmm::mr::cuda_memory_resource{}, std::vector<std::size_t>{256}};
+  void* ptr = binning.allocate_sync(100);
+  try {
+    binning.add_bin(4096);
+    FAIL() << "a bin was added after an allocation";
+  } catch (rmm::logic_error const& e) {
+    std::string const message = e.what();
+    EXPECT_NE(message.find("binning_memory_resource"), std::string::npos) << message;
+    EXPECT_NE(message.find("before the first allocation"), std::string::npos) << message;
+  }
+  binning.deallocate_sync(ptr, 100);
+  EXPECT_EQ(binning.bin_sizes(), (std::vector<std::size_t>{256}));
+  // Even once everything is freed: an allocation made through a copy could still be outstanding.
+  EXPECT_THROW(binning.add_bin(4096), rmm::logic_error);
+}
+
+TEST(BinningBins, AnAllocationRacingAddBinIsFreedWhereItWasAllocated)
+{
+  // Each bin and the upstream count what they hand out and take back; a deallocation routed to
+  // another resource than its allocation leaves one count above 0 and another below. Threads
+  // start allocating while bins are still being added.
+  constexpr int rounds = 20;
+  for (int round = 0; round < rounds; ++round) {
+    auto upstream = std::make_shared<statistics_resource_adaptor>(rmm::mr::cuda_memory_resource{});
+    rmm::mr::binning_memory_resource binning{*upstream, std::vector<std::size_t>{}};
+    std::vector<std::shared_ptr<statistics_resource_adaptor>> bins;
+    for (int i = 0; i < 8; ++i) {
+      bins.push_back(std::make_shared<statistics_resource_adaptor>(rmm::mr::cuda_memory_resource{}));
+    }
+    std::atomic<bool> go{false};
+    std::vector<std::thread> allocators;
+    for (int t = 0; t < 4; ++t) {
+      allocators.emplace_back([&, t] {
+        while (!go.load()) {}
+        for (int i = 0; i < 200; ++i) {
+          std::size_t const bytes = std::size_t{256} << ((i + t) % 8);
+          void* ptr               = binning.allocate_sync(bytes);
+          binning.deallocate_sync(ptr, bytes);
+        }
+      });
+    }
+    int added = 0;
+    go.store(true);
+    for (int i = 7; i >= 0; --i) {
+      try {
+        binning.add_bin(std::size_t{256} << i, *bins[static_cast<std::size_t>(i)]);
+        ++added;
+      } catch (rmm::logic_error const&) {
+        break;  // the first allocation came first
+      }
+    }
+    for (auto& thread : allocators) { thread.join(); }
+    EXPECT_EQ(binning.bin_sizes().size(), static_cast<std::size_t>(added));
+    EXPECT_EQ(upstream->get_bytes_counter().value, 0) << "round " << round;
+    for (auto const& bin : bins) { EXPECT_EQ(bin->get_bytes_counter().value, 0) << "round " << round; }
+  }
+}
+
 }  // namespace

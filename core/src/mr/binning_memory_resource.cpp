@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <mutex>
 
 namespace rmm::mr {
 
@@ -29,9 +30,21 @@ struct binning_memory_resource::bins {
     return upstream;
   }
 
+  /// Called by every allocation until `frozen` is seen set: from then on `by_size` never changes,
+  /// so allocations read it without a lock.
+  void freeze()
+  {
+    std::lock_guard lock{mutex};
+    frozen.store(true, std::memory_order_release);
+  }
+
   any_device_resource upstream;
-  std::vector<bin> by_size;  // ascending
-  std::atomic<bool> allocated{false};
+  std::vector<bin> by_size;  // ascending; written only under `mutex` and before `frozen` is set
+  // add_bin and the first allocation take `mutex`, so a bin is either added before any allocation
+  // reads by_size, or refused; `frozen` (released after the last write) lets later allocations
+  // skip the lock.
+  std::mutex mutex;
+  std::atomic<bool> frozen{false};
 };
 
 namespace {
@@ -100,7 +113,8 @@ void binning_memory_resource::add_bin(std::size_t allocation_size, std::optional
       blocks_per_chunk(allocation_size),
       max_allocation_size)};
   }
-  RMM_EXPECTS(!bins_->allocated.load(),
+  std::lock_guard lock{bins_->mutex};
+  RMM_EXPECTS(!bins_->frozen.load(std::memory_order_relaxed),
               "binning_memory_resource: bins can only be added before the first allocation (a new bin would send "
               "later deallocations of existing allocations to the wrong resource)");
   auto& by_size = bins_->by_size;
@@ -120,6 +134,7 @@ device_async_resource_ref binning_memory_resource::get_upstream_resource() const
 
 std::vector<std::size_t> binning_memory_resource::bin_sizes() const
 {
+  std::lock_guard lock{bins_->mutex};
   std::vector<std::size_t> sizes;
   for (auto const& b : bins_->by_size) {
     sizes.push_back(b.size);
@@ -129,7 +144,7 @@ std::vector<std::size_t> binning_memory_resource::bin_sizes() const
 
 void* binning_memory_resource::do_allocate(std::size_t bytes, cuda_stream_view stream)
 {
-  if (!bins_->allocated.load(std::memory_order_relaxed)) { bins_->allocated.store(true); }
+  if (!bins_->frozen.load(std::memory_order_acquire)) [[unlikely]] { bins_->freeze(); }
   return bins_->resource_for(bytes).allocate(stream, bytes);
 }
 

@@ -21,7 +21,9 @@ namespace rmm::mr {
  * - binning_memory_resource(upstream, min, max): bins of 2^min ... 2^max bytes.
  * - binning_memory_resource(upstream, bin_sizes): exactly those bins (none: all to the upstream).
  * - add_bin(size[, resource]) adds a bin; only before the first allocation, since moving the
- *   boundaries afterwards would send a deallocation to a resource that did not allocate it.
+ *   boundaries afterwards would send a deallocation to a resource that did not allocate it. An
+ *   add_bin racing the first allocation (on another thread, or through a copy) either completes
+ *   before that allocation looks at the bins or is refused.
  *
  * Copies share the bins.
  */
