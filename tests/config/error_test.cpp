@@ -178,6 +178,13 @@ TEST(ConfigErrors, OtherImpossibleValues)
   expect_error("[[resource]]\ntype = \"logging\"\nfile = \"\"\n", 3, 8, "an empty file name", "a file name");
 }
 
+TEST(ConfigErrors, ANulCharacterInAFileName)
+{
+  // The file opened would be named by the text before the NUL: "a", not "a\0b".
+  expect_error("[[resource]]\ntype = \"logging\"\nfile = \"a\\u0000b.csv\"\n[[resource]]\ntype = \"cuda\"\n", 3, 8,
+               "file = \"a\\x00b.csv\" with a NUL character", "a file name");
+}
+
 TEST(ConfigErrors, ControlCharactersStayOnOneLine)
 {
   auto const error = load_error("[[resource]]\ntype = \"po\\nol\"\n");
