@@ -247,6 +247,13 @@ void check_shape(stack_description const& stack)
 
 void finish_and_validate(stack_description& stack)
 {
+  if (stack.layers.size() > max_stack_depth) {
+    throw config_error{stack.layers[max_stack_depth].location,
+                       fmt::format("a stack of {} layers", stack.layers.size()),
+                       fmt::format("at most {} layers ([[resource]] tables): every allocation passes through each "
+                                   "layer on the allocating thread's stack",
+                                   max_stack_depth)};
+  }
   for (auto& layer : stack.layers) {
     apply_defaults(layer.parameters, layer.schema->keys, [&](key_schema const& key) {
       throw config_error{layer.location,

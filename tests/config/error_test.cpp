@@ -185,6 +185,21 @@ TEST(ConfigErrors, ANulCharacterInAFileName)
                "file = \"a\\x00b.csv\" with a NUL character", "a file name");
 }
 
+TEST(ConfigErrors, StackDepthIsCapped)
+{
+  auto const stack_of = [](std::size_t statistics_layers) {
+    std::string toml;
+    for (std::size_t i = 0; i < statistics_layers; ++i) { toml += "[[resource]]\ntype = \"statistics\"\n"; }
+    return toml + "[[resource]]\ntype = \"cuda\"\n";
+  };
+  constexpr std::size_t cap = 64;
+  static_assert(max_stack_depth == cap, "docs/configuration.md documents 64 layers");
+  EXPECT_NO_THROW((void)load_string(stack_of(cap - 1), "test.toml", environment{}));
+  // The layer past the cap is named: its type is on line 2 * 65.
+  expect_error(stack_of(cap), 130, 8, "a stack of 65 layers", "at most 64 layers");
+  expect_error(stack_of(30000), 130, 8, "a stack of 30001 layers", "at most 64 layers");
+}
+
 TEST(ConfigErrors, ControlCharactersStayOnOneLine)
 {
   auto const error = load_error("[[resource]]\ntype = \"po\\nol\"\n");
