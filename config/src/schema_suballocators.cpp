@@ -91,12 +91,23 @@ any_device_resource build_arena(layer_description const& layer, build_context co
 
 void check_fixed_size_on_device(layer_description const& layer, build_context const& context)
 {
-  auto const block  = *resolved_size(layer, "block_size", context);
+  auto const& block_setting = layer.at("block_size");
+  auto const& count_setting = layer.at("blocks_to_preallocate");
+  // Blocks are rounded up to 256 bytes; sizes are below 2^63, so that cannot overflow.
+  auto const block  = (*resolved_size(layer, "block_size", context) + 255) / 256 * 256;
   auto const blocks = static_cast<std::uint64_t>(*integer_value(layer, "blocks_to_preallocate"));
+  if (block > context.total_bytes) {  // no count of such blocks fits: the block size is wrong
+    fail_at(block_setting,
+            describe_size_setting(block_setting, context),
+            fmt::format("a block size of at most the device's {} of memory (device {})",
+                        format_bytes(context.total_bytes), context.device.value()));
+  }
   if (block > context.total_bytes / blocks) {
-    fail_at(layer.at("blocks_to_preallocate"),
-            fmt::format("blocks_to_preallocate = {} blocks of {}", blocks, format_bytes(block)),
-            fmt::format("at most the device's {} preallocated in all", format_bytes(context.total_bytes)));
+    fail_at(set_last(block_setting, count_setting),
+            fmt::format("{} and blocks_to_preallocate = {}: {} blocks of {} preallocated",
+                        describe_size_setting(block_setting, context), blocks, blocks, format_bytes(block)),
+            fmt::format("at most the device's {} preallocated in all (device {}): fewer or smaller blocks",
+                        format_bytes(context.total_bytes), context.device.value()));
   }
 }
 

@@ -185,6 +185,23 @@ TEST(ConfigErrors, ANulCharacterInAFileName)
                "file = \"a\\x00b.csv\" with a NUL character", "a file name");
 }
 
+TEST(ConfigErrors, SizesNoAllocationCanHave)
+{
+  // 2^64 - 1 bytes: wraps to 0 when rounded to 256 bytes. The error is where the value is.
+  expect_error("[[resource]]\ntype = \"fixed_size\"\nblock_size = \"18446744073709551615\"\n[[resource]]\ntype = "
+               "\"cuda\"\n",
+               3, 14, "block_size = \"18446744073709551615\"", "a size below 8 EiB");
+  expect_error("[[resource]]\ntype = \"limiting\"\nlimit = \"9000000TiB\"\n[[resource]]\ntype = \"cuda\"\n", 3, 9,
+               "limit = \"9000000TiB\"", "a size below 8 EiB");
+  expect_error("[[resource]]\ntype = \"aligned\"\nalignment = 4096\nalignment_threshold = \"16777215TiB\"\n"
+               "[[resource]]\ntype = \"cuda\"\n",
+               4, 23, "alignment_threshold = \"16777215TiB\"", "a size below 8 EiB");
+  // The largest TOML integer, 2^63 - 1, is the largest size there is.
+  EXPECT_NO_THROW((void)load_string("[[resource]]\ntype = \"aligned\"\nalignment = 256\nalignment_threshold = "
+                                    "9223372036854775807\n[[resource]]\ntype = \"cuda\"\n",
+                                    "test.toml", environment{}));
+}
+
 TEST(ConfigErrors, StackDepthIsCapped)
 {
   auto const stack_of = [](std::size_t statistics_layers) {
