@@ -294,6 +294,34 @@ TEST(ConfigBuild, FixedSizeBlocksLargerThanTheDeviceBlameTheBlockSize)
   EXPECT_NE(by_default.found().find("128 blocks of 1 GiB"), std::string::npos) << by_default.what();
 }
 
+TEST(ConfigBuild, BinsThatCannotBeReservedOnTheDeviceAreRefused)
+{
+  auto const context = build_context{.device = device0, .free_bytes = 16 * GiB, .total_bytes = 16 * GiB};
+  // Every bin reserves at least 8 of its blocks when the layer is built: 8 TiB for a 1 TiB bin.
+  auto const exponent = device_error(
+    load_string("[[resource]]\ntype = \"binning\"\nmax_size_exponent = 40\n[[resource]]\ntype = \"cuda\"\n", "b.toml",
+                environment{}),
+    context);
+  EXPECT_EQ(exponent.location().line, 3U) << exponent.what();
+  EXPECT_EQ(exponent.location().column, 21U) << exponent.what();
+  EXPECT_NE(exponent.found().find("max_size_exponent = 40"), std::string::npos) << exponent.what();
+  EXPECT_NE(exponent.expected().find("16 GiB"), std::string::npos) << exponent.what();
+
+  auto const list = device_error(
+    load_string("[[resource]]\ntype = \"binning\"\nbins = [256, \"1TiB\"]\n[[resource]]\ntype = \"cuda\"\n", "b.toml",
+                environment{}),
+    context);
+  EXPECT_EQ(list.location().line, 3U) << list.what();
+  EXPECT_NE(list.found().find("bins"), std::string::npos) << list.what();
+
+  // What fits is accepted, and builds.
+  auto const fits = load_string(
+    "[[resource]]\ntype = \"binning\"\nmax_size_exponent = 26\n[[resource]]\ntype = \"cuda\"\n", "b.toml", {});
+  EXPECT_NO_THROW(check_against_device(fits, context));
+  auto top = build(fits, device0);
+  exercise(top);
+}
+
 TEST(ConfigBuild, APercentageThatComesToZeroBytesIsRefused)
 {
   // 1% of 1000 free bytes, rounded down to the 256-byte granularity: 0, below limit's minimum.

@@ -202,6 +202,18 @@ TEST(ConfigErrors, SizesNoAllocationCanHave)
                                     "test.toml", environment{}));
 }
 
+TEST(ConfigErrors, MaximumBelowTheInitialSizeRoundedUp)
+{
+  // The pool rounds its initial size up to a multiple of 256 bytes: 1000 becomes 1024.
+  expect_error("[[resource]]\ntype = \"pool\"\ninitial_size = 1000\nmaximum_size = 1000\n[[resource]]\ntype = "
+               "\"cuda\"\n",
+               4, 16, "maximum_size = 1000, below initial_size = 1000 (test.toml:3:16) rounded up to 1024 B",
+               "at least initial_size");
+  EXPECT_NO_THROW((void)load_string(
+    "[[resource]]\ntype = \"pool\"\ninitial_size = 1000\nmaximum_size = 1024\n[[resource]]\ntype = \"cuda\"\n",
+    "test.toml", environment{}));
+}
+
 TEST(ConfigErrors, StackDepthIsCapped)
 {
   auto const stack_of = [](std::size_t statistics_layers) {
