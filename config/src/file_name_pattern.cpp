@@ -1,10 +1,16 @@
 #include <rmm/config/file_name_pattern.hpp>
 
+#include <string>
+
 namespace rmm::config {
 
 std::optional<std::string> file_name_pattern_problem(std::string_view pattern)
 {
   if (pattern.empty()) { return std::string{"an empty file name"}; }
+  // A file name ends at its first NUL: the file opened would be named by what comes before it.
+  if (auto const nul = pattern.find('\0'); nul != std::string_view::npos) {
+    return "a NUL character at position " + std::to_string(nul) + ", where the file name would end";
+  }
   // The pattern itself is quoted by the caller; these say what is wrong with it.
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%') { continue; }

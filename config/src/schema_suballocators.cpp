@@ -22,6 +22,9 @@ using upstream_t = std::optional<any_device_resource>;
 
 // ---- pool ----------------------------------------------------------------------------------------
 
+/// The pool reserves its initial size rounded up to its 256-byte granularity.
+constexpr std::uint64_t pool_granularity = 256;
+
 void check_pool_maximum(parameter const& initial, parameter const& maximum, std::optional<build_context> context)
 {
   auto const* initial_size = std::get_if<size_spec>(&initial.value);
@@ -32,23 +35,30 @@ void check_pool_maximum(parameter const& initial, parameter const& maximum, std:
   if (context) {
     initial_bytes = resolve_size(*initial_size, context->free_bytes);
     maximum_bytes = resolve_size(*maximum_size, context->free_bytes);
-  } else if (initial_size->is_percent == maximum_size->is_percent) {
-    // Comparable without a device: both bytes, or both percentages of the same free memory.
-    auto const compare = [](size_spec const& s) { return s.is_percent ? s.percent : static_cast<double>(s.bytes); };
-    if (compare(*maximum_size) >= compare(*initial_size)) { return; }
+  } else if (!initial_size->is_percent && !maximum_size->is_percent) {
+    initial_bytes = initial_size->bytes;
+    maximum_bytes = maximum_size->bytes;
+  } else if (initial_size->is_percent && maximum_size->is_percent) {
+    // Percentages of the same free memory, each resolved to a multiple of the granularity.
+    if (maximum_size->percent >= initial_size->percent) { return; }
     initial_bytes = 1;  // any maximum < initial
   } else {
     return;  // bytes against a percentage: checked on the device
   }
-  if (maximum_bytes < initial_bytes) {
+  // Sizes are below 2^63 (values are checked when read), so rounding up cannot overflow.
+  auto const reserved = (initial_bytes + pool_granularity - 1) / pool_granularity * pool_granularity;
+  if (maximum_bytes < reserved) {
     auto const& culprit = set_last(initial, maximum);
     auto const elsewhere = [&](parameter const& p) {
       return &p == &culprit ? std::string{} : fmt::format(" ({})", p.location.to_string());
     };
+    auto const rounding = reserved != initial_bytes && maximum_bytes >= initial_bytes
+                            ? fmt::format(" rounded up to {} B (the pool's granularity)", reserved)
+                            : std::string{};
     fail_at(culprit,
-            fmt::format("{}{}, below {}{}", describe_size_setting(maximum, context), elsewhere(maximum),
-                        describe_size_setting(initial, context), elsewhere(initial)),
-            "a maximum_size of at least initial_size, or no maximum_size");
+            fmt::format("{}{}, below {}{}{}", describe_size_setting(maximum, context), elsewhere(maximum),
+                        describe_size_setting(initial, context), elsewhere(initial), rounding),
+            "a maximum_size of at least initial_size rounded up to a multiple of 256 bytes, or no maximum_size");
   }
 }
 
@@ -91,12 +101,23 @@ any_device_resource build_arena(layer_description const& layer, build_context co
 
 void check_fixed_size_on_device(layer_description const& layer, build_context const& context)
 {
-  auto const block  = *resolved_size(layer, "block_size", context);
+  auto const& block_setting = layer.at("block_size");
+  auto const& count_setting = layer.at("blocks_to_preallocate");
+  // Blocks are rounded up to 256 bytes; sizes are below 2^63, so that cannot overflow.
+  auto const block  = (*resolved_size(layer, "block_size", context) + 255) / 256 * 256;
   auto const blocks = static_cast<std::uint64_t>(*integer_value(layer, "blocks_to_preallocate"));
+  if (block > context.total_bytes) {  // no count of such blocks fits: the block size is wrong
+    fail_at(block_setting,
+            describe_size_setting(block_setting, context),
+            fmt::format("a block size of at most the device's {} of memory (device {})",
+                        format_bytes(context.total_bytes), context.device.value()));
+  }
   if (block > context.total_bytes / blocks) {
-    fail_at(layer.at("blocks_to_preallocate"),
-            fmt::format("blocks_to_preallocate = {} blocks of {}", blocks, format_bytes(block)),
-            fmt::format("at most the device's {} preallocated in all", format_bytes(context.total_bytes)));
+    fail_at(set_last(block_setting, count_setting),
+            fmt::format("{} and blocks_to_preallocate = {}: {} blocks of {} preallocated",
+                        describe_size_setting(block_setting, context), blocks, blocks, format_bytes(block)),
+            fmt::format("at most the device's {} preallocated in all (device {}): fewer or smaller blocks",
+                        format_bytes(context.total_bytes), context.device.value()));
   }
 }
 
@@ -139,6 +160,46 @@ void check_binning(layer_description const& layer)
             fmt::format("min_size_exponent = {} above max_size_exponent = {}", min_exponent, max_exponent),
             "min_size_exponent <= max_size_exponent (bins of 2^min to 2^max bytes)");
   }
+}
+
+/// The bin sizes a binning layer will have: the `bins` list, or powers of two between the exponents.
+std::vector<std::uint64_t> bin_sizes_of(layer_description const& layer)
+{
+  auto bins = size_list_value(layer, "bins");
+  if (bins.empty()) {
+    auto const min_exponent = integer_value(layer, "min_size_exponent").value_or(default_min_exponent);
+    auto const max_exponent = integer_value(layer, "max_size_exponent").value_or(default_max_exponent);
+    for (auto e = min_exponent; e <= max_exponent; ++e) { bins.push_back(std::uint64_t{1} << e); }
+  }
+  return bins;
+}
+
+/// Every bin reserves a batch of its blocks from the upstream when the layer is built (at least 8
+/// blocks, about 2 MiB for small bins): all of them together must fit the device.
+void check_binning_on_device(layer_description const& layer, build_context const& context)
+{
+  auto const bins = bin_sizes_of(layer);
+  std::uint64_t reserved{0};
+  bool overflowed{false};
+  for (auto const size : bins) {
+    overflowed = overflowed || __builtin_add_overflow(
+                                 reserved, rmm::mr::binning_memory_resource::default_bin_reservation(size), &reserved);
+  }
+  if (!overflowed && reserved <= context.total_bytes) { return; }
+  // The largest bin makes the total too large: blame the key that sets it.
+  auto const& bins_setting = layer.at("bins");
+  auto const& culprit      = bins_setting.is_set() ? bins_setting : layer.at("max_size_exponent");
+  auto const which_bins    = bins_setting.is_set()
+                               ? fmt::format("bins up to {}", format_bytes(bins.back()))
+                               : fmt::format("max_size_exponent = {} (bins up to {})",
+                                             integer_value(layer, "max_size_exponent").value_or(default_max_exponent),
+                                             format_bytes(bins.back()));
+  throw config_error{culprit.is_set() ? culprit.location : layer.location,
+                     fmt::format("{}, which reserve {} from the upstream when built", which_bins,
+                                 overflowed ? std::string{"more than 16 EiB"} : format_bytes(reserved)),
+                     fmt::format("bins that fit the device's {} (device {}): each bin reserves at least 8 of its "
+                                 "blocks (about 2 MiB of small ones) when the layer is built",
+                                 format_bytes(context.total_bytes), context.device.value())};
 }
 
 any_device_resource build_binning(layer_description const& layer, build_context const&, upstream_t upstream)
@@ -240,8 +301,9 @@ std::vector<layer_schema> suballocator_schemas()
           .minimum     = 1,
           .maximum     = std::int64_t{1} << 40},
        },
-     .check = check_binning,
-     .build = build_binning},
+     .check           = check_binning,
+     .check_on_device = check_binning_on_device,
+     .build           = build_binning},
   };
 }
 

@@ -4,6 +4,8 @@
 #include <rmm/config/file_name_pattern.hpp>
 #include <rmm/config/print.hpp>
 
+#include <rmm/mr/device_memory_resource.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,6 +28,9 @@ std::string_view trim(std::string_view text)
 std::optional<value_problem> check_size(key_schema const& key, size_spec const& size, std::string const& shown)
 {
   if (size.is_percent) { return std::nullopt; }  // parse_size keeps percentages in (0, 100]
+  if (size.bytes > rmm::mr::max_allocation_size) {
+    return value_problem{shown, "a size below 8 EiB (2^63 bytes): no allocation can be larger"};
+  }
   auto const minimum = static_cast<std::uint64_t>(key.minimum);
   if (size.bytes < minimum) {
     return value_problem{shown, minimum == 1 ? "a size above 0 bytes" : fmt::format("a size of at least {} bytes", minimum)};
@@ -247,6 +252,13 @@ void check_shape(stack_description const& stack)
 
 void finish_and_validate(stack_description& stack)
 {
+  if (stack.layers.size() > max_stack_depth) {
+    throw config_error{stack.layers[max_stack_depth].location,
+                       fmt::format("a stack of {} layers", stack.layers.size()),
+                       fmt::format("at most {} layers ([[resource]] tables): every allocation passes through each "
+                                   "layer on the allocating thread's stack",
+                                   max_stack_depth)};
+  }
   for (auto& layer : stack.layers) {
     apply_defaults(layer.parameters, layer.schema->keys, [&](key_schema const& key) {
       throw config_error{layer.location,

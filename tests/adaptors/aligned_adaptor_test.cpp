@@ -72,6 +72,54 @@ TEST(AlignedAdaptor, ASizeThatCannotBePaddedIsOutOfMemory)
   EXPECT_EQ(upstream.get_allocations_counter().total, 0) << "the wrapped size must never reach the upstream";
 }
 
+TEST(AlignedAdaptor, AZeroByteAllocationNeverOverlapsItsNeighbours)
+{
+  // A 4 MiB pool that cannot grow, under 4 KiB alignment for every size (the default threshold).
+  constexpr std::size_t pool_size = std::size_t{4} << 20;
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, pool_size, pool_size};
+  aligned_resource_adaptor mr{pool, 4096};
+  rmm::cuda_stream_view stream{};
+  // 512 bytes take 512 + 3840 from the pool, so the zero-byte request after them starts 256 bytes
+  // past a 4 KiB boundary, and the 4 KiB block after it starts on one.
+  std::vector<std::pair<void*, std::size_t>> blocks;
+  for (std::size_t const size : std::vector<std::size_t>{512, 0, 4096, 0, 100}) {
+    blocks.emplace_back(mr.allocate(stream, size), size);
+  }
+  for (auto const& [zero, zero_size] : blocks) {
+    if (zero_size != 0 || zero == nullptr) { continue; }
+    EXPECT_TRUE(aligned_to(zero, 4096)) << zero;
+    for (auto const& [other, other_size] : blocks) {
+      if (other_size == 0) { continue; }
+      auto const at    = reinterpret_cast<std::uintptr_t>(zero);
+      auto const start = reinterpret_cast<std::uintptr_t>(other);
+      EXPECT_FALSE(at >= start && at < start + other_size)
+        << "the zero-byte allocation " << zero << " points into the " << other_size << "-byte block at " << other;
+    }
+  }
+  for (auto const& [ptr, size] : blocks) {
+    rmm::test::write_tag(ptr, size, 0x6b, stream);
+  }
+  for (auto const& [ptr, size] : blocks) {
+    EXPECT_TRUE(rmm::test::has_tag(ptr, size, 0x6b, stream)) << size << " bytes at " << ptr;
+  }
+  // Freed in an order that returns the neighbour before the zero-byte allocation.
+  for (std::size_t const i : {2U, 1U, 4U, 3U, 0U}) { mr.deallocate(stream, blocks[i].first, blocks[i].second); }
+  stream.synchronize();
+
+  auto const idle = pool.statistics();
+  EXPECT_EQ(idle.allocated_bytes, 0U);
+  EXPECT_EQ(idle.free_bytes, pool_size);
+  // A fully idle pool holds every byte free again: it serves its whole size in one block (after
+  // coalescing), then in two halves.
+  void* whole = pool.allocate(stream, pool_size);
+  pool.deallocate(stream, whole, pool_size);
+  void* first  = pool.allocate(stream, pool_size / 2);
+  void* second = pool.allocate(stream, pool_size / 2);
+  EXPECT_NE(first, second);
+  pool.deallocate(stream, first, pool_size / 2);
+  pool.deallocate(stream, second, pool_size / 2);
+}
+
 TEST(AlignedAdaptor, RejectsAnAlignmentThatIsNotAPowerOfTwo)
 {
   try {

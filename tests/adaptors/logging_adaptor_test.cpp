@@ -169,6 +169,24 @@ TEST(LoggingAdaptor, AFileThatCannotBeOpenedIsAnErrorNamingIt)
   }
 }
 
+TEST(LoggingAdaptor, AFileNameWithANulCharacterIsRefused)
+{
+  // Opened as it stands, the name would end at the NUL and the log would go to the prefix.
+  auto const prefix = temp_log("nul").string();
+  std::filesystem::remove(prefix);
+  std::string const name = prefix + std::string{"\0.csv", 5};
+  try {
+    logging_resource_adaptor mr{rmm::mr::cuda_memory_resource{}, name};
+    FAIL() << "constructed with a file name holding a NUL";
+  } catch (rmm::logic_error const& e) {
+    std::string const message = e.what();
+    EXPECT_NE(message.find(prefix), std::string::npos) << message;
+    EXPECT_NE(message.find("NUL"), std::string::npos) << message;
+  }
+  EXPECT_FALSE(std::filesystem::exists(prefix)) << "a file named by the text before the NUL was created";
+  std::filesystem::remove(prefix);
+}
+
 TEST(LoggingAdaptor, EverySinkGetsTheSameLog)
 {
   std::ostringstream first;

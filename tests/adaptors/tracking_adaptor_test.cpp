@@ -1,5 +1,6 @@
 // tracking_resource_adaptor: the record of outstanding allocations, stacks, the report, and
 // frees that do not match the record.
+#include <rmm/mr/callback_memory_resource.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
 #include <rmm/mr/statistics_resource_adaptor.hpp>
 #include <rmm/mr/tracking_resource_adaptor.hpp>
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -118,6 +120,74 @@ TEST(TrackingAdaptor, ManyThreadsKeepAnExactRecord)
     }
   }
   EXPECT_EQ(mr.get_allocated_bytes(), 0U);
+}
+
+TEST(TrackingAdaptor, ZeroByteAllocationsAtOneAddressAreEachRecordedAndFreed)
+{
+  // CUDA hands out null for every zero-byte request: two allocations, one address.
+  rmm::mr::statistics_resource_adaptor upstream{rmm::mr::cuda_memory_resource{}};
+  tracking_resource_adaptor mr{upstream};
+  void* a    = mr.allocate_sync(0);
+  void* b    = mr.allocate_sync(0);
+  void* real = mr.allocate_sync(512);
+  ASSERT_EQ(a, b) << "the premise: the upstream gives zero-byte requests one address";
+  auto const report = mr.get_outstanding_allocations_str();
+  EXPECT_NE(report.find("Outstanding allocations: 3 (512 B"), std::string::npos) << report;
+  EXPECT_EQ(mr.get_outstanding_allocations().size(), 2U) << "by address: the zero-byte ones share one entry";
+  EXPECT_EQ(mr.get_outstanding_allocations().at(a).allocation_size, 0U);
+
+  testing::internal::CaptureStderr();
+  mr.deallocate_sync(a, 0);
+  mr.deallocate_sync(b, 0);
+  auto const log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(log, "") << "freeing both zero-byte allocations is not an error";
+  EXPECT_EQ(mr.get_unknown_frees(), 0U);
+  EXPECT_EQ(mr.get_size_mismatches(), 0U);
+  EXPECT_EQ(upstream.get_allocations_counter().value, 1) << "both zero-byte frees reached the upstream";
+  EXPECT_EQ(upstream.get_allocations_counter().total, 3);
+  ASSERT_EQ(mr.get_outstanding_allocations().size(), 1U);
+  EXPECT_TRUE(mr.get_outstanding_allocations().contains(real));
+
+  testing::internal::CaptureStderr();
+  mr.deallocate_sync(a, 0);  // a third time: one more free than allocations
+  (void)testing::internal::GetCapturedStderr();
+  EXPECT_EQ(mr.get_unknown_frees(), 1U);
+  EXPECT_EQ(upstream.get_allocations_counter().value, 1) << "the extra free did not reach the upstream";
+  mr.deallocate_sync(real, 512);
+  EXPECT_EQ(mr.get_allocated_bytes(), 0U);
+  EXPECT_TRUE(mr.get_outstanding_allocations().empty());
+}
+
+TEST(TrackingAdaptor, AZeroByteAllocationSharingAnAddressWithARealOneKeepsBothRecords)
+{
+  // An upstream that answers zero-byte requests with the address its next real block will have.
+  struct shared_address {
+    rmm::mr::cuda_memory_resource cuda;
+    void* next{nullptr};
+  } state;
+  state.next = state.cuda.allocate_sync(4096);
+  rmm::mr::callback_memory_resource upstream{
+    [](std::size_t bytes, rmm::cuda_stream_view, void* arg) -> void* {
+      auto* s = static_cast<shared_address*>(arg);
+      return bytes == 0 ? s->next : std::exchange(s->next, nullptr);
+    },
+    [](void*, std::size_t, rmm::cuda_stream_view, void*) {},
+    &state,
+    &state};
+  tracking_resource_adaptor mr{upstream};
+  void* zero = mr.allocate_sync(0);
+  void* real = mr.allocate_sync(4096);
+  ASSERT_EQ(zero, real);
+  EXPECT_EQ(mr.get_outstanding_allocations().at(real).allocation_size, 4096U) << "the real block is listed by address";
+  testing::internal::CaptureStderr();
+  mr.deallocate_sync(real, 4096);
+  mr.deallocate_sync(zero, 0);
+  auto const log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(log, "");
+  EXPECT_EQ(mr.get_unknown_frees(), 0U);
+  EXPECT_EQ(mr.get_size_mismatches(), 0U);
+  EXPECT_TRUE(mr.get_outstanding_allocations().empty());
+  state.cuda.deallocate_sync(real, 4096);
 }
 
 }  // namespace

@@ -253,6 +253,75 @@ TEST(ConfigBuild, ChecksThatNeedTheDevice)
   }
 }
 
+/// The config_error `stack` raises against the device, or a failure.
+config_error device_error(stack_description const& stack, build_context const& context)
+{
+  try {
+    check_against_device(stack, context);
+  } catch (config_error const& e) {
+    return e;
+  }
+  ADD_FAILURE() << "accepted on the device";
+  return config_error{{}, "", ""};
+}
+
+TEST(ConfigBuild, FixedSizeBlocksLargerThanTheDeviceBlameTheBlockSize)
+{
+  auto const context = build_context{.device = device0, .free_bytes = 16 * GiB, .total_bytes = 16 * GiB};
+  // One block alone exceeds the device: the block size is wrong, whatever the block count.
+  auto const one_block = device_error(
+    load_string("[[resource]]\ntype = \"fixed_size\"\nblock_size = \"1TiB\"\n[[resource]]\ntype = \"cuda\"\n", "f.toml",
+                environment{}),
+    context);
+  EXPECT_EQ(one_block.location().line, 3U) << one_block.what();
+  EXPECT_EQ(one_block.location().column, 14U) << one_block.what();
+  EXPECT_NE(one_block.found().find("block_size = \"1TiB\""), std::string::npos) << one_block.what();
+  EXPECT_NE(one_block.expected().find("16 GiB"), std::string::npos) << one_block.what();
+
+  // Blocks that fit, but not that many of them: the value set last is blamed.
+  auto const count = device_error(
+    load_string("[[resource]]\ntype = \"fixed_size\"\nblock_size = \"1GiB\"\nblocks_to_preallocate = 32\n[[resource]]\n"
+                "type = \"cuda\"\n",
+                "f.toml", environment{}),
+    context);
+  EXPECT_EQ(count.location().line, 4U) << count.what();
+  EXPECT_NE(count.found().find("32 blocks of 1 GiB"), std::string::npos) << count.what();
+  auto const by_default = device_error(
+    load_string("[[resource]]\ntype = \"fixed_size\"\nblock_size = \"1GiB\"\n[[resource]]\ntype = \"cuda\"\n", "f.toml",
+                environment{}),
+    context);
+  EXPECT_EQ(by_default.location().line, 3U) << "blocks_to_preallocate is the built-in default: " << by_default.what();
+  EXPECT_NE(by_default.found().find("128 blocks of 1 GiB"), std::string::npos) << by_default.what();
+}
+
+TEST(ConfigBuild, BinsThatCannotBeReservedOnTheDeviceAreRefused)
+{
+  auto const context = build_context{.device = device0, .free_bytes = 16 * GiB, .total_bytes = 16 * GiB};
+  // Every bin reserves at least 8 of its blocks when the layer is built: 8 TiB for a 1 TiB bin.
+  auto const exponent = device_error(
+    load_string("[[resource]]\ntype = \"binning\"\nmax_size_exponent = 40\n[[resource]]\ntype = \"cuda\"\n", "b.toml",
+                environment{}),
+    context);
+  EXPECT_EQ(exponent.location().line, 3U) << exponent.what();
+  EXPECT_EQ(exponent.location().column, 21U) << exponent.what();
+  EXPECT_NE(exponent.found().find("max_size_exponent = 40"), std::string::npos) << exponent.what();
+  EXPECT_NE(exponent.expected().find("16 GiB"), std::string::npos) << exponent.what();
+
+  auto const list = device_error(
+    load_string("[[resource]]\ntype = \"binning\"\nbins = [256, \"1TiB\"]\n[[resource]]\ntype = \"cuda\"\n", "b.toml",
+                environment{}),
+    context);
+  EXPECT_EQ(list.location().line, 3U) << list.what();
+  EXPECT_NE(list.found().find("bins"), std::string::npos) << list.what();
+
+  // What fits is accepted, and builds.
+  auto const fits = load_string(
+    "[[resource]]\ntype = \"binning\"\nmax_size_exponent = 26\n[[resource]]\ntype = \"cuda\"\n", "b.toml", {});
+  EXPECT_NO_THROW(check_against_device(fits, context));
+  auto top = build(fits, device0);
+  exercise(top);
+}
+
 TEST(ConfigBuild, APercentageThatComesToZeroBytesIsRefused)
 {
   // 1% of 1000 free bytes, rounded down to the 256-byte granularity: 0, below limit's minimum.

@@ -178,6 +178,57 @@ TEST(ConfigErrors, OtherImpossibleValues)
   expect_error("[[resource]]\ntype = \"logging\"\nfile = \"\"\n", 3, 8, "an empty file name", "a file name");
 }
 
+TEST(ConfigErrors, ANulCharacterInAFileName)
+{
+  // The file opened would be named by the text before the NUL: "a", not "a\0b".
+  expect_error("[[resource]]\ntype = \"logging\"\nfile = \"a\\u0000b.csv\"\n[[resource]]\ntype = \"cuda\"\n", 3, 8,
+               "file = \"a\\x00b.csv\" with a NUL character", "a file name");
+}
+
+TEST(ConfigErrors, SizesNoAllocationCanHave)
+{
+  // 2^64 - 1 bytes: wraps to 0 when rounded to 256 bytes. The error is where the value is.
+  expect_error("[[resource]]\ntype = \"fixed_size\"\nblock_size = \"18446744073709551615\"\n[[resource]]\ntype = "
+               "\"cuda\"\n",
+               3, 14, "block_size = \"18446744073709551615\"", "a size below 8 EiB");
+  expect_error("[[resource]]\ntype = \"limiting\"\nlimit = \"9000000TiB\"\n[[resource]]\ntype = \"cuda\"\n", 3, 9,
+               "limit = \"9000000TiB\"", "a size below 8 EiB");
+  expect_error("[[resource]]\ntype = \"aligned\"\nalignment = 4096\nalignment_threshold = \"16777215TiB\"\n"
+               "[[resource]]\ntype = \"cuda\"\n",
+               4, 23, "alignment_threshold = \"16777215TiB\"", "a size below 8 EiB");
+  // The largest TOML integer, 2^63 - 1, is the largest size there is.
+  EXPECT_NO_THROW((void)load_string("[[resource]]\ntype = \"aligned\"\nalignment = 256\nalignment_threshold = "
+                                    "9223372036854775807\n[[resource]]\ntype = \"cuda\"\n",
+                                    "test.toml", environment{}));
+}
+
+TEST(ConfigErrors, MaximumBelowTheInitialSizeRoundedUp)
+{
+  // The pool rounds its initial size up to a multiple of 256 bytes: 1000 becomes 1024.
+  expect_error("[[resource]]\ntype = \"pool\"\ninitial_size = 1000\nmaximum_size = 1000\n[[resource]]\ntype = "
+               "\"cuda\"\n",
+               4, 16, "maximum_size = 1000, below initial_size = 1000 (test.toml:3:16) rounded up to 1024 B",
+               "at least initial_size");
+  EXPECT_NO_THROW((void)load_string(
+    "[[resource]]\ntype = \"pool\"\ninitial_size = 1000\nmaximum_size = 1024\n[[resource]]\ntype = \"cuda\"\n",
+    "test.toml", environment{}));
+}
+
+TEST(ConfigErrors, StackDepthIsCapped)
+{
+  auto const stack_of = [](std::size_t statistics_layers) {
+    std::string toml;
+    for (std::size_t i = 0; i < statistics_layers; ++i) { toml += "[[resource]]\ntype = \"statistics\"\n"; }
+    return toml + "[[resource]]\ntype = \"cuda\"\n";
+  };
+  constexpr std::size_t cap = 64;
+  static_assert(max_stack_depth == cap, "docs/configuration.md documents 64 layers");
+  EXPECT_NO_THROW((void)load_string(stack_of(cap - 1), "test.toml", environment{}));
+  // The layer past the cap is named: its type is on line 2 * 65.
+  expect_error(stack_of(cap), 130, 8, "a stack of 65 layers", "at most 64 layers");
+  expect_error(stack_of(30000), 130, 8, "a stack of 30001 layers", "at most 64 layers");
+}
+
 TEST(ConfigErrors, ControlCharactersStayOnOneLine)
 {
   auto const error = load_error("[[resource]]\ntype = \"po\\nol\"\n");

@@ -163,6 +163,25 @@ TEST_F(RmmRun, DeviceChecks)
   }
 }
 
+TEST_F(RmmRun, StacksTooDeepToBuildAreInvalid)
+{
+  std::string toml;
+  for (int i = 0; i < 30000; ++i) { toml += "[[resource]]\ntype = \"statistics\"\n"; }
+  auto const file   = write_file("deep.toml", toml + "[[resource]]\ntype = \"cuda\"\n");
+  auto const result = rmm_run("--check --build --config " + file);
+  EXPECT_EQ(result.status, 2) << result.out << result.err;
+  EXPECT_EQ(result.err.rfind("rmm-run: " + file + ":130:8: found a stack of 30001 layers", 0), 0U) << result.err;
+}
+
+TEST_F(RmmRun, BinsTheDeviceCannotHoldAreInvalid)
+{
+  auto const file   = write_file("bins.toml", "[[resource]]\ntype = \"binning\"\nmax_size_exponent = 40\n[[resource]]\n"
+                                              "type = \"cuda\"\n");
+  auto const result = rmm_run("--check --config " + file);
+  EXPECT_EQ(result.status, 2) << result.out << result.err;
+  EXPECT_NE(result.err.find(":3:21: found max_size_exponent = 40"), std::string::npos) << result.err;
+}
+
 TEST_F(RmmRun, BuildsOnTheDevice)
 {
   auto const result = rmm_run("--check --build --config " + example("binning_pool.toml"));

@@ -63,7 +63,7 @@ class device_uvector {
   explicit device_uvector(size_type size,
                           cuda_stream_view stream,
                           mr::any_device_resource mr = mr::get_current_device_resource())
-    : storage_{detail::element_bytes<T>(size), stream, std::move(mr)}
+    : storage_{detail::element_bytes<T>(size, "device_uvector"), stream, std::move(mr)}
   {
   }
 
@@ -151,13 +151,13 @@ class device_uvector {
   /// Ensures capacity() >= new_capacity, reallocating on `stream` if needed (contents kept).
   void reserve(size_type new_capacity, cuda_stream_view stream)
   {
-    storage_.reserve(detail::element_bytes<T>(new_capacity), stream);
+    storage_.reserve(detail::element_bytes<T>(new_capacity, "device_uvector"), stream);
   }
   /// Sets size() to `new_size`; grows the allocation only beyond capacity(). New elements are
   /// uninitialized; shrinking keeps the memory (see shrink_to_fit).
   void resize(size_type new_size, cuda_stream_view stream)
   {
-    storage_.resize(detail::element_bytes<T>(new_size), stream);
+    storage_.resize(detail::element_bytes<T>(new_size, "device_uvector"), stream);
   }
   /// Reallocates on `stream` so capacity() == size().
   void shrink_to_fit(cuda_stream_view stream) { storage_.shrink_to_fit(stream); }

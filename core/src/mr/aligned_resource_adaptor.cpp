@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 
 namespace rmm::mr {
 
@@ -16,11 +15,14 @@ struct aligned_resource_adaptor::state {
   {
   }
 
+  /// Zero bytes pass through as well: they have nothing to align, and the aligned address inside
+  /// a padded block of zero bytes can be its end, which is where the upstream's next block starts.
   [[nodiscard]] bool passes_through(std::size_t bytes) const noexcept
   {
-    return alignment <= CUDA_ALLOCATION_ALIGNMENT || bytes < threshold;
+    return alignment <= CUDA_ALLOCATION_ALIGNMENT || bytes < threshold || bytes == 0;
   }
-  /// What is taken from the upstream for `bytes`: enough to find an aligned start inside.
+  /// What is taken from the upstream for `bytes`: enough to find an aligned start inside. Cannot
+  /// overflow: bytes <= max_allocation_size (2^63 - 1) and the padding is below 2^63.
   [[nodiscard]] std::size_t upstream_size(std::size_t bytes) const noexcept
   {
     return bytes + alignment - CUDA_ALLOCATION_ALIGNMENT;
@@ -65,12 +67,6 @@ std::string padded_request_context(std::size_t bytes, std::size_t alignment, std
 
 void* aligned_resource_adaptor::allocate_padded(std::size_t bytes, cuda_stream_view stream)
 {
-  auto const padding = state_->alignment - CUDA_ALLOCATION_ALIGNMENT;
-  if (bytes > std::numeric_limits<std::size_t>::max() - padding) {
-    throw rmm::out_of_memory{"aligned_resource_adaptor: allocating " + rmm::detail::format_bytes_exact(bytes) +
-                             " aligned to " + std::to_string(state_->alignment) +
-                             " bytes: the padded size does not fit in std::size_t"};
-  }
   auto const padded = state_->upstream_size(bytes);
   try {
     return state_->upstream.allocate(stream, padded);

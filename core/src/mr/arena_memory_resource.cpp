@@ -2,8 +2,11 @@
 
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_device.hpp>
+#include <rmm/detail/format.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/arena_memory_resource.hpp>
+
+#include <fmt/format.h>
 
 namespace rmm::mr {
 
@@ -15,6 +18,15 @@ detail::suballocator_options arena_options(std::optional<std::size_t> arena_size
 {
   auto const size = arena_size.value_or(percent_of_free_device_memory(50));
   RMM_EXPECTS(size > 0, "arena_memory_resource: the arena size must not be 0");
+  // Checked before rounding: a size near 2^64 rounds up to 0, an arena of nothing.
+  if (size > max_allocation_size - (CUDA_ALLOCATION_ALIGNMENT - 1)) {
+    throw rmm::out_of_memory{fmt::format(
+      "arena_memory_resource: an arena of {} can never be allocated: rounded up to a multiple of {} bytes it "
+      "exceeds the {} bytes any allocation can have; use a smaller arena size",
+      rmm::detail::format_bytes_exact(size),
+      CUDA_ALLOCATION_ALIGNMENT,
+      max_allocation_size)};
+  }
   detail::suballocator_options options;
   options.name                       = "arena_memory_resource";
   options.initial_size               = size;

@@ -1,3 +1,4 @@
+#include <rmm/aligned.hpp>
 #include <rmm/detail/format.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/binning_memory_resource.hpp>
@@ -7,6 +8,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
+#include <mutex>
 
 namespace rmm::mr {
 
@@ -27,9 +30,21 @@ struct binning_memory_resource::bins {
     return upstream;
   }
 
+  /// Called by every allocation until `frozen` is seen set: from then on `by_size` never changes,
+  /// so allocations read it without a lock.
+  void freeze()
+  {
+    std::lock_guard lock{mutex};
+    frozen.store(true, std::memory_order_release);
+  }
+
   any_device_resource upstream;
-  std::vector<bin> by_size;  // ascending
-  std::atomic<bool> allocated{false};
+  std::vector<bin> by_size;  // ascending; written only under `mutex` and before `frozen` is set
+  // add_bin and the first allocation take `mutex`, so a bin is either added before any allocation
+  // reads by_size, or refused; `frozen` (released after the last write) lets later allocations
+  // skip the lock.
+  std::mutex mutex;
+  std::atomic<bool> frozen{false};
 };
 
 namespace {
@@ -41,6 +56,15 @@ std::size_t blocks_per_chunk(std::size_t bin_size)
 }
 
 }  // namespace
+
+std::size_t binning_memory_resource::default_bin_reservation(std::size_t allocation_size)
+{
+  RMM_EXPECTS(allocation_size > 0, "binning_memory_resource: a bin size must not be 0");
+  if (allocation_size > max_allocation_size) { return std::numeric_limits<std::size_t>::max(); }
+  auto const block  = align_up(allocation_size, CUDA_ALLOCATION_ALIGNMENT);
+  auto const blocks = blocks_per_chunk(allocation_size);
+  return block > max_allocation_size / blocks ? std::numeric_limits<std::size_t>::max() : block * blocks;
+}
 
 binning_memory_resource::binning_memory_resource(any_device_resource upstream)
   : binning_memory_resource(std::move(upstream), default_min_size_exponent, default_max_size_exponent)
@@ -73,10 +97,26 @@ binning_memory_resource::binning_memory_resource(any_device_resource upstream,
 
 void binning_memory_resource::add_bin(std::size_t allocation_size, std::optional<any_device_resource> bin_resource)
 {
-  RMM_EXPECTS(!bins_->allocated.load(),
+  RMM_EXPECTS(allocation_size > 0, "binning_memory_resource: a bin size must not be 0");
+  if (allocation_size > max_allocation_size) {
+    throw rmm::out_of_memory{fmt::format(
+      "binning_memory_resource: a bin of {} can never serve an allocation: no allocation can be larger than {} "
+      "bytes; use a smaller bin size",
+      rmm::detail::format_bytes_exact(allocation_size),
+      max_allocation_size)};
+  }
+  if (!bin_resource && default_bin_reservation(allocation_size) > max_allocation_size) {
+    throw rmm::out_of_memory{fmt::format(
+      "binning_memory_resource: a bin of {} can never be created: its first {} blocks together exceed the {} bytes "
+      "any allocation can have; use a smaller bin size, or pass the bin's resource",
+      rmm::detail::format_bytes_exact(allocation_size),
+      blocks_per_chunk(allocation_size),
+      max_allocation_size)};
+  }
+  std::lock_guard lock{bins_->mutex};
+  RMM_EXPECTS(!bins_->frozen.load(std::memory_order_relaxed),
               "binning_memory_resource: bins can only be added before the first allocation (a new bin would send "
               "later deallocations of existing allocations to the wrong resource)");
-  RMM_EXPECTS(allocation_size > 0, "binning_memory_resource: a bin size must not be 0");
   auto& by_size = bins_->by_size;
   auto it = std::lower_bound(
     by_size.begin(), by_size.end(), allocation_size, [](bins::bin const& b, std::size_t s) { return b.size < s; });
@@ -94,6 +134,7 @@ device_async_resource_ref binning_memory_resource::get_upstream_resource() const
 
 std::vector<std::size_t> binning_memory_resource::bin_sizes() const
 {
+  std::lock_guard lock{bins_->mutex};
   std::vector<std::size_t> sizes;
   for (auto const& b : bins_->by_size) {
     sizes.push_back(b.size);
@@ -103,7 +144,7 @@ std::vector<std::size_t> binning_memory_resource::bin_sizes() const
 
 void* binning_memory_resource::do_allocate(std::size_t bytes, cuda_stream_view stream)
 {
-  if (!bins_->allocated.load(std::memory_order_relaxed)) { bins_->allocated.store(true); }
+  if (!bins_->frozen.load(std::memory_order_acquire)) [[unlikely]] { bins_->freeze(); }
   return bins_->resource_for(bytes).allocate(stream, bytes);
 }
 

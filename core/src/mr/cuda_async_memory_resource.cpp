@@ -69,9 +69,10 @@ cuda_async_memory_resource::cuda_async_memory_resource(std::optional<std::size_t
   RMM_CUDA_TRY(cudaMemPoolSetAttribute(pool_->handle, cudaMemPoolAttrReleaseThreshold, &threshold));
 
   if (initial_pool_size.value_or(0) > 0) {
+    // Through allocate(), which refuses a size no allocation can have before CUDA sees it.
     auto const stream = cuda_stream_view{};
-    void* ptr         = do_allocate(*initial_pool_size, stream);
-    do_deallocate(ptr, *initial_pool_size, stream);
+    void* ptr         = allocate(stream, *initial_pool_size);
+    deallocate(stream, ptr, *initial_pool_size);
     stream.synchronize();
   }
 }

@@ -1,9 +1,35 @@
+#include <rmm/detail/format.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/device_memory_resource.hpp>
 
 #include <fmt/format.h>
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+
 namespace rmm::mr {
+
+namespace {
+
+/// "pool_memory_resource" for rmm's own resources, the full type name for anyone else's.
+std::string type_name_of(device_memory_resource const& resource)
+{
+  char const* mangled = typeid(resource).name();
+  int status{};
+  std::unique_ptr<char, void (*)(void*)> const demangled{abi::__cxa_demangle(mangled, nullptr, nullptr, &status),
+                                                         std::free};
+  std::string name = status == 0 && demangled ? demangled.get() : mangled;
+  constexpr std::string_view own_namespace = "rmm::mr::";
+  if (name.starts_with(own_namespace)) { name.erase(0, own_namespace.size()); }
+  return name;
+}
+
+}  // namespace
 
 void* device_memory_resource::do_allocate_sync(std::size_t bytes)
 {
@@ -28,6 +54,17 @@ void device_memory_resource::reject_alignment(std::size_t alignment)
                 "an aligned_resource_adaptor for larger alignments",
                 alignment,
                 CUDA_ALLOCATION_ALIGNMENT)};
+}
+
+void device_memory_resource::reject_impossible_size(std::size_t bytes) const
+{
+  throw rmm::out_of_memory{fmt::format(
+    "{} cannot allocate {}: no allocation can be larger than {} bytes (PTRDIFF_MAX). A size this large comes from "
+    "a computation that wrapped around, such as n - 1 with n == 0 or an overflowed n * sizeof(T): check how the "
+    "size was computed",
+    type_name_of(*this),
+    rmm::detail::format_bytes_exact(bytes),
+    max_allocation_size)};
 }
 
 }  // namespace rmm::mr

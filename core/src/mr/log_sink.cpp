@@ -4,10 +4,25 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 namespace rmm::mr {
 
-file_log_sink::file_log_sink(std::string path) : path_{std::move(path)}, file_{std::fopen(path_.c_str(), "w")}
+namespace {
+
+std::FILE* open_for_writing(std::string const& path)
+{
+  // fopen would stop at the NUL and create the file named by what comes before it.
+  if (auto const nul = path.find('\0'); nul != std::string::npos) {
+    RMM_FAIL("cannot open the log file '" + path.substr(0, nul) + "\\0...': its name contains a NUL character "
+             "at position " + std::to_string(nul) + ", which would end it there; remove the NUL from the name");
+  }
+  return std::fopen(path.c_str(), "w");
+}
+
+}  // namespace
+
+file_log_sink::file_log_sink(std::string path) : path_{std::move(path)}, file_{open_for_writing(path_)}
 {
   if (file_ == nullptr) {
     RMM_FAIL("cannot open the log file '" + path_ + "' for writing: " + std::strerror(errno) +

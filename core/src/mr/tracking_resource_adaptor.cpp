@@ -6,7 +6,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace rmm::mr {
 
@@ -15,9 +20,48 @@ struct tracking_resource_adaptor::state {
   {
   }
 
+  void insert_zero_byte(void const* ptr, allocation_info info)
+  {
+    std::lock_guard lock{zero_byte_mutex};
+    zero_byte[ptr].push_back(std::move(info));
+  }
+
+  /// Removes one zero-byte allocation at `ptr` into `info`; false if there is none.
+  bool extract_zero_byte(void const* ptr, allocation_info& info)
+  {
+    std::lock_guard lock{zero_byte_mutex};
+    auto found = zero_byte.find(ptr);
+    if (found == zero_byte.end()) { return false; }
+    info = std::move(found->second.back());
+    found->second.pop_back();
+    if (found->second.empty()) { zero_byte.erase(found); }
+    return true;
+  }
+
+  /// Every outstanding allocation, sorted by address; zero-byte ones sharing an address each listed.
+  [[nodiscard]] std::vector<std::pair<void*, allocation_info>> every_allocation() const
+  {
+    std::vector<std::pair<void*, allocation_info>> all;
+    outstanding.for_each(
+      [&](void const* ptr, allocation_info const& info) { all.emplace_back(const_cast<void*>(ptr), info); });
+    {
+      std::lock_guard lock{zero_byte_mutex};
+      for (auto const& [ptr, infos] : zero_byte) {
+        for (auto const& info : infos) { all.emplace_back(const_cast<void*>(ptr), info); }
+      }
+    }
+    std::stable_sort(all.begin(), all.end(), [](auto const& a, auto const& b) { return a.first < b.first; });
+    return all;
+  }
+
   any_device_resource upstream;
   bool const capture_stacks;
-  detail::sharded_pointer_map<allocation_info> outstanding;
+  detail::sharded_pointer_map<allocation_info> outstanding;  ///< allocations of at least one byte
+  // Zero-byte allocations are kept apart, as a list per address: an upstream may give every one of
+  // them the same address (CUDA gives null), or the address of a block it hands out next. They
+  // are rare, so one lock does.
+  mutable std::mutex zero_byte_mutex;
+  std::unordered_map<void const*, std::vector<allocation_info>> zero_byte;
   std::atomic<std::size_t> allocated_bytes{0};
   std::atomic<std::size_t> unknown_frees{0};
   std::atomic<std::size_t> size_mismatches{0};
@@ -37,8 +81,11 @@ std::map<void*, tracking_resource_adaptor::allocation_info> tracking_resource_ad
   const
 {
   std::map<void*, allocation_info> snapshot;
+  // emplace keeps the first record of an address: a real block before zero-byte allocations there.
   state_->outstanding.for_each(
     [&](void const* ptr, allocation_info const& info) { snapshot.emplace(const_cast<void*>(ptr), info); });
+  std::lock_guard lock{state_->zero_byte_mutex};
+  for (auto const& [ptr, infos] : state_->zero_byte) { snapshot.emplace(const_cast<void*>(ptr), infos.front()); }
   return snapshot;
 }
 
@@ -57,7 +104,7 @@ std::size_t tracking_resource_adaptor::get_size_mismatches() const noexcept
 
 std::string tracking_resource_adaptor::get_outstanding_allocations_str() const
 {
-  auto const allocations = get_outstanding_allocations();
+  auto const allocations = state_->every_allocation();
   std::size_t bytes{0};
   for (auto const& [ptr, info] : allocations) { bytes += info.allocation_size; }
   auto report = fmt::format("Outstanding allocations: {} ({})\n", allocations.size(), rmm::detail::format_bytes_exact(bytes));
@@ -81,7 +128,11 @@ void* tracking_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view
   try {
     allocation_info info{bytes, state_->capture_stacks ? std::optional<rmm::detail::stack_trace>{std::in_place}
                                                          : std::nullopt};
-    state_->outstanding.insert(ptr, std::move(info));
+    if (bytes == 0) {
+      state_->insert_zero_byte(ptr, std::move(info));
+    } else {
+      state_->outstanding.insert(ptr, std::move(info));
+    }
   } catch (...) {
     state_->upstream.deallocate(stream, ptr, bytes);
     throw;
@@ -92,8 +143,13 @@ void* tracking_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view
 
 void tracking_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
 {
+  // The record of the size being freed first, so a zero-byte allocation and a block at the same
+  // address are each matched with their own free.
   allocation_info record;
-  if (!state_->outstanding.extract(ptr, record)) {
+  bool const known = bytes == 0
+                       ? state_->extract_zero_byte(ptr, record) || state_->outstanding.extract(ptr, record)
+                       : state_->outstanding.extract(ptr, record) || state_->extract_zero_byte(ptr, record);
+  if (!known) {
     state_->unknown_frees.fetch_add(1, std::memory_order_relaxed);
     RMM_LOG_ERROR(
       "tracking_resource_adaptor: free of {} ({}) which this resource did not allocate or already freed; "

@@ -3,6 +3,7 @@
 #include <rmm/config/error.hpp>
 #include <rmm/config/size.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -47,6 +48,11 @@ struct layer_description {
   [[nodiscard]] parameter const& at(std::string_view key) const;
   [[nodiscard]] parameter& at(std::string_view key);
 };
+
+/// The most layers a stack may have. Every allocation passes through each layer, one function call
+/// deeper on the allocating thread's stack per layer; far deeper stacks would overflow it, and no
+/// useful stack comes anywhere near.
+inline constexpr std::size_t max_stack_depth = 64;
 
 /// The validated, resolved description of a configuration: the stack from top to bottom (each
 /// layer's upstream is the next one) and the shim's settings.

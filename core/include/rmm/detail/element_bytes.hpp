@@ -1,21 +1,25 @@
 #pragma once
 
 #include <rmm/error.hpp>
+#include <rmm/mr/device_memory_resource.hpp>
 
 #include <cstddef>
-#include <limits>
 #include <string>
 
 namespace rmm::detail {
 
-/// Bytes taken by `count` elements of `T`. Throws rmm::bad_alloc when that does not fit in
-/// std::size_t, so a huge count never wraps around into a small allocation.
+/// Bytes taken by `count` elements of `T`, for `container` ("device_uvector", ...). Throws
+/// rmm::out_of_memory when they exceed rmm::mr::max_allocation_size, before the multiplication
+/// can wrap around into a small allocation.
 template <class T>
-[[nodiscard]] std::size_t element_bytes(std::size_t count)
+[[nodiscard]] std::size_t element_bytes(std::size_t count, char const* container)
 {
-  if (count > std::numeric_limits<std::size_t>::max() / sizeof(T)) [[unlikely]] {
-    throw rmm::bad_alloc{std::to_string(count) + " elements of " + std::to_string(sizeof(T)) +
-                         " bytes do not fit in std::size_t"};
+  if (count > rmm::mr::max_allocation_size / sizeof(T)) [[unlikely]] {
+    throw rmm::out_of_memory{std::string{container} + " cannot allocate " + std::to_string(count) + " elements of " +
+                             std::to_string(sizeof(T)) + " bytes: no allocation can be larger than " +
+                             std::to_string(rmm::mr::max_allocation_size) +
+                             " bytes (PTRDIFF_MAX). A count this large comes from a computation that wrapped "
+                             "around, such as n - 1 with n == 0: check how it was computed"};
   }
   return count * sizeof(T);
 }

@@ -14,7 +14,8 @@ namespace rmm::mr {
  * Gives allocations of at least `alignment_threshold` bytes an alignment larger than the 256
  * bytes every resource guarantees (for instance 4 KiB for GPUDirect Storage), by allocating
  * `alignment - 256` extra bytes from the upstream and handing out the aligned address inside.
- * Smaller allocations pass straight through.
+ * Smaller allocations pass straight through, and so do zero-byte ones: there is nothing to align,
+ * and the upstream's answer for zero bytes is returned as it is.
  *
  * Copies share the table of adjusted addresses and compare equal.
  */

@@ -29,6 +29,8 @@ class arena_memory_resource final
   /// Default of `shared_arena_threshold`.
   static constexpr std::size_t default_shared_arena_threshold = std::size_t{64} << 10;
 
+  /// Throws rmm::logic_error for an arena size of 0, and rmm::out_of_memory when the arena size
+  /// (rounded up to 256 bytes) exceeds max_allocation_size or the upstream cannot provide it.
   explicit arena_memory_resource(any_device_resource upstream,
                                  std::optional<std::size_t> arena_size = std::nullopt,
                                  bool dump_log_on_failure             = false,

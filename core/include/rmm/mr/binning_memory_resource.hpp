@@ -21,7 +21,9 @@ namespace rmm::mr {
  * - binning_memory_resource(upstream, min, max): bins of 2^min ... 2^max bytes.
  * - binning_memory_resource(upstream, bin_sizes): exactly those bins (none: all to the upstream).
  * - add_bin(size[, resource]) adds a bin; only before the first allocation, since moving the
- *   boundaries afterwards would send a deallocation to a resource that did not allocate it.
+ *   boundaries afterwards would send a deallocation to a resource that did not allocate it. An
+ *   add_bin racing the first allocation (on another thread, or through a copy) either completes
+ *   before that allocation looks at the bins or is refused.
  *
  * Copies share the bins.
  */
@@ -33,14 +35,21 @@ class binning_memory_resource final : public device_memory_resource {
   explicit binning_memory_resource(any_device_resource upstream);
   /// Throws rmm::logic_error unless 8 <= min_size_exponent <= max_size_exponent <= 40.
   binning_memory_resource(any_device_resource upstream, std::int8_t min_size_exponent, std::int8_t max_size_exponent);
-  /// One bin per size in `bin_sizes` (any order). Throws rmm::logic_error for a size of 0 or a
-  /// size given twice.
+  /// One bin per size in `bin_sizes` (any order). Throws what add_bin throws: rmm::logic_error for
+  /// a size of 0 or a size given twice, rmm::out_of_memory for a size no allocation can have.
   binning_memory_resource(any_device_resource upstream, std::vector<std::size_t> const& bin_sizes);
 
   /// Adds a bin for allocations up to `allocation_size` bytes, served by `bin_resource` or, if
-  /// none is given, by a new fixed_size_memory_resource over the upstream. Throws rmm::logic_error
-  /// after the first allocation, for a size of 0, or for a size that already has a bin.
+  /// none is given, by a new fixed_size_memory_resource over the upstream, which reserves
+  /// default_bin_reservation(allocation_size) from it at once. Throws rmm::logic_error after the
+  /// first allocation, for a size of 0, or for a size that already has a bin; rmm::out_of_memory
+  /// for a size above max_allocation_size, or for a new bin whose reservation would exceed it.
   void add_bin(std::size_t allocation_size, std::optional<any_device_resource> bin_resource = std::nullopt);
+
+  /// What a bin that add_bin creates for `allocation_size` takes from the upstream when it is
+  /// added: a batch of blocks of that size (rounded up to 256 bytes), about 2 MiB and never fewer
+  /// than 8 blocks. SIZE_MAX when that does not fit in std::size_t. Throws rmm::logic_error for 0.
+  [[nodiscard]] static std::size_t default_bin_reservation(std::size_t allocation_size);
 
   [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
   /// The bin sizes, ascending.

@@ -5,8 +5,19 @@
 #include <rmm/mr/detail/cccl.hpp>
 
 #include <cstddef>
+#include <limits>
 
 namespace rmm::mr {
+
+/**
+ * The largest size an allocation can have: PTRDIFF_MAX bytes, as for any object in C++. No
+ * address space is larger, so a larger request is always a bug in how the size was computed (an
+ * unsigned `n - 1` with n == 0, an overflowed `n * sizeof(T)`). Every size up to it can be rounded
+ * up to a power-of-two alignment, or padded by one, without overflowing std::size_t: that is what
+ * lets resources do such arithmetic unchecked once allocate() has refused larger sizes.
+ */
+inline constexpr std::size_t max_allocation_size =
+  static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
 
 /**
  * Base class of rmm's device memory resources, and the way to write your own: derive and
@@ -23,6 +34,10 @@ namespace rmm::mr {
  * Alignment: any power of two up to CUDA_ALLOCATION_ALIGNMENT (256) is honoured by every
  * resource; larger alignments throw rmm::logic_error (wrap the resource in an
  * aligned_resource_adaptor for those). Other values throw rmm::logic_error.
+ *
+ * Sizes above max_allocation_size throw rmm::out_of_memory, naming the size and the resource,
+ * before do_allocate is called: no resource or adaptor ever sees them, counts them or passes them
+ * on.
  */
 class device_memory_resource {
  public:
@@ -34,10 +49,12 @@ class device_memory_resource {
   virtual ~device_memory_resource()                                = default;
 
   /// Allocates `bytes` usable on `stream` without synchronization. Throws rmm::out_of_memory when
-  /// memory is exhausted and rmm::bad_alloc for other failures.
+  /// memory is exhausted or `bytes` exceeds max_allocation_size, and rmm::bad_alloc for other
+  /// failures.
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
   {
     check_alignment(alignment);
+    if (bytes > max_allocation_size) [[unlikely]] { reject_impossible_size(bytes); }
     return do_allocate(bytes, cuda_stream_view{stream});
   }
 
@@ -55,6 +72,7 @@ class device_memory_resource {
   void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
   {
     check_alignment(alignment);
+    if (bytes > max_allocation_size) [[unlikely]] { reject_impossible_size(bytes); }
     return do_allocate_sync(bytes);
   }
 
@@ -103,6 +121,8 @@ class device_memory_resource {
     if (alignment > CUDA_ALLOCATION_ALIGNMENT || !is_pow2(alignment)) [[unlikely]] { reject_alignment(alignment); }
   }
   [[noreturn]] static void reject_alignment(std::size_t alignment);
+  /// Throws rmm::out_of_memory naming `bytes` and this resource's type.
+  [[noreturn]] void reject_impossible_size(std::size_t bytes) const;
 
   /// Allocates at least `bytes`, aligned to CUDA_ALLOCATION_ALIGNMENT, usable on `stream`.
   virtual void* do_allocate(std::size_t bytes, cuda_stream_view stream) = 0;

@@ -21,6 +21,9 @@ class fixed_size_memory_resource final
   static constexpr std::size_t default_block_size            = std::size_t{1} << 20;
   static constexpr std::size_t default_blocks_to_preallocate = 128;
 
+  /// Throws rmm::logic_error for a block size or block count of 0, and rmm::out_of_memory when a
+  /// block (rounded up to 256 bytes) or `blocks_to_preallocate` of them together exceed
+  /// max_allocation_size, or when the upstream cannot provide the first batch.
   explicit fixed_size_memory_resource(any_device_resource upstream,
                                       std::size_t block_size            = default_block_size,
                                       std::size_t blocks_to_preallocate = default_blocks_to_preallocate);

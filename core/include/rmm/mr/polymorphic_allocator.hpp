@@ -50,7 +50,8 @@ class polymorphic_allocator {
   [[nodiscard]] value_type* allocate(std::size_t count, cuda_stream_view stream)
   {
     cuda_set_device_raii const on_device{device_};
-    return static_cast<value_type*>(mr_.allocate(stream, rmm::detail::element_bytes<T>(count)));
+    auto const bytes = rmm::detail::element_bytes<T>(count, "polymorphic_allocator");
+    return static_cast<value_type*>(mr_.allocate(stream, bytes));
   }
 
   /// Frees storage from allocate(count, ...) on `stream`.

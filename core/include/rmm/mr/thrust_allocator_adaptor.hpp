@@ -63,7 +63,8 @@ class thrust_allocator : public thrust::device_malloc_allocator<T> {
   pointer allocate(size_type count)
   {
     cuda_set_device_raii const on_device{device_};
-    return thrust::device_pointer_cast(static_cast<T*>(mr_.allocate(stream_, rmm::detail::element_bytes<T>(count))));
+    auto const bytes = rmm::detail::element_bytes<T>(count, "thrust_allocator");
+    return thrust::device_pointer_cast(static_cast<T*>(mr_.allocate(stream_, bytes)));
   }
 
   /// Frees what allocate(count) returned, with the recorded device current.

@@ -20,6 +20,8 @@ namespace rmm::mr {
  * Frees are checked against the record: a pointer it did not hand out (or already took back) is
  * reported on the rmm logger at error level and NOT passed to the upstream, which could corrupt
  * it; a free with the wrong size is reported and passed on with the size that was allocated.
+ * Zero-byte allocations are recorded one by one even when the upstream gives them all the same
+ * address (CUDA gives null to every one), so each may be freed once.
  *
  * Copies share the record and compare equal.
  */
@@ -35,7 +37,8 @@ class tracking_resource_adaptor final : public device_memory_resource {
 
   [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
 
-  /// A snapshot of the outstanding allocations, by address.
+  /// A snapshot of the outstanding allocations, by address. Zero-byte allocations sharing an
+  /// address (with each other or with a block) appear once; the report below lists each.
   [[nodiscard]] std::map<void*, allocation_info> get_outstanding_allocations() const;
   /// Bytes outstanding now.
   [[nodiscard]] std::size_t get_allocated_bytes() const noexcept;
