@@ -65,11 +65,11 @@ std::string padded_request_context(std::size_t bytes, std::size_t alignment, std
 
 }  // namespace
 
-void* aligned_resource_adaptor::allocate_padded(std::size_t bytes, cuda_stream_view stream)
+void* aligned_resource_adaptor::allocate_padded(std::size_t bytes, detail::allocation_order order)
 {
   auto const padded = state_->upstream_size(bytes);
   try {
-    return state_->upstream.allocate(stream, padded);
+    return order.allocate(state_->upstream, padded);
   } catch (rmm::out_of_memory const& error) {
     throw rmm::out_of_memory{padded_request_context(bytes, state_->alignment, padded) + error.what()};
   } catch (rmm::bad_alloc const& error) {
@@ -79,29 +79,49 @@ void* aligned_resource_adaptor::allocate_padded(std::size_t bytes, cuda_stream_v
 
 void* aligned_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view stream)
 {
-  if (state_->passes_through(bytes)) { return state_->upstream.allocate(stream, bytes); }
-  void* ptr = allocate_padded(bytes, stream);
+  return allocate_in(bytes, detail::allocation_order::on(stream));
+}
+
+void aligned_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
+{
+  deallocate_in(ptr, bytes, detail::allocation_order::on(stream));
+}
+
+void* aligned_resource_adaptor::do_allocate_sync(std::size_t bytes)
+{
+  return allocate_in(bytes, detail::allocation_order::host());
+}
+
+void aligned_resource_adaptor::do_deallocate_sync(void* ptr, std::size_t bytes) noexcept
+{
+  deallocate_in(ptr, bytes, detail::allocation_order::host());
+}
+
+void* aligned_resource_adaptor::allocate_in(std::size_t bytes, detail::allocation_order order)
+{
+  if (state_->passes_through(bytes)) { return order.allocate(state_->upstream, bytes); }
+  void* ptr = allocate_padded(bytes, order);
   void* aligned = reinterpret_cast<void*>(align_up(reinterpret_cast<std::uintptr_t>(ptr), state_->alignment));
   if (aligned != ptr) {
     try {
       state_->upstream_address.insert(aligned, ptr);
     } catch (...) {
-      state_->upstream.deallocate(stream, ptr, state_->upstream_size(bytes));
+      order.deallocate(state_->upstream, ptr, state_->upstream_size(bytes));
       throw;
     }
   }
   return aligned;
 }
 
-void aligned_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
+void aligned_resource_adaptor::deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept
 {
   if (state_->passes_through(bytes)) {
-    state_->upstream.deallocate(stream, ptr, bytes);
+    order.deallocate(state_->upstream, ptr, bytes);
     return;
   }
   void* upstream_ptr = ptr;  // unchanged when the upstream's address was already aligned
   state_->upstream_address.extract(ptr, upstream_ptr);
-  state_->upstream.deallocate(stream, upstream_ptr, state_->upstream_size(bytes));
+  order.deallocate(state_->upstream, upstream_ptr, state_->upstream_size(bytes));
 }
 
 bool aligned_resource_adaptor::do_is_equal(device_memory_resource const& other) const noexcept

@@ -153,6 +153,17 @@ void binning_memory_resource::do_deallocate(void* ptr, std::size_t bytes, cuda_s
   bins_->resource_for(bytes).deallocate(stream, ptr, bytes);
 }
 
+void* binning_memory_resource::do_allocate_sync(std::size_t bytes)
+{
+  if (!bins_->frozen.load(std::memory_order_acquire)) [[unlikely]] { bins_->freeze(); }
+  return bins_->resource_for(bytes).allocate_sync(bytes);
+}
+
+void binning_memory_resource::do_deallocate_sync(void* ptr, std::size_t bytes) noexcept
+{
+  bins_->resource_for(bytes).deallocate_sync(ptr, bytes);
+}
+
 bool binning_memory_resource::do_is_equal(device_memory_resource const& other) const noexcept
 {
   auto const* binning = dynamic_cast<binning_memory_resource const*>(&other);

@@ -43,6 +43,23 @@ std::size_t limiting_resource_adaptor::get_allocation_limit() const noexcept { r
 
 void* limiting_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view stream)
 {
+  return allocate_in(bytes, detail::allocation_order::on(stream));
+}
+
+void limiting_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
+{
+  deallocate_in(ptr, bytes, detail::allocation_order::on(stream));
+}
+
+void* limiting_resource_adaptor::do_allocate_sync(std::size_t bytes) { return allocate_in(bytes, detail::allocation_order::host()); }
+
+void limiting_resource_adaptor::do_deallocate_sync(void* ptr, std::size_t bytes) noexcept
+{
+  deallocate_in(ptr, bytes, detail::allocation_order::host());
+}
+
+void* limiting_resource_adaptor::allocate_in(std::size_t bytes, detail::allocation_order order)
+{
   auto const charge = state_->charge(bytes);
   // Reserve the charge before calling the upstream, with a compare-and-swap so that a request
   // that does not fit never inflates the count another thread sees.
@@ -57,16 +74,16 @@ void* limiting_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view
   } while (!state_->allocated.compare_exchange_weak(allocated, allocated + charge, std::memory_order_relaxed));
 
   try {
-    return state_->upstream.allocate(stream, bytes);
+    return order.allocate(state_->upstream, bytes);
   } catch (...) {
     state_->allocated.fetch_sub(charge, std::memory_order_relaxed);
     throw;
   }
 }
 
-void limiting_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
+void limiting_resource_adaptor::deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept
 {
-  state_->upstream.deallocate(stream, ptr, bytes);
+  order.deallocate(state_->upstream, ptr, bytes);
   state_->allocated.fetch_sub(state_->charge(bytes), std::memory_order_relaxed);
 }
 

@@ -54,20 +54,37 @@ std::string logging_resource_adaptor::default_log_file()
 
 void* logging_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view stream)
 {
-  try {
-    void* ptr = upstream_.allocate(stream, bytes);
-    writer_->record(detail::log_action::allocate, ptr, bytes, stream);
-    return ptr;
-  } catch (...) {
-    writer_->record(detail::log_action::allocate_failure, nullptr, bytes, stream);
-    throw;
-  }
+  return allocate_in(bytes, detail::allocation_order::on(stream));
 }
 
 void logging_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
 {
-  writer_->record(detail::log_action::free, ptr, bytes, stream);
-  upstream_.deallocate(stream, ptr, bytes);
+  deallocate_in(ptr, bytes, detail::allocation_order::on(stream));
+}
+
+void* logging_resource_adaptor::do_allocate_sync(std::size_t bytes) { return allocate_in(bytes, detail::allocation_order::host()); }
+
+void logging_resource_adaptor::do_deallocate_sync(void* ptr, std::size_t bytes) noexcept
+{
+  deallocate_in(ptr, bytes, detail::allocation_order::host());
+}
+
+void* logging_resource_adaptor::allocate_in(std::size_t bytes, detail::allocation_order order)
+{
+  try {
+    void* ptr = order.allocate(upstream_, bytes);
+    writer_->record(detail::log_action::allocate, ptr, bytes, order.stream());
+    return ptr;
+  } catch (...) {
+    writer_->record(detail::log_action::allocate_failure, nullptr, bytes, order.stream());
+    throw;
+  }
+}
+
+void logging_resource_adaptor::deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept
+{
+  writer_->record(detail::log_action::free, ptr, bytes, order.stream());
+  order.deallocate(upstream_, ptr, bytes);
 }
 
 bool logging_resource_adaptor::do_is_equal(device_memory_resource const& other) const noexcept

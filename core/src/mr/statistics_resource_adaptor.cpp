@@ -134,7 +134,24 @@ std::pair<counter, counter> statistics_resource_adaptor::pop_counters()
 
 void* statistics_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view stream)
 {
-  void* ptr = state_->upstream.allocate(stream, bytes);
+  return allocate_in(bytes, detail::allocation_order::on(stream));
+}
+
+void statistics_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
+{
+  deallocate_in(ptr, bytes, detail::allocation_order::on(stream));
+}
+
+void* statistics_resource_adaptor::do_allocate_sync(std::size_t bytes) { return allocate_in(bytes, detail::allocation_order::host()); }
+
+void statistics_resource_adaptor::do_deallocate_sync(void* ptr, std::size_t bytes) noexcept
+{
+  deallocate_in(ptr, bytes, detail::allocation_order::host());
+}
+
+void* statistics_resource_adaptor::allocate_in(std::size_t bytes, detail::allocation_order order)
+{
+  void* ptr = order.allocate(state_->upstream, bytes);
   std::shared_lock lock{state_->mutex};
   auto& top = *state_->levels.back();
   top.bytes.add(static_cast<std::int64_t>(bytes));
@@ -142,7 +159,7 @@ void* statistics_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_vi
   return ptr;
 }
 
-void statistics_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
+void statistics_resource_adaptor::deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept
 {
   {
     std::shared_lock lock{state_->mutex};
@@ -150,7 +167,7 @@ void statistics_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cu
     top.bytes.subtract(static_cast<std::int64_t>(bytes));
     top.allocations.subtract(1);
   }
-  state_->upstream.deallocate(stream, ptr, bytes);
+  order.deallocate(state_->upstream, ptr, bytes);
 }
 
 bool statistics_resource_adaptor::do_is_equal(device_memory_resource const& other) const noexcept

@@ -23,14 +23,31 @@ device_async_resource_ref thread_safe_resource_adaptor::get_upstream_resource() 
 
 void* thread_safe_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view stream)
 {
-  std::lock_guard lock{state_->mutex};
-  return state_->upstream.allocate(stream, bytes);
+  return allocate_in(bytes, detail::allocation_order::on(stream));
 }
 
 void thread_safe_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
 {
+  deallocate_in(ptr, bytes, detail::allocation_order::on(stream));
+}
+
+void* thread_safe_resource_adaptor::do_allocate_sync(std::size_t bytes) { return allocate_in(bytes, detail::allocation_order::host()); }
+
+void thread_safe_resource_adaptor::do_deallocate_sync(void* ptr, std::size_t bytes) noexcept
+{
+  deallocate_in(ptr, bytes, detail::allocation_order::host());
+}
+
+void* thread_safe_resource_adaptor::allocate_in(std::size_t bytes, detail::allocation_order order)
+{
   std::lock_guard lock{state_->mutex};
-  state_->upstream.deallocate(stream, ptr, bytes);
+  return order.allocate(state_->upstream, bytes);
+}
+
+void thread_safe_resource_adaptor::deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept
+{
+  std::lock_guard lock{state_->mutex};
+  order.deallocate(state_->upstream, ptr, bytes);
 }
 
 bool thread_safe_resource_adaptor::do_is_equal(device_memory_resource const& other) const noexcept

@@ -124,7 +124,24 @@ void tracking_resource_adaptor::log_outstanding_allocations() const
 
 void* tracking_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view stream)
 {
-  void* ptr = state_->upstream.allocate(stream, bytes);
+  return allocate_in(bytes, detail::allocation_order::on(stream));
+}
+
+void tracking_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
+{
+  deallocate_in(ptr, bytes, detail::allocation_order::on(stream));
+}
+
+void* tracking_resource_adaptor::do_allocate_sync(std::size_t bytes) { return allocate_in(bytes, detail::allocation_order::host()); }
+
+void tracking_resource_adaptor::do_deallocate_sync(void* ptr, std::size_t bytes) noexcept
+{
+  deallocate_in(ptr, bytes, detail::allocation_order::host());
+}
+
+void* tracking_resource_adaptor::allocate_in(std::size_t bytes, detail::allocation_order order)
+{
+  void* ptr = order.allocate(state_->upstream, bytes);
   try {
     allocation_info info{bytes, state_->capture_stacks ? std::optional<rmm::detail::stack_trace>{std::in_place}
                                                          : std::nullopt};
@@ -134,14 +151,14 @@ void* tracking_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view
       state_->outstanding.insert(ptr, std::move(info));
     }
   } catch (...) {
-    state_->upstream.deallocate(stream, ptr, bytes);
+    order.deallocate(state_->upstream, ptr, bytes);
     throw;
   }
   state_->allocated_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return ptr;
 }
 
-void tracking_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
+void tracking_resource_adaptor::deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept
 {
   // The record of the size being freed first, so a zero-byte allocation and a block at the same
   // address are each matched with their own free.
@@ -165,7 +182,7 @@ void tracking_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda
                   rmm::detail::format_bytes_exact(allocated_size), rmm::detail::format_bytes_exact(allocated_size));
   }
   state_->allocated_bytes.fetch_sub(allocated_size, std::memory_order_relaxed);
-  state_->upstream.deallocate(stream, ptr, allocated_size);
+  order.deallocate(state_->upstream, ptr, allocated_size);
 }
 
 bool tracking_resource_adaptor::do_is_equal(device_memory_resource const& other) const noexcept

@@ -58,6 +58,8 @@ class binning_memory_resource final : public device_memory_resource {
  private:
   void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
+  void* do_allocate_sync(std::size_t bytes) override;
+  void do_deallocate_sync(void* ptr, std::size_t bytes) noexcept override;
   [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
 
   struct bins;

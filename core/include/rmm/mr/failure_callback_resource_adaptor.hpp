@@ -3,6 +3,7 @@
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/detail/error.hpp>
 #include <rmm/error.hpp>
+#include <rmm/mr/detail/allocation_order.hpp>
 #include <rmm/mr/device_memory_resource.hpp>
 #include <rmm/resource_ref.hpp>
 
@@ -48,18 +49,27 @@ class failure_callback_resource_adaptor final : public device_memory_resource {
 
   void* do_allocate(std::size_t bytes, cuda_stream_view stream) override
   {
+    return allocate_in(bytes, detail::allocation_order::on(stream));
+  }
+  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override
+  {
+    detail::allocation_order::on(stream).deallocate(state_->upstream, ptr, bytes);
+  }
+  void* do_allocate_sync(std::size_t bytes) override { return allocate_in(bytes, detail::allocation_order::host()); }
+  void do_deallocate_sync(void* ptr, std::size_t bytes) noexcept override
+  {
+    detail::allocation_order::host().deallocate(state_->upstream, ptr, bytes);
+  }
+
+  void* allocate_in(std::size_t bytes, detail::allocation_order order)
+  {
     while (true) {
       try {
-        return state_->upstream.allocate(stream, bytes);
+        return order.allocate(state_->upstream, bytes);
       } catch (ExceptionType const&) {
         if (!state_->callback(bytes, state_->arg)) { throw; }
       }
     }
-  }
-
-  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override
-  {
-    state_->upstream.deallocate(stream, ptr, bytes);
   }
 
   [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <rmm/cuda_stream_view.hpp>
+#include <rmm/mr/detail/allocation_order.hpp>
 #include <rmm/mr/device_memory_resource.hpp>
 #include <rmm/mr/log_sink.hpp>
 #include <rmm/resource_ref.hpp>
@@ -63,6 +64,11 @@ class logging_resource_adaptor final : public device_memory_resource {
  private:
   void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
+  void* do_allocate_sync(std::size_t bytes) override;
+  void do_deallocate_sync(void* ptr, std::size_t bytes) noexcept override;
+  /// The adaptor's work, once for both orders.
+  void* allocate_in(std::size_t bytes, detail::allocation_order order);
+  void deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept;
   [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
 
   any_device_resource upstream_;

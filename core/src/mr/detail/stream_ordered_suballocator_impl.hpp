@@ -100,10 +100,11 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
     clean_{make_store_()},
     chunk_starts_{std::make_shared<chunk_starts const>()}
 {
-  RMM_EXPECTS(options_.initial_size <= max_request(),
-              fmt::format("{}: the initial size {} cannot be allocated on any device",
-                          options_.name,
-                          rmm::detail::format_bytes_exact(options_.initial_size)));
+  if (options_.initial_size > std::min(max_request(), rmm::mr::max_allocation_size)) {
+    throw rmm::out_of_memory{fmt::format("{}: an initial size of {} can never be allocated; use a smaller one",
+                                         options_.name,
+                                         rmm::detail::format_bytes_exact(options_.initial_size))};
+  }
   auto const initial = block_size(options_.initial_size);
   if (options_.maximum_size) {
     RMM_EXPECTS(initial <= *options_.maximum_size,
