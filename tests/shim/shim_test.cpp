@@ -167,3 +167,65 @@ TEST(Shim, VerboseStartShowsTheStackAndHowTheProgramFoundTheWrappers)
 }
 
 }  // namespace
+
+namespace {
+
+/// rmm-run ARGUMENTS, as a user types it (no preload of its own).
+outcome rmm_run(std::string const& arguments, std::map<std::string, std::string> environment = {})
+{
+  return run_program(RMM_RUN, arguments, std::move(environment), false);
+}
+
+TEST(RmmRunLaunch, RunsTheProgramUnderTheShimWithAReport)
+{
+  std::string const report = ::testing::TempDir() + "rmm_run_report.json";
+  auto const r = rmm_run("--report " + report + " -- " + std::string{RMM_SHIM_CLIENT} + " runtime-pairs");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("allocations"), "205");
+  EXPECT_THAT(r.output, HasSubstr("rmm shim report"));
+  std::ifstream file{report};
+  std::string const json{std::istreambuf_iterator<char>{file}, std::istreambuf_iterator<char>{}};
+  EXPECT_THAT(json, HasSubstr("\"allocations\":")) << json;
+  std::remove(report.c_str());
+}
+
+TEST(RmmRunLaunch, PassesTheProgramsExitStatusThrough)
+{
+  EXPECT_EQ(rmm_run("-- sh -c 'exit 3'").status, 3);
+  EXPECT_EQ(rmm_run("-- sh -c 'exit 0'").status, 0);
+}
+
+TEST(RmmRunLaunch, AddsTheShimInFrontOfWhatLdPreloadHeld)
+{
+  auto const r = rmm_run("-- sh -c 'echo preload=$LD_PRELOAD'", {{"LD_PRELOAD", "libm.so.6"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.value("preload"), ::testing::StartsWith("/"));
+  EXPECT_THAT(r.value("preload"), ::testing::EndsWith("librmm_shim.so:libm.so.6"));
+}
+
+TEST(RmmRunLaunch, ABadConfigurationNeverReachesTheProgram)
+{
+  auto const config = write_config("rmm_run_bad.toml", "[[resource]]\ntype = \"pool\"\nfrobnicate = 1\n");
+  auto const r      = rmm_run("--config " + config + " -- sh -c 'echo ran=yes'");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(config + ":3:1"));
+  EXPECT_EQ(r.value("ran"), "");
+}
+
+TEST(RmmRunLaunch, AProgramThatCannotBeFoundIs127)
+{
+  auto const r = rmm_run("-- /nonexistent/program");
+  EXPECT_EQ(r.status, 127) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("cannot run /nonexistent/program"));
+}
+
+TEST(RmmRunLaunch, PoolSizeAndVerboseReachTheShim)
+{
+  auto const r = rmm_run("--pool-size 64MiB --verbose -- " + std::string{RMM_SHIM_CLIENT} + " runtime-pairs");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("RMM_POOL_INITIAL_SIZE"));
+  EXPECT_THAT(r.output, HasSubstr("64MiB"));
+  EXPECT_THAT(r.output, HasSubstr("allocations served"));
+}
+
+}  // namespace

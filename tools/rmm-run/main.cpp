@@ -1,14 +1,22 @@
-// rmm-run: validates a configuration (--check) and, once the preload shim exists, runs programs
-// under it with that configuration.
+// rmm-run: runs a program under the preload shim with a configuration, or validates a
+// configuration (--check).
 
 #include "options.hpp"
 
 #include <rmm/config/config.hpp>
 #include <rmm/error.hpp>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <filesystem>
+#include <map>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace {
@@ -18,11 +26,34 @@ constexpr int exit_valid          = 0;
 constexpr int exit_build_failed   = 1;
 constexpr int exit_invalid_config = 2;
 constexpr int exit_usage          = 64;
+constexpr int exit_cannot_run     = 126;
+constexpr int exit_not_found      = 127;
 
-rmm::config::stack_description load(rmm::tools::run_options const& options, rmm::config::environment const& env)
+/// The environment variables the options stand for.
+std::map<std::string, std::string> option_variables(rmm::tools::run_options const& options)
 {
-  if (options.config) { return rmm::config::load_file(*options.config, env); }
-  return rmm::config::load_from_environment(env);
+  std::map<std::string, std::string> variables;
+  if (options.config) { variables["RMM_CONFIG"] = std::filesystem::absolute(*options.config).string(); }
+  if (options.pool_size) { variables["RMM_POOL_INITIAL_SIZE"] = *options.pool_size; }
+  if (options.log_file) { variables["RMM_SHIM_LOG_FILE"] = std::filesystem::absolute(*options.log_file).string(); }
+  if (options.report) { variables["RMM_SHIM_STATS_AT_EXIT"] = "true"; }
+  if (options.report_file) {
+    variables["RMM_SHIM_REPORT_FILE"] = std::filesystem::absolute(*options.report_file).string();
+  }
+  if (options.verbose) { variables["RMM_SHIM_VERBOSE"] = "true"; }
+  return variables;
+}
+
+rmm::config::environment environment_for(rmm::tools::run_options const& options)
+{
+  auto env = rmm::config::environment::from_process();
+  for (auto const& [name, value] : option_variables(options)) { env.set(name, value); }
+  return env;
+}
+
+rmm::config::stack_description load(rmm::config::environment const& env)
+{
+  return rmm::config::load_from_environment(env);  // RMM_CONFIG is set from --config
 }
 
 /// Free and total memory of the device, or nullopt (with a note) when there is no usable device:
@@ -64,14 +95,53 @@ int build_on_device(rmm::config::stack_description const& stack, rmm::cuda_devic
 
 int check(rmm::tools::run_options const& options)
 {
-  auto const env    = rmm::config::environment::from_process();
-  auto const stack  = load(options, env);
+  auto const env    = environment_for(options);
+  auto const stack  = load(env);
   auto const device = rmm::cuda_device_id{options.device.value_or(0)};
   auto const memory = device_memory(device);
   if (memory) { rmm::config::check_against_device(stack, *memory); }
   std::printf("configuration valid\n%s", rmm::config::describe(stack, memory).c_str());
   if (options.build) { return build_on_device(stack, device); }
   return exit_valid;
+}
+
+/// librmm_shim.so next to this rmm-run: `lib/` beside `bin/` when installed, `shim/` in a build tree.
+std::optional<std::filesystem::path> find_shim()
+{
+  std::error_code error;
+  auto const self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) { return std::nullopt; }
+  auto const here = self.parent_path();
+  for (auto const& candidate : {here / ".." / "lib" / "librmm_shim.so", here / ".." / "lib64" / "librmm_shim.so",
+                                here / ".." / "shim" / "librmm_shim.so"}) {
+    if (std::filesystem::exists(candidate, error)) { return std::filesystem::canonical(candidate, error); }
+  }
+  return std::nullopt;
+}
+
+/// Replaces this process by the program, with the shim preloaded and the options' variables set.
+int launch(rmm::tools::run_options const& options)
+{
+  auto const shim = find_shim();
+  if (!shim) {
+    std::fprintf(stderr, "rmm-run: cannot find librmm_shim.so in ../lib or ../shim next to rmm-run; reinstall rmm\n");
+    return exit_build_failed;
+  }
+  for (auto const& [name, value] : option_variables(options)) { ::setenv(name.c_str(), value.c_str(), 1); }
+  std::string preload = shim->string();
+  if (char const* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
+    preload += ":" + std::string{existing};
+  }
+  ::setenv("LD_PRELOAD", preload.c_str(), 1);
+  std::vector<char*> argv;
+  for (auto const& argument : options.program) { argv.push_back(const_cast<char*>(argument.c_str())); }
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  ::execvp(argv[0], argv.data());
+  // Only reached when the program could not be started.
+  auto const reason = errno;
+  std::fprintf(stderr, "rmm-run: cannot run %s: %s\n", argv[0], std::strerror(reason));
+  return reason == ENOENT ? exit_not_found : exit_cannot_run;
 }
 
 }  // namespace
@@ -95,12 +165,9 @@ int main(int argc, char** argv)
   }
   try {
     if (options.check) { return check(options); }
-    // Launching: validate first, so a bad configuration never reaches the program.
-    (void)load(options, rmm::config::environment::from_process());
-    std::fprintf(stderr,
-                 "rmm-run: the configuration is valid, but running programs needs the preload shim, which is "
-                 "not built yet; use --check\n");
-    return exit_usage;
+    // Validate first, so a bad configuration never reaches the program.
+    (void)load(environment_for(options));
+    return launch(options);
   } catch (rmm::config::config_error const& e) {
     std::fprintf(stderr, "rmm-run: %s\n", e.what());
     return exit_invalid_config;

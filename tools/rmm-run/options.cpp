@@ -6,21 +6,33 @@ namespace rmm::tools {
 
 char const* usage_text() noexcept
 {
-  return R"(usage: rmm-run --check [--config FILE] [--device N] [--build]
+  return R"(usage: rmm-run [--config FILE] [--pool-size SIZE] [--log FILE] [--report [FILE]] [--verbose]
+               -- PROGRAM [ARGS...]
+       rmm-run --check [--config FILE] [--device N] [--build]
        rmm-run --print-default
-       rmm-run [--config FILE] -- PROGRAM [ARGS...]     (arrives with the preload shim)
 
-  --check          validate the configuration and print the resolved stack: every layer top
-                   first, every value with where it came from (default, file, environment)
+Runs PROGRAM with the preload shim (librmm_shim.so): its device allocations go through the
+configured resource stack. The configuration is validated first; a bad one never reaches the
+program. LD_PRELOAD keeps what it held, after the shim.
+
   --config FILE    the TOML file to use; without it RMM_CONFIG names the file, and without
                    that the built-in stack is used. RMM_<TYPE>_<KEY> variables override values.
+  --pool-size SIZE the pool's initial size ("8GiB", "50%", bytes): RMM_POOL_INITIAL_SIZE (also
+                   with --check)
+  --log FILE       log every allocation and free to FILE (CSV; %p process id, %d device)
+  --report [FILE]  print the shim's report to stderr when the program exits; with FILE, also
+                   write it there as JSON
+  --verbose        print the resolved stack at start, and how the program found each wrapper
+  --check          validate the configuration and print the resolved stack: every layer top
+                   first, every value with where it came from (default, file, environment)
   --device N       device whose memory resolves percentages and is checked against (default 0)
   --build          with --check: also build the stack on the device and allocate through it
   --print-default  print the built-in stack as a TOML file to start from
   --help           this text
 
-exit status: 0 valid, 1 valid but the device could not build it (--build), 2 invalid
-configuration, 64 wrong command line. Reference: docs/configuration.md
+exit status: with PROGRAM, PROGRAM's own (127 when it cannot be found, 126 when it cannot be run);
+otherwise 0 valid, 1 valid but the device could not build it (--build) or the shim is missing,
+2 invalid configuration, 64 wrong command line. Reference: docs/shim.md, docs/configuration.md
 )";
 }
 
@@ -50,6 +62,20 @@ std::variant<run_options, usage_error> parse_options(std::vector<std::string> co
       auto file = next_value();
       if (!file || file->empty()) { return usage_error{"--config needs a file name"}; }
       options.config = std::move(*file);
+    } else if (argument == "--pool-size") {
+      auto size = next_value();
+      if (!size || size->empty()) { return usage_error{"--pool-size needs a size, like 8GiB or 50%"}; }
+      options.pool_size = std::move(*size);
+    } else if (argument == "--log") {
+      auto file = next_value();
+      if (!file || file->empty()) { return usage_error{"--log needs a file name"}; }
+      options.log_file = std::move(*file);
+    } else if (argument == "--report") {
+      options.report = true;
+      // An optional file: the next argument, unless it is an option or the `--` before the program.
+      if (i + 1 < arguments.size() && !arguments[i + 1].starts_with("-")) { options.report_file = arguments[++i]; }
+    } else if (argument == "--verbose") {
+      options.verbose = true;
     } else if (argument == "--device") {
       auto text = next_value();
       int device{};
@@ -67,6 +93,10 @@ std::variant<run_options, usage_error> parse_options(std::vector<std::string> co
   if (options.build && !options.check) { return usage_error{"--build goes with --check"}; }
   if (options.check && !options.program.empty()) {
     return usage_error{"--check validates only; run the program without --check"};
+  }
+  bool const shim_options = options.log_file || options.report || options.verbose;
+  if (shim_options && options.program.empty()) {
+    return usage_error{"--log, --report and --verbose go with a program: -- PROGRAM [ARGS...]"};
   }
   if (!options.check && !options.print_default && options.program.empty()) {
     return usage_error{"nothing to do: give --check, --print-default, or -- PROGRAM"};
