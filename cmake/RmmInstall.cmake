@@ -13,6 +13,9 @@ install(TARGETS rmm_config EXPORT rmm-targets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY config/include/rmm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS rmm-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The preload shim, next to rmm-run's bin/ (rmm-run finds it there), and its control header.
+install(TARGETS rmm_shim LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES shim/include/rmm/shim.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rmm)
 
 install(EXPORT rmm-targets NAMESPACE rmm:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rmm)
 configure_package_config_file(cmake/rmm-config.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/rmm-config.cmake

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Installs the build into a fresh prefix, builds tests/install/consumer against it, and runs it.
+# Installs the build into a fresh prefix, builds tests/install/consumer against it, and runs it;
+# then runs a program under the installed shim with the installed rmm-run.
 # Usage: run_install_test.sh BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR [CMAKE_ARGS...]
 # Uses the cmake on PATH, so the same test runs where the build was carried to another machine.
 # CMAKE_ARGS reach the consumer's configure (a sanitizer build passes its flags: its librmm.a is
@@ -14,3 +15,5 @@ cmake --install "$build_dir" --prefix "$work_dir/prefix"
 cmake -S "$source_dir" -B "$work_dir/build" -G Ninja -DCMAKE_PREFIX_PATH="$work_dir/prefix" -DCMAKE_BUILD_TYPE=Release "$@"
 cmake --build "$work_dir/build"
 "$work_dir/build/consumer"
+# The installed rmm-run finds the installed shim and runs a program under it.
+"$work_dir/prefix/bin/rmm-run" -- sh -c 'case "$LD_PRELOAD" in *lib*/librmm_shim.so*) echo "installed shim preloaded";; *) echo "no shim: $LD_PRELOAD"; exit 1;; esac' 
