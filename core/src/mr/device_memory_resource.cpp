@@ -1,3 +1,5 @@
+#include "../detail/cuda_driver.hpp"
+
 #include <rmm/error.hpp>
 #include <rmm/mr/device_memory_resource.hpp>
 
@@ -10,7 +12,8 @@ void* device_memory_resource::allocate_sync(std::size_t bytes, std::size_t align
   auto const stream = cuda_stream_view{};
   void* ptr         = allocate(stream, bytes, alignment);
   try {
-    stream.synchronize();
+    rmm::detail::require_context();
+    RMM_CU_TRY(cuStreamSynchronize(stream.value()));
   } catch (...) {
     deallocate(stream, ptr, bytes, alignment);
     throw;
