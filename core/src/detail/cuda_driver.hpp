@@ -85,8 +85,9 @@ using cuda_driver_resolver = void* (*)(char const* name, int cuda_version, cuuin
 
 /// The table, bound on first use (thread-safe, once): dlopen("libcuda.so.1"), cuGetProcAddress_v2,
 /// every entry, cuInit(0). Throws rmm::cuda_error naming what is missing when the driver library
-/// or an entry point is, or what cuInit(0) answered when it failed; nothing is bound then, and
-/// the next call tries again.
+/// or an entry point is (nothing is bound then; the next call tries again), and with cuInit(0)'s
+/// answer when that failed (bound, and sticky: every later call throws it too, as the runtime's
+/// initialisation error is).
 [[nodiscard]] cuda_driver const& cuda_driver_table();
 
 /// The same where nothing may throw: null (the failure reported) when the table cannot be bound.
