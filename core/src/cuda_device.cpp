@@ -1,3 +1,5 @@
+#include "detail/cuda_driver.hpp"
+
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_device.hpp>
 #include <rmm/error.hpp>
@@ -6,28 +8,22 @@
 
 namespace rmm {
 
-cuda_device_id get_current_cuda_device()
-{
-  int device{};
-  RMM_CUDA_TRY(cudaGetDevice(&device));
-  return cuda_device_id{device};
-}
+cuda_device_id get_current_cuda_device() { return cuda_device_id{detail::current_device()}; }
 
 int get_num_cuda_devices()
 {
+  if (detail::cuda_driver_init_result() == CUDA_ERROR_NO_DEVICE) { return 0; }
   int count{};
-  auto const status = cudaGetDeviceCount(&count);
-  if (status == cudaSuccess) { return count; }
-  (void)cudaGetLastError();
-  if (status == cudaErrorNoDevice) { return 0; }
-  throw rmm::cuda_error{detail::cuda_error_message(status, "cudaGetDeviceCount", __FILE__, __LINE__)};
+  RMM_CU_TRY(cuDeviceGetCount(&count));
+  return count;
 }
 
 std::pair<std::size_t, std::size_t> available_device_memory()
 {
   std::size_t free_bytes{};
   std::size_t total_bytes{};
-  RMM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  detail::require_context();
+  RMM_CU_TRY(cuMemGetInfo_v2(&free_bytes, &total_bytes));
   return {free_bytes, total_bytes};
 }
 
@@ -43,14 +39,21 @@ std::size_t percent_of_free_device_memory(int percent)
 }
 
 cuda_set_device_raii::cuda_set_device_raii(cuda_device_id device)
-  : previous_{get_current_cuda_device()}, needs_reset_{previous_ != device}
 {
-  if (needs_reset_) { RMM_CUDA_TRY(cudaSetDevice(device.value())); }
+  // The current context, which may be none: it is what the destructor restores.
+  RMM_CU_TRY(cuCtxGetCurrent(&previous_));
+  if (previous_ != nullptr) {
+    CUdevice current{};
+    RMM_CU_TRY(cuCtxGetDevice(&current));
+    if (static_cast<int>(current) == device.value()) { return; }
+  }
+  RMM_CU_TRY(cuCtxSetCurrent(detail::primary_context(device.value())));
+  needs_reset_ = true;
 }
 
 cuda_set_device_raii::~cuda_set_device_raii() noexcept
 {
-  if (needs_reset_) { RMM_ASSERT_CUDA_SUCCESS(cudaSetDevice(previous_.value())); }
+  if (needs_reset_) { RMM_CU_ASSERT_SUCCESS(cuCtxSetCurrent(previous_)); }
 }
 
 }  // namespace rmm

@@ -4,6 +4,10 @@
 
 #include <fmt/format.h>
 
+// The runtime's side of the error macros (RMM_CUDA_TRY and friends, for users' runtime calls and
+// rmm's containers and streams). The allocation path does not use these: its CUDA calls go through
+// the driver table and its errors through detail/cuda_driver.hpp.
+
 namespace rmm::detail {
 
 std::string cuda_error_message(cudaError_t error, char const* expression, char const* file, int line)

@@ -54,6 +54,7 @@ void arm_exit_marker()
 rmm::mr::any_device_resource& stack_of(shim_state& s, int device)
 {
   try {
+    bind_library_to_real_driver();
     return s.stacks.get(device);
   } catch (std::exception const& e) {
     std::fflush(stdout);

@@ -1,5 +1,7 @@
 #include "real_driver.hpp"
 
+#include "detail/cuda_driver.hpp"
+
 #include <dlfcn.h>
 
 #include <atomic>
@@ -93,6 +95,24 @@ real_driver const* real() noexcept
   if (driver.get_proc_address_v2 == nullptr || !bind_all(driver)) { return nullptr; }
   bound.store(&driver, std::memory_order_release);
   return &driver;
+}
+
+void bind_library_to_real_driver()
+{
+  static std::once_flag once;
+  std::call_once(once, [] {
+    (void)rmm::detail::bind_cuda_driver([](char const* name, int version, cuuint64_t flags) -> void* {
+      void* fn = nullptr;
+      CUdriverProcAddressQueryResult status{};
+      auto const* driver = real();
+      if (driver == nullptr ||
+          driver->get_proc_address_v2(name, &fn, version, flags, &status) != CUDA_SUCCESS ||
+          status != CU_GET_PROC_ADDRESS_SUCCESS) {
+        return nullptr;
+      }
+      return fn;
+    });
+  });
 }
 
 real_runtime const& real_cudart() noexcept

@@ -61,6 +61,11 @@ struct real_driver {
 /// it loaded); null before, or when it lacks an entry point the shim needs.
 [[nodiscard]] real_driver const* real() noexcept;
 
+/// Binds the resource library's driver table (core/src/detail/cuda_driver.hpp) to the real driver,
+/// once, before the shim first uses the library: the library must never reach the driver through
+/// the shim's own dlsym. Throws rmm::cuda_error when the driver lacks an entry point it needs.
+void bind_library_to_real_driver();
+
 /// The real CUDA runtime functions the runtime-level hooks pass through to, found after the shim
 /// in the library search order. Null members when the process has no shared libcudart.
 struct real_runtime {

@@ -7,10 +7,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -226,6 +230,51 @@ TEST(RmmRunLaunch, PoolSizeAndVerboseReachTheShim)
   EXPECT_THAT(r.output, HasSubstr("RMM_POOL_INITIAL_SIZE"));
   EXPECT_THAT(r.output, HasSubstr("64MiB"));
   EXPECT_THAT(r.output, HasSubstr("allocations served"));
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<std::string> lines_of(std::string const& command)
+{
+  std::vector<std::string> lines;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) { return lines; }
+  std::array<char, 512> chunk{};
+  while (fgets(chunk.data(), chunk.size(), pipe) != nullptr) {
+    std::string line{chunk.data()};
+    if (!line.empty() && line.back() == '\n') { line.pop_back(); }
+    lines.push_back(line);
+  }
+  pclose(pipe);
+  return lines;
+}
+
+TEST(ShimLibrary, NeedsNothingButLibcLibstdcxxAndTheDriverFoundAtRunTime)
+{
+  // A static-runtime program, CuPy or JAX has no libcudart on its path, and a process that carries
+  // one must not get a second: the shim may need only the C and C++ runtimes (libcuda is dlopened).
+  auto const needed = lines_of(std::string{"readelf -d "} + RMM_SHIM_LIBRARY +
+                               " | sed -n 's/.*(NEEDED).*\\[\\(.*\\)\\]/\\1/p'");
+  ASSERT_FALSE(needed.empty()) << "readelf printed nothing";
+  std::regex const allowed{"libc\\.so\\.6|libstdc\\+\\+\\.so\\.6|libgcc_s\\.so\\.1|libm\\.so\\.6|ld-linux.*|"
+                           "libdl\\.so\\.2|libpthread\\.so\\.0"};
+  for (auto const& library : needed) {
+    EXPECT_TRUE(std::regex_match(library, allowed)) << "librmm_shim.so needs " << library;
+  }
+}
+
+TEST(ShimLibrary, ExportsOnlyTheHooksAndTheControlFunctions)
+{
+  auto const exported = lines_of(std::string{"nm -D --defined-only "} + RMM_SHIM_LIBRARY + " | awk '{print $3}'");
+  ASSERT_FALSE(exported.empty());
+  std::regex const hook{"dlsym|cu[A-Z][A-Za-z]*(_v2|_ptsz)?|cuda[A-Z][A-Za-z]*(_ptsz)?|rmm_shim_[a-z_]+"};
+  for (auto const& symbol : exported) {
+    EXPECT_TRUE(std::regex_match(symbol, hook)) << "librmm_shim.so exports " << symbol;
+  }
+  EXPECT_NE(std::find(exported.begin(), exported.end(), "cuGetProcAddress_v2"), exported.end());
+  EXPECT_NE(std::find(exported.begin(), exported.end(), "rmm_shim_release"), exported.end());
 }
 
 }  // namespace

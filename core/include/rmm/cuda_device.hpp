@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <utility>
 
+struct CUctx_st;  // CUcontext, from cuda.h
+
 namespace rmm {
 
 /// Strong type for a CUDA device ordinal.
@@ -37,8 +39,8 @@ class cuda_device_id {
 /// `percent` (0 to 100) of the current device's free memory, rounded down to a multiple of 256.
 [[nodiscard]] std::size_t percent_of_free_device_memory(int percent);
 
-/// Makes `device` current for the scope, restoring the previous device on exit. Cheap when the
-/// device is already current.
+/// Makes `device` current for the scope (its primary context), restoring the previous context, or
+/// none, on exit. Cheap when the device is already current.
 struct cuda_set_device_raii {
   explicit cuda_set_device_raii(cuda_device_id device);
   ~cuda_set_device_raii() noexcept;
@@ -46,8 +48,8 @@ struct cuda_set_device_raii {
   cuda_set_device_raii& operator=(cuda_set_device_raii const&) = delete;
 
  private:
-  cuda_device_id previous_;
-  bool needs_reset_;
+  CUctx_st* previous_{};
+  bool needs_reset_{false};
 };
 
 }  // namespace rmm

@@ -1,3 +1,5 @@
+#include "../detail/cuda_driver.hpp"
+
 #include <rmm/cuda_device.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/cuda_async_memory_resource.hpp>
@@ -10,10 +12,17 @@ namespace rmm::mr {
 
 namespace {
 
+CUdevice device_handle(cuda_device_id device)
+{
+  CUdevice handle{};
+  RMM_CU_TRY(cuDeviceGet(&handle, device.value()));
+  return handle;
+}
+
 void check_async_support(cuda_device_id device)
 {
   int pools_supported{};
-  RMM_CUDA_TRY(cudaDeviceGetAttribute(&pools_supported, cudaDevAttrMemoryPoolsSupported, device.value()));
+  RMM_CU_TRY(cuDeviceGetAttribute(&pools_supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, device_handle(device)));
   RMM_EXPECTS(pools_supported != 0,
               fmt::format("cuda_async_memory_resource: device {} does not support memory pools (cudaMallocAsync)",
                           device.value()));
@@ -23,7 +32,7 @@ void check_handle_support(cuda_device_id device, cuda_async_memory_resource::all
 {
   if (handle_type == cuda_async_memory_resource::allocation_handle_type::none) { return; }
   int supported{};
-  RMM_CUDA_TRY(cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolSupportedHandleTypes, device.value()));
+  RMM_CU_TRY(cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, device_handle(device)));
   RMM_EXPECTS((supported & static_cast<int>(handle_type)) != 0,
               fmt::format("cuda_async_memory_resource: device {} cannot export pool memory with handle type {:#x} "
                           "(supported handle types: {:#x})",
@@ -40,14 +49,14 @@ struct cuda_async_memory_resource::pool {
 
   pool(cuda_device_id dev, allocation_handle_type handle_type) : device{dev}
   {
-    cudaMemPoolProps props{};
-    props.allocType     = cudaMemAllocationTypePinned;
-    props.handleTypes   = static_cast<cudaMemAllocationHandleType>(handle_type);
-    props.location.type = cudaMemLocationTypeDevice;
+    CUmemPoolProps props{};
+    props.allocType     = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes   = static_cast<CUmemAllocationHandleType>(handle_type);
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     props.location.id   = device.value();
-    RMM_CUDA_TRY(cudaMemPoolCreate(&handle, &props));
+    RMM_CU_TRY(cuMemPoolCreate(&handle, &props));
   }
-  ~pool() { RMM_ASSERT_CUDA_SUCCESS(cudaMemPoolDestroy(handle)); }
+  ~pool() { RMM_CU_ASSERT_SUCCESS(cuMemPoolDestroy(handle)); }
   pool(pool const&)            = delete;
   pool& operator=(pool const&) = delete;
 };
@@ -65,15 +74,15 @@ cuda_async_memory_resource::cuda_async_memory_resource(std::optional<std::size_t
 
   // By default the pool keeps everything it reserved: giving memory back at every synchronization
   // and asking for it again would make each allocation as slow as cudaMalloc.
-  auto threshold = static_cast<std::uint64_t>(release_threshold.value_or(available_device_memory().second));
-  RMM_CUDA_TRY(cudaMemPoolSetAttribute(pool_->handle, cudaMemPoolAttrReleaseThreshold, &threshold));
+  auto threshold = static_cast<cuuint64_t>(release_threshold.value_or(available_device_memory().second));
+  RMM_CU_TRY(cuMemPoolSetAttribute(pool_->handle, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
 
   if (initial_pool_size.value_or(0) > 0) {
     // Through allocate(), which refuses a size no allocation can have before CUDA sees it.
     auto const stream = cuda_stream_view{};
     void* ptr         = allocate(stream, *initial_pool_size);
     deallocate(stream, ptr, *initial_pool_size);
-    stream.synchronize();
+    RMM_CU_TRY(cuStreamSynchronize(stream.value()));
   }
 }
 
@@ -84,15 +93,19 @@ cuda_device_id cuda_async_memory_resource::device() const noexcept { return pool
 void* cuda_async_memory_resource::do_allocate(std::size_t bytes, cuda_stream_view stream)
 {
   void* ptr{nullptr};
-  detail::check_allocation(cudaMallocFromPoolAsync(&ptr, bytes, pool_->handle, stream.value()),
-                           bytes,
-                           "cuda_async_memory_resource (cudaMallocFromPoolAsync)");
-  return ptr;
+  if (bytes == 0) { return ptr; }  // as cudaMallocFromPoolAsync answers; the driver refuses 0 bytes
+  CUdeviceptr address{};
+  rmm::detail::require_context();
+  RMM_CU_TRY_ALLOC(cuMemAllocFromPoolAsync(&address, bytes, pool_->handle, stream.value()),
+                   bytes,
+                   "cuda_async_memory_resource (cudaMallocFromPoolAsync)");
+  return reinterpret_cast<void*>(address);
 }
 
 void cuda_async_memory_resource::do_deallocate(void* ptr, std::size_t, cuda_stream_view stream) noexcept
 {
-  RMM_ASSERT_CUDA_SUCCESS(cudaFreeAsync(ptr, stream.value()));
+  rmm::detail::require_context_noexcept();
+  RMM_CU_ASSERT_SUCCESS(cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr), stream.value()));
 }
 
 bool cuda_async_memory_resource::do_is_equal(device_memory_resource const& other) const noexcept

@@ -1,3 +1,5 @@
+#include "../detail/cuda_driver.hpp"
+
 #include <rmm/detail/format.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/device_memory_resource.hpp>
@@ -36,7 +38,8 @@ void* device_memory_resource::do_allocate_sync(std::size_t bytes)
   auto const stream = cuda_stream_view{};
   void* ptr         = do_allocate(bytes, stream);
   try {
-    stream.synchronize();
+    rmm::detail::require_context();
+    RMM_CU_TRY(cuStreamSynchronize(stream.value()));
   } catch (...) {
     do_deallocate(ptr, bytes, stream);
     throw;

@@ -1,3 +1,5 @@
+#include "../detail/cuda_driver.hpp"
+
 #include <rmm/detail/format.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/system_memory_resource.hpp>
@@ -10,8 +12,10 @@ namespace rmm::mr {
 
 bool is_system_memory_supported(cuda_device_id device)
 {
+  CUdevice handle{};
+  RMM_CU_TRY(cuDeviceGet(&handle, device.value()));
   int pageable_access{};
-  RMM_CUDA_TRY(cudaDeviceGetAttribute(&pageable_access, cudaDevAttrPageableMemoryAccess, device.value()));
+  RMM_CU_TRY(cuDeviceGetAttribute(&pageable_access, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, handle));
   return pageable_access != 0;
 }
 
@@ -38,7 +42,8 @@ void* system_memory_resource::do_allocate(std::size_t bytes, cuda_stream_view)
 
 void system_memory_resource::do_deallocate(void* ptr, std::size_t, cuda_stream_view stream) noexcept
 {
-  stream.synchronize_no_throw();  // the device may still be reading or writing it
+  rmm::detail::require_context_noexcept();
+  RMM_CU_ASSERT_SUCCESS(cuStreamSynchronize(stream.value()));  // the device may still be reading or writing it
   ::operator delete(ptr, std::align_val_t{CUDA_ALLOCATION_ALIGNMENT});
 }
 

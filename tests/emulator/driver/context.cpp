@@ -4,11 +4,38 @@
 #include "state.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace rmm_emu {
 namespace {
 
-thread_local std::vector<Context*> t_stack;
+// The calling thread's context stack. Trivially destructible on purpose: the main thread's
+// thread_local objects are destroyed before static destructors and atexit handlers run, and the
+// driver calls those make at exit must still find the stack (a real driver answers them).
+class ContextStack {
+ public:
+  [[nodiscard]] bool empty() const { return size_ == 0; }
+  Context*& back() { return at(size_ - 1); }
+  void push_back(Context* ctx)
+  {
+    if (size_ >= kInline) {
+      if (spill_ == nullptr) { spill_ = new std::vector<Context*>; }  // kept for the thread's life
+      spill_->resize(size_ - kInline + 1);
+    }
+    at(size_++) = ctx;
+  }
+  void pop_back() { --size_; }
+
+ private:
+  static constexpr std::size_t kInline = 16;
+  Context*& at(std::size_t i) { return i < kInline ? inline_[i] : (*spill_)[i - kInline]; }
+
+  Context* inline_[kInline];
+  std::size_t size_;
+  std::vector<Context*>* spill_;  // entries past kInline (deep cuCtxPushCurrent nesting)
+};
+static_assert(std::is_trivially_destructible_v<ContextStack>);
+thread_local ContextStack t_stack{};
 
 // The calling thread's per-thread default streams, one per context; destroyed (their queued work
 // still completes) when the thread exits, as the real per-thread stream goes with its thread.

@@ -72,6 +72,42 @@ int exit_probe()
   return 0;
 }
 
+// A static object whose destructor calls the driver directly (as a library that reaches CUDA
+// through the driver does) after main returned: the driver keeps answering.
+struct DriverAtExit {
+  CUdeviceptr ptr = 0;
+  ~DriverAtExit()
+  {
+    if (ptr == 0) { return; }
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    auto get_current = reinterpret_cast<CUresult (*)(CUcontext*)>(dlsym(lib, "cuCtxGetCurrent"));
+    auto set_current = reinterpret_cast<CUresult (*)(CUcontext)>(dlsym(lib, "cuCtxSetCurrent"));
+    auto get_device = reinterpret_cast<CUresult (*)(CUdevice*)>(dlsym(lib, "cuCtxGetDevice"));
+    auto mem_free = reinterpret_cast<CUresult (*)(CUdeviceptr)>(dlsym(lib, "cuMemFree_v2"));
+    CUcontext ctx = nullptr;
+    CUresult const current = get_current(&ctx);
+    std::printf("exit cuCtxGetCurrent %d %s\n", static_cast<int>(current), ctx != nullptr ? "context" : "none");
+    std::printf("exit cuCtxSetCurrent %d\n", static_cast<int>(set_current(ctx)));
+    CUdevice dev = -1;
+    CUresult const device = get_device(&dev);
+    std::printf("exit cuCtxGetDevice %d device %d\n", static_cast<int>(device), static_cast<int>(dev));
+    std::printf("exit cuMemFree %d\n", static_cast<int>(mem_free(ptr)));
+    std::fflush(stdout);
+  }
+};
+DriverAtExit g_driver_at_exit;
+
+int exit_driver_probe()
+{
+  void* p = nullptr;
+  cudaSetDevice(1);
+  cudaMalloc(&p, 4096);
+  g_driver_at_exit.ptr = reinterpret_cast<CUdeviceptr>(p);
+  std::printf("main returns\n");
+  std::fflush(stdout);
+  return 0;
+}
+
 // Work still queued at exit must not hold the process up.
 int exit_busy()
 {
@@ -208,6 +244,7 @@ int main(int argc, char** argv)
   if (mode == "allocs") { return allocs(argc > 2 ? std::atoi(argv[2]) : 1); }
   if (mode == "exit") { return exit_probe(); }
   if (mode == "exit-busy") { return exit_busy(); }
+  if (mode == "exit-driver") { return exit_driver_probe(); }
   if (mode == "lookup") { return lookup(); }
   if (mode == "preinit") { return preinit(); }
   if (mode == "fork") { return fork_child(); }

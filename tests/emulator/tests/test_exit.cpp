@@ -16,6 +16,20 @@ TEST(EmulatorExit, CallsFromStaticDestructorsGetCudartUnloading)
   EXPECT_EQ(r.err, "");
 }
 
+TEST(EmulatorExit, TheDriverAnswersStaticDestructors)
+{
+  // The main thread's thread_local objects are gone by then; its current context is not.
+  auto const r = emu::run_child({emu::child_path(), "exit-driver"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out,
+            "main returns\n"
+            "exit cuCtxGetCurrent 0 context\n"
+            "exit cuCtxSetCurrent 0\n"
+            "exit cuCtxGetDevice 0 device 1\n"
+            "exit cuMemFree 0\n");
+  EXPECT_EQ(r.err, "");
+}
+
 TEST(EmulatorExit, PendingStreamWorkDoesNotHoldUpExit)
 {
   auto const r = emu::run_child({emu::child_path(), "exit-busy"});

@@ -1,13 +1,15 @@
 #include "expandable_region.hpp"
 
+#include "../../detail/cuda_driver.hpp"
+
 #include <rmm/aligned.hpp>
 #include <rmm/detail/format.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 
-#include <cuda_runtime_api.h>
-
 #include <fmt/format.h>
+
+#include <string>
 
 namespace rmm::mr::detail {
 
@@ -22,36 +24,48 @@ CUmemAllocationProp device_allocation(int device)
   return prop;
 }
 
+rmm::detail::cuda_driver const& cu() { return rmm::detail::cuda_driver_table(); }
+
 /// Makes `device`'s primary context current for the scope (the VMM calls need a context), and
-/// restores the previous device.
+/// restores the previous context. Failures are left to the calls that need the context.
 class primary_context_scope {
  public:
-  explicit primary_context_scope(int device)
+  explicit primary_context_scope(int device) noexcept
   {
-    if (cudaGetDevice(&previous_) != cudaSuccess) { previous_ = device; }
-    if (cudaSetDevice(device) != cudaSuccess) { (void)cudaGetLastError(); }
-    restore_ = previous_ != device;
+    try {
+      if (cu().cuCtxGetCurrent(&previous_) != CUDA_SUCCESS) { return; }
+      CUdevice current{};
+      if (previous_ != nullptr && cu().cuCtxGetDevice(&current) == CUDA_SUCCESS && current == device) { return; }
+      restore_ = cu().cuCtxSetCurrent(rmm::detail::primary_context(device)) == CUDA_SUCCESS;
+    } catch (...) {
+    }
   }
   ~primary_context_scope()
   {
-    if (restore_ && cudaSetDevice(previous_) != cudaSuccess) { (void)cudaGetLastError(); }
+    if (restore_) { (void)cu().cuCtxSetCurrent(previous_); }
   }
   primary_context_scope(primary_context_scope const&)            = delete;
   primary_context_scope& operator=(primary_context_scope const&) = delete;
 
  private:
-  int previous_{};
+  CUcontext previous_{};
   bool restore_{false};
 };
+
+/// "cuMemCreate: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory"
+std::string describe(char const* call, CUresult result)
+{
+  return std::string{call} + ": " + rmm::detail::describe_cu_result(result);
+}
 
 /// A driver failure while the process exits (the context is gone) is not worth a report.
 bool exiting(CUresult result) { return result == CUDA_ERROR_DEINITIALIZED || result == CUDA_ERROR_CONTEXT_IS_DESTROYED; }
 
-void report(vmm_driver const& driver, char const* call, CUresult result) noexcept
+void report(char const* call, CUresult result) noexcept
 {
   if (result == CUDA_SUCCESS || exiting(result)) { return; }
   try {
-    RMM_LOG_ERROR("expandable pool region: {}", describe(driver, call, result));
+    RMM_LOG_ERROR("expandable pool region: {}", describe(call, result));
   } catch (...) {  // reporting must not throw from a destructor
   }
 }
@@ -60,13 +74,12 @@ void report(vmm_driver const& driver, char const* call, CUresult result) noexcep
 
 std::unique_ptr<expandable_region> expandable_region::create(int device, std::size_t capacity, bool exact_capacity)
 {
-  auto const* driver = vmm_driver_entry_points();
-  if (driver == nullptr) { return nullptr; }
+  auto const& driver = cu();
   primary_context_scope const context{device};
   CUdevice handle{};
   int supported = 0;
-  if (driver->device_get(&handle, device) != CUDA_SUCCESS ||
-      driver->device_attribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, handle) !=
+  if (driver.cuDeviceGet(&handle, device) != CUDA_SUCCESS ||
+      driver.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, handle) !=
         CUDA_SUCCESS ||
       supported == 0) {
     return nullptr;
@@ -74,24 +87,23 @@ std::unique_ptr<expandable_region> expandable_region::create(int device, std::si
 
   auto const prop = device_allocation(device);
   std::size_t granularity{};
-  if (driver->granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) != CUDA_SUCCESS ||
+  if (driver.cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) != CUDA_SUCCESS ||
       granularity == 0) {
     return nullptr;
   }
   if (exact_capacity && capacity % granularity != 0) { return nullptr; }
   capacity = align_up(capacity, granularity);
   CUdeviceptr base{};
-  if (auto const result = driver->address_reserve(&base, capacity, granularity, 0, 0); result != CUDA_SUCCESS) {
+  if (auto const result = driver.cuMemAddressReserve(&base, capacity, granularity, 0, 0); result != CUDA_SUCCESS) {
     RMM_LOG_WARN("expandable pool region: {}; the pool grows in separate chunks instead",
-                 describe(*driver, "cuMemAddressReserve", result));
+                 describe("cuMemAddressReserve", result));
     return nullptr;
   }
-  return std::make_unique<expandable_region>(*driver, device, static_cast<std::uintptr_t>(base), capacity, granularity);
+  return std::make_unique<expandable_region>(device, static_cast<std::uintptr_t>(base), capacity, granularity);
 }
 
-expandable_region::expandable_region(
-  vmm_driver const& driver, int device, std::uintptr_t base, std::size_t capacity, std::size_t granularity)
-  : driver_{driver}, device_{device}, base_{base}, capacity_{capacity}, granularity_{granularity}
+expandable_region::expandable_region(int device, std::uintptr_t base, std::size_t capacity, std::size_t granularity)
+  : device_{device}, base_{base}, capacity_{capacity}, granularity_{granularity}
 {
 }
 
@@ -99,12 +111,10 @@ expandable_region::~expandable_region()
 {
   {
     primary_context_scope const context{device_};
-    if (auto const status = cudaDeviceSynchronize(); status != cudaSuccess) {
-      rmm::detail::report_cuda_error_noexcept(status, "cudaDeviceSynchronize", __FILE__, __LINE__);
-    }
+    RMM_CU_ASSERT_SUCCESS(cuCtxSynchronize());
   }
   shrink_to(base_);
-  report(driver_, "cuMemAddressFree", driver_.address_free(static_cast<CUdeviceptr>(base_), capacity_));
+  report("cuMemAddressFree", cu().cuMemAddressFree(static_cast<CUdeviceptr>(base_), capacity_));
 }
 
 memory_range expandable_region::grow(std::size_t bytes)
@@ -119,27 +129,27 @@ memory_range expandable_region::grow(std::size_t bytes)
   primary_context_scope const context{device_};
   auto const prop = device_allocation(device_);
   CUmemGenericAllocationHandle handle{};
-  if (auto const result = driver_.create(&handle, bytes, &prop, 0); result != CUDA_SUCCESS) {
+  if (auto const result = cu().cuMemCreate(&handle, bytes, &prop, 0); result != CUDA_SUCCESS) {
     auto message = fmt::format("could not allocate {} of device memory: {}",
                                rmm::detail::format_bytes_exact(bytes),
-                               describe(driver_, "cuMemCreate", result));
+                               describe("cuMemCreate", result));
     if (result == CUDA_ERROR_OUT_OF_MEMORY) { throw rmm::out_of_memory{message}; }
     throw rmm::bad_alloc{message};
   }
   auto const address = static_cast<CUdeviceptr>(end());
-  auto result        = driver_.map(address, bytes, 0, handle, 0);
+  auto result        = cu().cuMemMap(address, bytes, 0, handle, 0);
   if (result == CUDA_SUCCESS) {
     CUmemAccessDesc access{};
     access.location = prop.location;
     access.flags    = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    result          = driver_.set_access(address, bytes, &access, 1);
-    if (result != CUDA_SUCCESS) { report(driver_, "cuMemUnmap", driver_.unmap(address, bytes)); }
+    result          = cu().cuMemSetAccess(address, bytes, &access, 1);
+    if (result != CUDA_SUCCESS) { report("cuMemUnmap", cu().cuMemUnmap(address, bytes)); }
   }
   if (result != CUDA_SUCCESS) {
-    report(driver_, "cuMemRelease", driver_.release(handle));
+    report("cuMemRelease", cu().cuMemRelease(handle));
     throw rmm::bad_alloc{fmt::format("could not map {} of device memory: {}",
                                      rmm::detail::format_bytes_exact(bytes),
-                                     describe(driver_, "cuMemMap/cuMemSetAccess", result))};
+                                     describe("cuMemMap/cuMemSetAccess", result))};
   }
   segments_.push_back({mapped_, bytes, handle});
   mapped_ += bytes;
@@ -152,8 +162,8 @@ std::uintptr_t expandable_region::shrink_to(std::uintptr_t from) noexcept
   while (!segments_.empty() && base_ + segments_.back().offset >= from) {
     auto const s       = segments_.back();
     auto const address = static_cast<CUdeviceptr>(base_ + s.offset);
-    report(driver_, "cuMemUnmap", driver_.unmap(address, s.size));
-    report(driver_, "cuMemRelease", driver_.release(s.handle));
+    report("cuMemUnmap", cu().cuMemUnmap(address, s.size));
+    report("cuMemRelease", cu().cuMemRelease(s.handle));
     segments_.pop_back();
     mapped_ = s.offset;
   }

@@ -6,7 +6,8 @@
 // be met by extending the free block at the end instead of reserving a whole new chunk.
 
 #include "coalescing_free_list.hpp"  // memory_range
-#include "vmm_driver.hpp"
+
+#include <cuda.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +23,7 @@ class expandable_region {
   /// multiple of the mapping granularity (a pool's maximum size must hold exactly).
   [[nodiscard]] static std::unique_ptr<expandable_region> create(int device, std::size_t capacity, bool exact_capacity);
 
-  expandable_region(vmm_driver const& driver, int device, std::uintptr_t base, std::size_t capacity, std::size_t granularity);
+  expandable_region(int device, std::uintptr_t base, std::size_t capacity, std::size_t granularity);
   /// Synchronizes the device (unmapping does not wait for queued work, as cudaFree does), then
   /// unmaps and releases everything and frees the addresses.
   ~expandable_region();
@@ -54,7 +55,6 @@ class expandable_region {
     CUmemGenericAllocationHandle handle;
   };
 
-  vmm_driver const& driver_;
   int device_;
   std::uintptr_t base_;
   std::size_t capacity_;

@@ -1,6 +1,6 @@
 #include "stream_identity.hpp"
 
-#include <rmm/detail/error.hpp>
+#include "../../detail/cuda_driver.hpp"
 
 #include <array>
 #include <atomic>
@@ -13,7 +13,9 @@ namespace {
 std::uint64_t ask_driver(cudaStream_t stream)
 {
   unsigned long long id = 0;
-  RMM_CUDA_TRY(cudaStreamGetId(stream, &id));
+  // A default stream is the current context's, and later calls on the stream need one anyway.
+  rmm::detail::require_context();
+  RMM_CU_TRY(cuStreamGetId(stream, &id));
   return id;
 }
 

@@ -2,7 +2,7 @@
 
 // A stream handle is not a stream's identity: the driver hands a destroyed stream's handle to the
 // next stream created, and cudaStreamPerThread names a different stream in every thread. The
-// driver's stream id (cudaStreamGetId) is unique for the life of the context, so memory kept per
+// driver's stream id (cuStreamGetId) is unique for the life of the context, so memory kept per
 // stream is kept per id.
 
 #include <cuda_runtime_api.h>

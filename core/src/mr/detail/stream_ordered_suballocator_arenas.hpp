@@ -137,7 +137,7 @@ auto stream_ordered_suballocator<FreeStore>::harvest(arena const* requester) -> 
           event   = a->event;
         }
       }
-      bool const passed = event != nullptr && cudaEventQuery(event) == cudaSuccess;
+      bool const passed = event != nullptr && rmm::detail::cuda_driver_table().cuEventQuery(event) == CUDA_SUCCESS;
       std::lock_guard arena_lock{a->mutex};
       if (passed) {
         a->free.drain_freed_before(covered, [&completed](memory_range r) { completed.push_back(r); });
@@ -201,14 +201,15 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::steal(arena&
     if (!same_stream && event != nullptr) {
       // The event was recorded after the block was freed (a later record of it is later still):
       // waiting on it orders our use after the work that last used the block.
-      if (auto const status = cudaStreamWaitEvent(stream, event, 0); status != cudaSuccess) {
+      if (auto const status = rmm::detail::cuda_driver_table().cuStreamWaitEvent(stream, event, 0);
+          status != CUDA_SUCCESS) {
         {
           // Back as a fresh free: no record of the victim's event covers it any more.
           std::lock_guard victim_lock{victim->mutex};
           refresh_chunks(*victim);
           (void)victim->free.insert(*range, *victim->chunks, ++victim->free_seq);
         }
-        throw rmm::cuda_error{rmm::detail::cuda_error_message(status, "cudaStreamWaitEvent", __FILE__, __LINE__)};
+        rmm::detail::throw_cu_error(status, "cuStreamWaitEvent", __FILE__, __LINE__);
       }
     }
     return range;
@@ -237,9 +238,9 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_after_h
   // after the block was freed (a later record of it is later still), so once it completed nothing
   // uses the block any more. No event: the block was never used.
   if (event == nullptr) { return range; }
-  if (auto const status = cudaEventSynchronize(event); status != cudaSuccess) {
+  if (auto const status = rmm::detail::cuda_driver_table().cuEventSynchronize(event); status != CUDA_SUCCESS) {
     deallocate_after_device_sync(*range, cudaStream_t{});
-    throw rmm::cuda_error{rmm::detail::cuda_error_message(status, "cudaEventSynchronize", __FILE__, __LINE__)};
+    rmm::detail::throw_cu_error(status, "cuEventSynchronize", __FILE__, __LINE__);
   }
   return range;
 }

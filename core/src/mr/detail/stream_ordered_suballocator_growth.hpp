@@ -149,7 +149,7 @@ void stream_ordered_suballocator<FreeStore>::move_all_free_to_clean()
   }
   try {
     cuda_set_device_raii const on_device{cuda_device_id{device_}};
-    RMM_CUDA_TRY(cudaDeviceSynchronize());
+    RMM_CU_TRY(cuCtxSynchronize());
   } catch (...) {
     for (auto const& [a, r] : drained) {  // not clean: back where it was, as a fresh free
       std::lock_guard arena_lock{a->mutex};

@@ -5,6 +5,7 @@
 // stream_ordered_suballocator_arenas.hpp finds, scans and retires arenas, and
 // stream_ordered_suballocator_growth.hpp grows, reclaims and releases.
 
+#include "../../detail/cuda_driver.hpp"
 #include "stream_identity.hpp"
 #include "stream_ordered_suballocator.hpp"
 
@@ -128,7 +129,7 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
     void* ptr{};
     try {
       ptr = upstream_.allocate(cuda_stream_view{}, initial);
-      cuda_stream_view{}.synchronize();  // no pending work: the reserve is clean
+      RMM_CU_TRY(cuStreamSynchronize(cuda_stream_view{}.value()));  // no pending work: the reserve is clean
     } catch (...) {
       if (ptr != nullptr) { upstream_.deallocate(cuda_stream_view{}, ptr, initial); }
       throw;
@@ -147,7 +148,7 @@ stream_ordered_suballocator<FreeStore>::~stream_ordered_suballocator()
     }
   }
   for (auto const& a : all_arenas_) {
-    if (a->event != nullptr) { RMM_ASSERT_CUDA_SUCCESS(cudaEventDestroy(a->event)); }
+    if (a->event != nullptr) { RMM_CU_ASSERT_SUCCESS(cuEventDestroy_v2(a->event)); }
   }
 }
 
@@ -317,7 +318,7 @@ void stream_ordered_suballocator<FreeStore>::deallocate_after_device_sync(memory
                  static_cast<void*>(stream));
     {
       cuda_set_device_raii const on_device{cuda_device_id{device_}};
-      RMM_CUDA_TRY(cudaDeviceSynchronize());
+      RMM_CU_TRY(cuCtxSynchronize());
     }
     insert_clean(range);
   } catch (std::exception const& e) {
@@ -403,8 +404,9 @@ void stream_ordered_suballocator<FreeStore>::record(arena& a, std::uint64_t free
   }
   if (event == nullptr) {
     cudaEvent_t created{};
-    if (auto const status = cudaEventCreateWithFlags(&created, cudaEventDisableTiming); status != cudaSuccess) {
-      rmm::detail::report_cuda_error_noexcept(status, "cudaEventCreateWithFlags(arena event)", __FILE__, __LINE__);
+    if (auto const status = rmm::detail::cuda_driver_table().cuEventCreate(&created, CU_EVENT_DISABLE_TIMING);
+        status != CUDA_SUCCESS) {
+      rmm::detail::report_cu_error_noexcept(status, "cuEventCreate(arena event)", __FILE__, __LINE__);
       std::lock_guard lock{a.mutex};
       --a.pins;
       return;
@@ -413,16 +415,16 @@ void stream_ordered_suballocator<FreeStore>::record(arena& a, std::uint64_t free
     if (a.event == nullptr) {
       a.event = created;
     } else {
-      RMM_ASSERT_CUDA_SUCCESS(cudaEventDestroy(created));  // another thread created one meanwhile
+      RMM_CU_ASSERT_SUCCESS(cuEventDestroy_v2(created));  // another thread created one meanwhile
     }
     event = a.event;
   }
-  auto const status = cudaEventRecord(event, stream);
-  if (status != cudaSuccess) {
-    rmm::detail::report_cuda_error_noexcept(status, "cudaEventRecord(arena event, stream)", __FILE__, __LINE__);
+  auto const status = rmm::detail::cuda_driver_table().cuEventRecord(event, stream);
+  if (status != CUDA_SUCCESS) {
+    rmm::detail::report_cu_error_noexcept(status, "cuEventRecord(arena event, stream)", __FILE__, __LINE__);
   }
   std::lock_guard lock{a.mutex};
-  if (status == cudaSuccess) { a.covered_seq = std::max(a.covered_seq, free_seq); }
+  if (status == CUDA_SUCCESS) { a.covered_seq = std::max(a.covered_seq, free_seq); }
   --a.pins;
 }
 
