@@ -53,7 +53,8 @@ std::vector<rmm::mr::any_device_resource> build_layers(stack_description const& 
 {
   cuda_set_device_raii const current{device};
   // One measurement before anything is allocated: every percentage in the stack refers to it.
-  auto const context = device_context(device);
+  auto context = device_context(device);
+  if (!stack.layers.empty()) { context.bottom_type = stack.layers.back().type(); }
   check_against_device(stack, context);
 
   std::vector<rmm::mr::any_device_resource> built;  // bottom first while building

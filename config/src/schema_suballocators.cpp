@@ -76,9 +76,14 @@ void check_pool_on_device(layer_description const& layer, build_context const& c
 any_device_resource build_pool(layer_description const& layer, build_context const& context, upstream_t upstream)
 {
   auto const maximum = resolved_size(layer, "maximum_size", context);
+  // Unset: virtual memory whenever the stack allocates from cuda at its bottom, whatever adaptors
+  // sit between the pool and it.
+  auto const growth_key = string_value(layer, "growth");
+  bool const mapped     = growth_key ? *growth_key == "virtual_memory" : context.bottom_type == "cuda";
   return rmm::mr::pool_memory_resource{std::move(*upstream),
                                        *resolved_size(layer, "initial_size", context),
-                                       maximum ? std::optional<std::size_t>{*maximum} : std::nullopt};
+                                       maximum ? std::optional<std::size_t>{*maximum} : std::nullopt,
+                                       mapped ? rmm::mr::pool_growth::virtual_memory : rmm::mr::pool_growth::upstream};
 }
 
 // ---- arena ---------------------------------------------------------------------------------------
@@ -235,6 +240,13 @@ std::vector<layer_schema> suballocator_schemas()
           .description = "the pool never holds more than this",
           .when_unset  = "no maximum: grows until the upstream is out of memory",
           .minimum     = 1},
+         {.name        = "growth",
+          .kind        = value_kind::choice,
+          .description = "\"virtual_memory\": map device memory into one address range (free memory coalesces "
+                         "across growth steps; layers below the pool see none of it); \"upstream\": allocate each "
+                         "growth step from the layer below",
+          .when_unset  = "virtual_memory when the stack's last layer is cuda, else upstream",
+          .choices     = {"virtual_memory", "upstream"}},
        },
      .check           = check_pool,
      .check_on_device = check_pool_on_device,

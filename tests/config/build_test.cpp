@@ -365,3 +365,38 @@ TEST(ConfigBuild, LibraryEntryPoints)
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ConfigBuild, PoolGrowthThroughVirtualMemoryIsASettingNotAnAccidentOfItsUpstream)
+{
+  auto const pool_of = [](std::string const& toml) {
+    auto layers = build_layers(load_string(toml, "growth.toml", environment{}), rmm::cuda_device_id{0});
+    for (auto const& layer : layers) {
+      if (auto* pool = layer.target<rmm::mr::pool_memory_resource>()) { return pool->grows_contiguously(); }
+    }
+    ADD_FAILURE() << "no pool in the stack";
+    return false;
+  };
+  // An adaptor between the pool and cuda no longer switches it off.
+  EXPECT_TRUE(pool_of("[[resource]]\ntype = \"pool\"\n[[resource]]\ntype = \"statistics\"\n[[resource]]\ntype = \"cuda\"\n"));
+  EXPECT_TRUE(pool_of("[[resource]]\ntype = \"pool\"\n[[resource]]\ntype = \"cuda\"\n"));
+  EXPECT_FALSE(pool_of("[[resource]]\ntype = \"pool\"\ngrowth = \"upstream\"\n[[resource]]\ntype = \"cuda\"\n"));
+  // Over another bottom the default is the upstream; asked for, virtual memory is used anyway.
+  EXPECT_FALSE(pool_of("[[resource]]\ntype = \"pool\"\n[[resource]]\ntype = \"cuda_async\"\n"));
+  EXPECT_TRUE(pool_of("[[resource]]\ntype = \"pool\"\ngrowth = \"virtual_memory\"\n[[resource]]\ntype = \"cuda_async\"\n"));
+}
+
+TEST(ConfigBuild, PoolGrowthIsRefusedWithItsPositionWhenMistyped)
+{
+  try {
+    (void)load_string("[[resource]]\ntype = \"pool\"\ngrowth = \"mapped\"\n[[resource]]\ntype = \"cuda\"\n", "g.toml",
+                      environment{});
+    ADD_FAILURE() << "accepted";
+  } catch (config_error const& e) {
+    EXPECT_NE(std::string{e.what()}.find("g.toml:3:10"), std::string::npos) << e.what();
+    EXPECT_NE(std::string{e.what()}.find("\"virtual_memory\", \"upstream\""), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

@@ -14,6 +14,7 @@
 #include <rmm/mr/cuda_memory_resource.hpp>
 #include <rmm/mr/fixed_size_memory_resource.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
+#include <rmm/mr/statistics_resource_adaptor.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -323,6 +324,43 @@ TEST_F(Suballocator, CallbackResourceCallsBackAndRejectsNull)
   EXPECT_EQ(calls.deallocations, 1);
   EXPECT_THROW((void)mr.allocate(rmm::cuda_stream_view{}, 8192), rmm::bad_alloc);
   EXPECT_THROW((rmm::mr::callback_memory_resource{nullptr, nullptr}), rmm::logic_error);
+}
+
+}  // namespace
+}  // namespace rmm::test
+
+namespace rmm::test {
+namespace {
+
+TEST(PoolGrowth, IsTheConstructorsChoiceAndNeverFallsBackSilently)
+{
+  RMM_CUDA_TRY(cudaSetDevice(0));
+  rmm::mr::statistics_resource_adaptor counted{rmm::mr::cuda_memory_resource{}};
+  // Asked for, virtual memory is used whatever the upstream: the adaptor below sees no growth.
+  rmm::mr::pool_memory_resource mapped{counted, 0, std::nullopt, rmm::mr::pool_growth::virtual_memory};
+  EXPECT_TRUE(mapped.grows_contiguously());
+  void* p = mapped.allocate(rmm::cuda_stream_view{}, 4 * MiB);
+  EXPECT_EQ(counted.get_bytes_counter().value, 0);
+  mapped.deallocate(rmm::cuda_stream_view{}, p, 4 * MiB);
+  // The default over an adaptor is the upstream, which then sees the growth.
+  rmm::mr::pool_memory_resource chunked{counted, 0};
+  EXPECT_FALSE(chunked.grows_contiguously());
+  void* q = chunked.allocate(rmm::cuda_stream_view{}, 4 * MiB);
+  EXPECT_GE(counted.get_bytes_counter().value, static_cast<std::int64_t>(4 * MiB));
+  chunked.deallocate(rmm::cuda_stream_view{}, q, 4 * MiB);
+  // A maximum of more than one mapping granule (2 MiB) maps the whole granules it holds, and never
+  // holds more than the maximum.
+  rmm::mr::pool_memory_resource bounded{rmm::mr::cuda_memory_resource{}, 0, 3 * MiB + 256,
+                                        rmm::mr::pool_growth::virtual_memory};
+  EXPECT_TRUE(bounded.grows_contiguously());
+  void* r = bounded.allocate(rmm::cuda_stream_view{}, 2 * MiB);
+  EXPECT_THROW((void)bounded.allocate(rmm::cuda_stream_view{}, MiB), rmm::out_of_memory);
+  EXPECT_LE(bounded.pool_size(), 3 * MiB + 256);
+  bounded.deallocate(rmm::cuda_stream_view{}, r, 2 * MiB);
+  // Less than a granule cannot grow by mapping at all: refused, never a silent fallback.
+  EXPECT_THROW((rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0, MiB,
+                                               rmm::mr::pool_growth::virtual_memory}),
+               rmm::logic_error);
 }
 
 }  // namespace

@@ -13,16 +13,24 @@ constexpr std::size_t pool_growth_step = std::size_t{32} << 20;
 
 detail::suballocator_options pool_options(any_device_resource const& upstream,
                                           std::size_t initial_size,
-                                          std::optional<std::size_t> maximum_size)
+                                          std::optional<std::size_t> maximum_size,
+                                          pool_growth growth)
 {
   detail::suballocator_options options;
   options.name         = "pool_memory_resource";
   options.initial_size = initial_size;
   options.maximum_size = maximum_size;
   options.growth_step  = pool_growth_step;
-  // Over plain cudaMalloc, map memory into one address range instead: the same device memory,
-  // but free memory coalesces across growth steps.
-  options.expandable = upstream.target<cuda_memory_resource>() != nullptr;
+  // Mapping memory into one address range gives the same device memory as cudaMalloc, but free
+  // memory coalesces across growth steps.
+  switch (growth) {
+    case pool_growth::automatic: options.expandable = upstream.target<cuda_memory_resource>() != nullptr; break;
+    case pool_growth::virtual_memory:
+      options.expandable         = true;
+      options.require_expandable = true;
+      break;
+    case pool_growth::upstream: options.expandable = false; break;
+  }
   return options;
 }
 
@@ -30,9 +38,10 @@ detail::suballocator_options pool_options(any_device_resource const& upstream,
 
 pool_memory_resource::pool_memory_resource(any_device_resource upstream,
                                            std::size_t initial_pool_size,
-                                           std::optional<std::size_t> maximum_pool_size)
+                                           std::optional<std::size_t> maximum_pool_size,
+                                           pool_growth growth)
   : suballocator_resource{std::make_shared<engine_type>(
-      upstream, pool_options(upstream, initial_pool_size, maximum_pool_size), [] {
+      upstream, pool_options(upstream, initial_pool_size, maximum_pool_size, growth), [] {
         return detail::coalescing_free_list{};
       })}
 {

@@ -50,6 +50,7 @@ struct build_context {
   cuda_device_id device{};
   std::uint64_t free_bytes{}; ///< free device memory before the stack was built (for percentages)
   std::uint64_t total_bytes{};///< device capacity
+  std::string_view bottom_type{};///< the type of the stack's last layer (what allocates from CUDA)
 };
 
 struct layer_schema {

@@ -14,6 +14,8 @@ class cuda_memory_resource final : public device_memory_resource {
  private:
   void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
   void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
+  /// cudaMalloc memory has no pending work: no synchronization needed.
+  void* do_allocate_sync(std::size_t bytes) override { return do_allocate(bytes, cuda_stream_view{}); }
   [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
 };
 

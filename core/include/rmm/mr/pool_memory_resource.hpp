@@ -14,8 +14,8 @@ namespace rmm::mr {
  * - Reserves `initial_pool_size` from upstream at construction and grows on demand (in steps of
  *   at least 32 MiB) up to `maximum_pool_size`, if given. release() gives completely free upstream
  *   chunks back; the destructor gives everything back.
- * - Over a cuda_memory_resource upstream, on devices with virtual memory management, the pool
- *   does not call cudaMalloc: it reserves one address range and maps device memory at its end as
+ * - Over a cuda_memory_resource upstream (or with pool_growth::virtual_memory), on devices with
+ *   virtual memory management, the pool does not call cudaMalloc: it reserves one address range and maps device memory at its end as
  *   it grows, so free memory coalesces across growth steps and a request is met by extending the
  *   free block at the end (grows_contiguously() says which way the pool grows). release() then
  *   unmaps the free memory at the end of the range.
@@ -33,13 +33,28 @@ namespace rmm::mr {
  *
  * Copies share the pool. Sizes are rounded up to multiples of 256 bytes.
  */
+/// How a pool gets more memory.
+enum class pool_growth {
+  /// Virtual memory when the upstream is a cuda_memory_resource (and the device supports it), the
+  /// upstream otherwise.
+  automatic,
+  /// Map device memory at the end of one reserved address range (CUDA virtual memory management),
+  /// whatever the upstream: free memory coalesces across growth steps. The upstream then serves
+  /// nothing (adaptors between the pool and the device see no growth). Refused with
+  /// rmm::logic_error where the device cannot do it.
+  virtual_memory,
+  /// Separate allocations from the upstream.
+  upstream,
+};
+
 class pool_memory_resource final
   : public detail::suballocator_resource<pool_memory_resource, detail::coalescing_free_list> {
  public:
   /// `upstream` is held (shared) by the pool; pass a resource_ref to keep ownership elsewhere.
   pool_memory_resource(any_device_resource upstream,
                        std::size_t initial_pool_size,
-                       std::optional<std::size_t> maximum_pool_size = std::nullopt);
+                       std::optional<std::size_t> maximum_pool_size = std::nullopt,
+                       pool_growth growth                           = pool_growth::automatic);
 
   /// Bytes currently reserved from upstream.
   [[nodiscard]] std::size_t pool_size() const noexcept;

@@ -91,8 +91,10 @@ std::unique_ptr<expandable_region> expandable_region::create(int device, std::si
       granularity == 0) {
     return nullptr;
   }
-  if (exact_capacity && capacity % granularity != 0) { return nullptr; }
-  capacity = align_up(capacity, granularity);
+  // A maximum is kept by mapping no more than the granules it holds whole; any other capacity is a
+  // bound on addresses only, rounded up.
+  capacity = exact_capacity ? align_down(capacity, granularity) : align_up(capacity, granularity);
+  if (capacity == 0) { return nullptr; }
   CUdeviceptr base{};
   if (auto const result = driver.cuMemAddressReserve(&base, capacity, granularity, 0, 0); result != CUDA_SUCCESS) {
     RMM_LOG_WARN("expandable pool region: {}; the pool grows in separate chunks instead",

@@ -19,8 +19,8 @@ namespace rmm::mr::detail {
 class expandable_region {
  public:
   /// A region of up to `capacity` bytes on `device`, or nullptr when the device or driver cannot
-  /// do virtual memory management, or when `exact_capacity` is set and `capacity` is not a
-  /// multiple of the mapping granularity (a pool's maximum size must hold exactly).
+  /// do virtual memory management. With `exact_capacity` (a pool's maximum size, which must hold)
+  /// the region holds the whole mapping granules within `capacity` (nullptr when not even one).
   [[nodiscard]] static std::unique_ptr<expandable_region> create(int device, std::size_t capacity, bool exact_capacity);
 
   expandable_region(int device, std::uintptr_t base, std::size_t capacity, std::size_t granularity);

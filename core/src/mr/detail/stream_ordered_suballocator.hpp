@@ -67,6 +67,8 @@ struct suballocator_options {
   /// management) instead of asking the upstream, where the device supports it: free memory then
   /// coalesces across growth steps. Only for coalescing free stores.
   bool expandable{false};
+  /// With expandable: refuse to be built where the device cannot grow that way (no silent fallback).
+  bool require_expandable{false};
 };
 
 template <class FreeStore>
@@ -187,6 +189,11 @@ class stream_ordered_suballocator {
   /// moving them would only keep them from coalescing with what it frees next.
   harvest_result harvest(arena const* requester);
   void retire_idle(std::vector<arena*> const& candidates);
+  /// Retires every empty arena no call is working in. Caller holds growth_mutex_.
+  void retire_all_empty();
+  /// When a program has created and dropped many streams: one device synchronization empties every
+  /// arena, and the empty ones are retired, so the number of arenas stays bounded.
+  void trim_arenas();
   std::optional<memory_range> steal(arena& thief, cudaStream_t stream, std::size_t bytes);
   /// A covered block of any arena, after the host waited for that arena's event.
   std::optional<memory_range> take_after_host_wait(std::size_t bytes);
@@ -224,6 +231,7 @@ class stream_ordered_suballocator {
   std::unordered_map<arena_key, arena*, arena_key_hash> arenas_;
   std::vector<std::unique_ptr<arena>> all_arenas_;  // owns live and spare arenas; never shrinks
   std::vector<arena*> spare_arenas_;
+  std::atomic<std::size_t> arena_count_{0};  // arenas_.size(), readable without the lock
 
   arena clean_;  // free memory with no pending work on any stream
 

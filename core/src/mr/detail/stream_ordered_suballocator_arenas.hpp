@@ -71,6 +71,7 @@ std::unique_lock<std::mutex> stream_ordered_suballocator<FreeStore>::lock_arena(
       return lock;
     }
   }
+  if (arena_count_.load(std::memory_order_relaxed) >= arenas_before_reclaim) { trim_arenas(); }
   for (;;) {  // the arena found may be retired before its lock is taken: look again
     arena& a = find_or_create(key);
     std::unique_lock lock{a.mutex};
@@ -106,6 +107,7 @@ auto stream_ordered_suballocator<FreeStore>::find_or_create(arena_key key) -> ar
     spare_arenas_.push_back(a);
     throw;
   }
+  arena_count_.store(arenas_.size(), std::memory_order_relaxed);
   std::lock_guard arena_lock{a->mutex};
   a->key             = key;
   a->live            = true;
@@ -172,6 +174,31 @@ void stream_ordered_suballocator<FreeStore>::retire_idle(std::vector<arena*> con
     a->live = false;
     spare_arenas_.push_back(a);
   }
+  arena_count_.store(arenas_.size(), std::memory_order_relaxed);
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::retire_all_empty()
+{
+  std::vector<arena*> all;
+  {
+    std::shared_lock arenas_lock{arenas_mutex_};
+    for (auto const& [key, a] : arenas_) {
+      std::lock_guard arena_lock{a->mutex};
+      a->used_since_scan = false;  // retired if empty and no call holds it; a cached one is found again
+      all.push_back(a);
+    }
+  }
+  retire_idle(all);
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::trim_arenas()
+{
+  std::lock_guard lock{growth_mutex_};
+  if (arena_count_.load(std::memory_order_relaxed) < arenas_before_reclaim) { return; }  // trimmed meanwhile
+  move_all_free_to_clean();
+  retire_all_empty();
 }
 
 template <class FreeStore>

@@ -170,17 +170,7 @@ std::size_t stream_ordered_suballocator<FreeStore>::release()
 {
   std::lock_guard lock{growth_mutex_};
   move_all_free_to_clean();
-  // Every arena is empty now: hand back those no call is working in.
-  std::vector<arena*> all;
-  {
-    std::shared_lock arenas_lock{arenas_mutex_};
-    for (auto const& [key, a] : arenas_) {
-      std::lock_guard arena_lock{a->mutex};
-      a->used_since_scan = false;
-      all.push_back(a);
-    }
-  }
-  retire_idle(all);
+  retire_all_empty();  // every arena is empty now: hand back those no call is working in
   return release_whole_chunks();
 }
 

@@ -121,6 +121,23 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
                                           options_.maximum_size.has_value());
     }
   }
+  RMM_EXPECTS(region_ != nullptr || !options_.require_expandable,
+              fmt::format("{}: growth through virtual memory was asked for, but device {} cannot do it (no virtual "
+                          "memory management, or a maximum size below one mapping granule); grow from the upstream "
+                          "instead",
+                          options_.name,
+                          device_));
+  if (region_ != nullptr && align_up(initial, region_->granularity()) > region_->capacity()) {
+    // The initial size does not fit the whole granules the maximum holds: grow from the upstream.
+    RMM_EXPECTS(!options_.require_expandable,
+                fmt::format("{}: growth through virtual memory was asked for, but the initial size {} rounded up to "
+                            "the device's mapping granularity ({}) exceeds the maximum size {}",
+                            options_.name,
+                            rmm::detail::format_bytes_exact(initial),
+                            rmm::detail::format_bytes_exact(region_->granularity()),
+                            rmm::detail::format_bytes_exact(*options_.maximum_size)));
+    region_.reset();
+  }
   if (region_ != nullptr && initial > 0) {
     auto const range = region_->grow(initial);
     add_chunk({range.start, range.size, false});
