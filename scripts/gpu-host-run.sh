@@ -1,27 +1,68 @@
 #!/usr/bin/env bash
 # Runs on the GPU host: builds the snapshot made by scripts/gpu-snapshot.sh (.device/src) with 16 jobs
 # and runs the given stages. Copied to .device/gpu-run.sh by gpu-snapshot.sh.
-# usage: .device/gpu-run.sh build|tests|bench...   (results under $OUT)
+# usage: .device/gpu-run.sh STAGE...   (results under $OUT)
+#   build        configure and build preset gpu (tests, kernel tests, benchmarks, the shim)
+#   base         build the engine benchmarks of the baseline snapshot (.device/base), if there is one
+#   tests        the whole suite on the GPU (JUnit and log to $OUT)
+#   shim-bench   the static-runtime pair benchmark plain, under the shim, switched off, and logging;
+#                alloc_churn plain and under rmm-run
+#   engine-bench random_allocations and stream_churn, this tree against the baseline
+#   bench        every other benchmark and rmm-replay (scripts/run-gpu-benchmarks.sh)
+#   config       rmm-run --check --build over every example file
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/src"
+results=$OUT/results
+mkdir -p "$results"
+bench=build-gpu/bench
+json() { echo --benchmark_out="$results/$1.json" --benchmark_out_format=json; }
 for stage in "$@"; do
+  echo "== $stage ($(date +%T))"
   case $stage in
     build)
       cmake --preset gpu -DCMAKE_PREFIX_PATH="$here/prefix" -DZLIB_ROOT="$here/prefix" -DRMM_WARNINGS_AS_ERRORS=OFF \
-        > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-      cmake --build --preset gpu -j 16 > "$OUT/build.log" 2>&1 || { grep -E "error|Error" -A5 "$OUT/build.log" | head -60; exit 1; }
-      echo "build ok; warnings: $(grep -c 'warning:' "$OUT/build.log")"; grep 'warning:' "$OUT/build.log" | sort -u | head -10 ;;
-    tests) OUT=$OUT JOBS=8 scripts/run-gpu-tests.sh | tail -40 ;;
-    config-tests) ctest --test-dir build-gpu -R "config_|rmm_run_test" --output-on-failure | tail -5 ;;
-    bench) OUT=$OUT scripts/run-gpu-benchmarks.sh > "$OUT/bench.log" 2>&1; echo "bench rc=$?"; grep -A12 "^resource\|^Resource\|peak" "$OUT/replay.txt" | head -40 ;;
+        > "$results/configure.log" 2>&1 || { tail -30 "$results/configure.log"; exit 1; }
+      cmake --build --preset gpu -j 16 > "$results/build.log" 2>&1 || { grep -E "error|Error" -A5 "$results/build.log" | head -60; exit 1; }
+      echo "build ok; warnings: $(grep -c 'warning:' "$results/build.log")"; grep 'warning:' "$results/build.log" | sort -u | head -10 ;;
+    base)
+      [[ -d $here/base ]] || { echo "no baseline snapshot"; continue; }
+      cp bench/suballocators/stream_churn_bench.cpp "$here/base/bench/suballocators/"
+      grep -q stream_churn_bench "$here/base/bench/CMakeLists.txt" ||
+        sed -i 's|  rmm_add_benchmark(cuda_calls_bench suballocators/cuda_calls_bench.cpp)|&\n  rmm_add_benchmark(stream_churn_bench suballocators/stream_churn_bench.cpp)|' "$here/base/bench/CMakeLists.txt"
+      (cd "$here/base" && cmake -S . -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DRMM_TEST_BACKEND=cuda \
+          -DRMM_BUILD_TESTS=OFF -DRMM_BUILD_EXAMPLES=OFF -DRMM_BUILD_BENCHMARKS=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+          -DCMAKE_PREFIX_PATH="$here/prefix" -DZLIB_ROOT="$here/prefix" > "$results/base-configure.log" 2>&1 &&
+        cmake --build build-base -j 16 --target random_allocations_bench stream_churn_bench > "$results/base-build.log" 2>&1) ||
+        { tail -20 "$results/base-build.log"; echo "baseline build failed"; } ;;
+    tests) OUT=$results JOBS=8 scripts/run-gpu-tests.sh | tail -40 ;;
+    shim-bench)
+      shim=$PWD/build-gpu/shim/librmm_shim.so
+      args="--benchmark_repetitions=5 --benchmark_report_aggregates_only=true"
+      $bench/shim_pairs_bench $args $(json shim_native) > "$results/shim_native.txt" 2>&1
+      LD_PRELOAD=$shim $bench/shim_pairs_bench $args $(json shim_served) > "$results/shim_served.txt" 2>&1
+      LD_PRELOAD=$shim RMM_SHIM_ENABLED=false $bench/shim_pairs_bench $args $(json shim_off) > "$results/shim_off.txt" 2>&1
+      LD_PRELOAD=$shim RMM_SHIM_LOG_FILE=/tmp/shim-log-%p.csv $bench/shim_pairs_bench $args $(json shim_logging) \
+        > "$results/shim_logging.txt" 2>&1
+      grep -h "median" "$results"/shim_*.txt | head -60
+      build-gpu/examples/alloc_churn/alloc_churn 200
+      build-gpu/tools/rmm-run --report -- build-gpu/examples/alloc_churn/alloc_churn 200 ;;
+    engine-bench)
+      for tree in new base; do
+        dir=build-gpu/bench; [[ $tree == base ]] && dir=$here/base/build-base/bench
+        [[ -x $dir/random_allocations_bench ]] || continue
+        $dir/random_allocations_bench --benchmark_filter='random_allocations/pool/' --benchmark_repetitions=5 \
+          --benchmark_report_aggregates_only=true $(json random_allocations_$tree) > "$results/random_allocations_$tree.txt" 2>&1
+        $dir/stream_churn_bench $(json stream_churn_$tree) > "$results/stream_churn_$tree.txt" 2>&1
+        echo "-- $tree"; grep -h "median\|reserved\|short_lived\|multi_stream" "$results/random_allocations_$tree.txt" "$results/stream_churn_$tree.txt" | head -30
+      done ;;
+    bench) OUT=$results scripts/run-gpu-benchmarks.sh > "$results/bench.log" 2>&1; echo "bench rc=$?" ;;
     config)
       for f in docs/examples/*.toml; do
-        env=(); [[ $f == *logging* ]] && env=(RMM_LOGGING_FILE="$OUT/trace-%p-dev%d.csv")
-        env "${env[@]}" build-gpu/tools/rmm-run --check --build --config "$f" > "$OUT/check-$(basename "$f").txt" 2>&1
-        echo "$f exit=$? $(tail -1 "$OUT/check-$(basename "$f").txt")"
-      done
-      RMM_POOL_INITIAL_SIZE=1GiB RMM_POOL_MAXIMUM_SIZE=90% build-gpu/tools/rmm-run --check --build > "$OUT/check-env.txt" 2>&1; echo "env exit=$?"; cat "$OUT/check-env.txt"
-      printf '[[resource]]\ntype = "system"\n' > "$OUT/system.toml"; build-gpu/tools/rmm-run --check --config "$OUT/system.toml"; echo "system exit=$? (expect 2 on H200)" ;;
+        env=(); [[ $f == *logging* ]] && env=(RMM_LOGGING_FILE="$results/trace-%p-dev%d.csv")
+        env "${env[@]}" build-gpu/tools/rmm-run --check --build --config "$f" > "$results/check-$(basename "$f").txt" 2>&1
+        echo "$f exit=$? $(tail -1 "$results/check-$(basename "$f").txt")"
+      done ;;
   esac
 done
+(cd "$OUT" && tar czf results.tar.gz results && rm -rf results)

@@ -422,6 +422,38 @@ TEST_P(StreamSafety, FreedBlocksMoveToAnotherStreamBehindAnEvent)
   mr.deallocate(b_, taken.block, block);
 }
 
+// Host-ordered allocation (allocate_sync; cudaMalloc under the preload shim): there is no stream
+// of the caller to make wait, so a block another stream freed, even one its event covers, is
+// handed over only after the host waited for that stream's held work.
+TEST_P(StreamSafety, HostOrderedAllocationWaitsOnTheHostForTheFreeingStreamsWork)
+{
+  auto const& kind = GetParam();
+  auto mr          = kind.make(busy_capacity(kind));
+  auto busy        = allocate_busy(mr, kind, a_);
+  stream_gate gate{a_};
+  std::set<void*> freed;
+  for (std::size_t i = 0; i < busy_blocks; i += 2) {
+    fill(busy.smalls[i], block, held_value, a_);
+    mr.deallocate(a_, busy.smalls[i], block);
+    freed.insert(busy.smalls[i]);
+  }
+  void* missed = nullptr;
+  if (kind.coalesces) { missed = mr.allocate(a_, reserve_blocks * block); }  // records the event
+
+  auto call         = on_a_new_thread([&mr] { return mr.allocate_sync(block); });
+  auto const before = settle(call);
+  EXPECT_NE(before, call_state::returned) << "allocate_sync handed out a block while its freeing stream's writes "
+                                             "were held";
+  gate.open();
+  void* taken = call.get();
+  EXPECT_EQ(freed.count(taken), 1U) << "the block did not come from the freeing stream";
+  RMM_CUDA_TRY(cudaMemset(taken, taker_value, block));
+  RMM_CUDA_TRY(cudaDeviceSynchronize());
+  EXPECT_TRUE(holds(taken, block, taker_value));
+  mr.deallocate_sync(taken, block);
+  if (missed != nullptr) { mr.deallocate(a_, missed, reserve_blocks * block); }
+}
+
 // R2 without an event: the only block was just freed and nothing ran on its stream since. Another
 // stream may have it only once the freeing stream's held write is done (or ordered before it).
 TEST_P(StreamSafety, JustFreedBlockMovesToAnotherStreamOnlyAfterTheFreeingStreamsWork)
