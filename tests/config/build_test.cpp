@@ -72,7 +72,10 @@ TEST(ConfigBuild, PoolExample)
   ASSERT_EQ(layers.size(), 2U);
   auto& pool = layer_as<rmm::mr::pool_memory_resource>(layers, 0);
   layer_as<rmm::mr::cuda_memory_resource>(layers, 1);
-  EXPECT_EQ(pool.pool_size(), resolve_size(size_spec{.percent = 50, .is_percent = true}, free_before));
+  // Growing by mapping rounds the initial size up to the device's mapping granularity (2 MiB).
+  auto const initial = resolve_size(size_spec{.percent = 50, .is_percent = true}, free_before);
+  EXPECT_GE(pool.pool_size(), initial);
+  EXPECT_LT(pool.pool_size(), initial + (std::size_t{2} << 20));
   EXPECT_EQ(pool.maximum_pool_size(), resolve_size(size_spec{.percent = 90, .is_percent = true}, free_before));
   exercise(layers.front());
 }

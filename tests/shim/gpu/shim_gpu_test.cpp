@@ -32,7 +32,7 @@ TEST_P(ShimOnGpu, EveryAllocationIsServedAndCounted)
 TEST_P(ShimOnGpu, AKernelStillWritingAFreedBlockNeverReachesItsNewOwner)
 {
   auto const config = write_config("shim_gpu_one_block.toml",
-                                   "[[resource]]\ntype = \"pool\"\ninitial_size = \"32MiB\"\nmaximum_size = \"32MiB\"\n\n"
+                                   "[[resource]]\ntype = \"pool\"\ninitial_size = \"34MiB\"\nmaximum_size = \"34MiB\"\n\n"
                                    "[[resource]]\ntype = \"cuda\"\n");
   auto const r = run_program(program(), "premature-reuse", {{"RMM_CONFIG", config}});
   ASSERT_EQ(r.status, 0) << r.output;
@@ -45,10 +45,12 @@ TEST_P(ShimOnGpu, WithoutDeviceWideFreesTheKernelWouldOverwriteTheNewOwner)
   // The check above can fail: with frees ordered on the legacy stream only, the non-blocking
   // stream's kernel is not waited for.
   auto const config = write_config("shim_gpu_one_block.toml",
-                                   "[[resource]]\ntype = \"pool\"\ninitial_size = \"32MiB\"\nmaximum_size = \"32MiB\"\n\n"
+                                   "[[resource]]\ntype = \"pool\"\ninitial_size = \"34MiB\"\nmaximum_size = \"34MiB\"\n\n"
                                    "[[resource]]\ntype = \"cuda\"\n");
   auto const r = run_program(program(), "premature-reuse", {{"RMM_CONFIG", config}, {"RMM_SHIM_FREE_POLICY", "stream_ordered"}});
+  EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_EQ(r.value("same_block"), "1");
+  EXPECT_NE(r.value("second_owner_mismatches"), "") << r.output;
   EXPECT_NE(r.value("second_owner_mismatches"), "0") << r.output;
 }
 

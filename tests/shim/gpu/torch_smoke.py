@@ -16,7 +16,7 @@ torch.backends.cudnn.benchmark = False
 model = torch.nn.Sequential(
     torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.ReLU(),
     torch.nn.Conv2d(32, 64, 3, padding=1), torch.nn.ReLU(),
-    torch.nn.AdaptiveAvgPool2d(4), torch.nn.Flatten(),
+    torch.nn.AvgPool2d(16), torch.nn.Flatten(),
     torch.nn.Linear(64 * 16, 10),
 ).cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)

@@ -80,7 +80,8 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
       }
       if (clean_tail) {
         insert_free(requester, *clean_tail, stream);
-        tail = clean_tail->size;
+        std::lock_guard lock{requester.mutex};
+        tail = requester.free.size_of_block_ending_at(end);  // merged with the requester's block before it
       }
     }
     auto const need     = bytes > tail ? bytes - tail : 0;
@@ -118,7 +119,20 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
     } else {
       insert_free(requester, range, stream);
     }
-    return take_from(requester, bytes);
+    auto taken = take_from(requester, bytes);
+    if (!for_clean) {
+      // What is left at the end of the region is new memory (when it does not reach back into the
+      // requester's old tail): clean for every stream.
+      std::optional<memory_range> rest;
+      {
+        std::lock_guard lock{requester.mutex};
+        if (requester.free.size_of_block_ending_at(region_->end()) <= region_->end() - range.start) {
+          rest = requester.free.remove_block_ending_at(region_->end());
+        }
+      }
+      if (rest) { insert_clean(*rest); }
+    }
+    return taken;
   } else {
     (void)requester;
     (void)bytes;

@@ -230,7 +230,9 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
   }
   if (!range) { range = reclaim_all_and_take(size); }
   if (!range) { throw_out_of_memory(bytes, stream, upstream_error); }
-  if (range->size > size) { insert_free(*own, {range->start + size, range->size - size}, stream.value()); }
+  // Only growth hands back more than was asked: the rest is new memory, clean for every stream, so
+  // threads growing at once share one step instead of each taking its own.
+  if (range->size > size) { insert_clean({range->start + size, range->size - size}); }
   return reinterpret_cast<void*>(range->start);
 }
 
