@@ -318,6 +318,12 @@ int fork_child()
 
 int memory_info()
 {
+  // First use loads modules and builds the stack: measure after it.
+  void* warm = nullptr;
+  check(cudaMalloc(&warm, 1 << 20), "cudaMalloc (warm-up)");
+  check(cudaMemset(warm, 0, 1 << 20), "cudaMemset (warm-up)");
+  check(cudaFree(warm), "cudaFree (warm-up)");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   std::size_t free_before = 0;
   std::size_t total       = 0;
   check(cudaMemGetInfo(&free_before, &total), "cudaMemGetInfo");

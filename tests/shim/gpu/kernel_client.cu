@@ -35,11 +35,19 @@ __global__ void count_mismatches(unsigned const* data, std::size_t n, unsigned v
   }
 }
 
-/// Spins for `cycles` clock ticks, then writes `value` over the block: still running when freed.
-__global__ void slow_fill(unsigned* data, std::size_t n, unsigned value, long long cycles)
+__device__ unsigned long long global_nanoseconds()
 {
-  auto const start = clock64();
-  while (clock64() - start < cycles) {}
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+/// Spins for `nanoseconds` of wall-clock time (the global timer, not the SM clock, whose rate the
+/// driver does not report), then writes `value` over the block: still running when it is freed.
+__global__ void slow_fill(unsigned* data, std::size_t n, unsigned value, unsigned long long nanoseconds)
+{
+  auto const start = global_nanoseconds();
+  while (global_nanoseconds() - start < nanoseconds) {}
   for (auto i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) { data[i] = value; }
 }
 
@@ -91,11 +99,9 @@ int premature_reuse()
   constexpr std::size_t n = (std::size_t{32} << 20) / sizeof(unsigned);
   cudaStream_t busy{};
   check(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  int clock_khz = 0;
-  check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0), "cudaDeviceGetAttribute");
   unsigned* first = nullptr;
   check(cudaMalloc(&first, n * sizeof(unsigned)), "cudaMalloc(first)");
-  slow_fill<<<132, 256, 0, busy>>>(first, n, 0xAAAAAAAAU, 300LL * clock_khz);  // ~300 ms
+  slow_fill<<<132, 256, 0, busy>>>(first, n, 0xAAAAAAAAU, 300'000'000ULL);  // 300 ms
   check(cudaGetLastError(), "slow_fill launch");
   check(cudaFree(first), "cudaFree(first) while the kernel runs");
   unsigned* second = nullptr;

@@ -35,7 +35,11 @@ class size_class_index {
     auto const [fl, sl] = class_of(units(block->size));
     block->prev         = nullptr;
     block->next         = heads_[fl][sl];
-    if (block->next != nullptr) { block->next->prev = block; }
+    if (block->next != nullptr) {
+      block->next->prev = block;
+    } else {
+      tails_[fl][sl] = block;
+    }
     heads_[fl][sl] = block;
     first_level_ |= std::uint64_t{1} << fl;
     second_level_[fl] |= std::uint32_t{1} << sl;
@@ -49,7 +53,11 @@ class size_class_index {
     } else {
       heads_[fl][sl] = block->next;
     }
-    if (block->next != nullptr) { block->next->prev = block->prev; }
+    if (block->next != nullptr) {
+      block->next->prev = block->prev;
+    } else {
+      tails_[fl][sl] = block->prev;
+    }
     if (heads_[fl][sl] == nullptr) {
       second_level_[fl] &= ~(std::uint32_t{1} << sl);
       if (second_level_[fl] == 0) { first_level_ &= ~(std::uint64_t{1} << fl); }
@@ -78,14 +86,15 @@ class size_class_index {
   }
 
   /// A free block of at least `bytes` freed at or before `max_seq`, or nullptr. Bounded search
-  /// (a few candidates per class): for the rare path that moves memory between owners.
+  /// (a few candidates per class, oldest first: blocks enter a class at its head, so its tail holds
+  /// the earliest frees): for the rare path that moves memory between owners.
   [[nodiscard]] free_block* find_freed_before(std::size_t bytes, std::uint64_t max_seq) const noexcept
   {
     constexpr int per_class = 8;
     auto [fl, sl] = class_of(units(bytes));
     for (;;) {
       int budget = per_class;
-      for (auto* b = heads_[fl][sl]; b != nullptr && budget-- > 0; b = b->next) {
+      for (auto* b = tails_[fl][sl]; b != nullptr && budget-- > 0; b = b->prev) {
         if (b->size >= bytes && b->free_seq <= max_seq) { return b; }
       }
       // The next non-empty class above (fl, sl).
@@ -159,6 +168,7 @@ class size_class_index {
   std::uint64_t first_level_{0};
   std::array<std::uint32_t, first_levels> second_level_{};
   std::array<std::array<free_block*, second_levels>, first_levels> heads_{};
+  std::array<std::array<free_block*, second_levels>, first_levels> tails_{};
 };
 
 }  // namespace rmm::mr::detail

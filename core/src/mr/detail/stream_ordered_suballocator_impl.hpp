@@ -197,24 +197,28 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
   auto const key  = key_for(stream.value(), size);
   arena* own      = nullptr;
   std::optional<pinned_arena> pin;
-  std::uint64_t to_record = 0;
   {
     auto lock = lock_arena(key, own);
     own->used_since_scan = true;
     if (auto range = own->free.take(size)) { return reinterpret_cast<void*>(range->start); }
-    // A miss is a good moment to let other streams have this stream's recent frees.
-    if (own->free_seq != own->claimed_seq) {
-      to_record = own->claimed_seq = own->free_seq;
-      ++own->pins;  // record() unpins
-    }
     pin.emplace(*own);
   }
-  if (to_record != 0) { record(*own, to_record, stream.value()); }
 
   std::optional<memory_range> range = take_clean(*own, stream.value(), size);
   harvest_result scan{};
   if (!range) {
-    scan  = harvest(own);
+    // Memory is short: a good moment to let other streams have this stream's recent frees (not
+    // at every miss, which would cost an event record where the clean reserve serves anyway).
+    std::uint64_t to_record = 0;
+    {
+      std::lock_guard lock{own->mutex};
+      if (own->free_seq != own->claimed_seq) {
+        to_record = own->claimed_seq = own->free_seq;
+        ++own->pins;  // record() unpins
+      }
+    }
+    if (to_record != 0) { record(*own, to_record, stream.value()); }
+    scan = harvest(own);
     range = take_clean(*own, stream.value(), size);
   }
   if (!range) { range = steal(*own, stream.value(), size); }
