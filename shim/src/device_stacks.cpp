@@ -68,6 +68,7 @@ std::optional<rmm::mr::suballocator_statistics> device_stacks::statistics(int de
   for_each_suballocator(built->layers, [&sum](auto& resource) {
     auto const s = resource.statistics();
     sum.reserved_bytes += s.reserved_bytes;
+    sum.peak_reserved_bytes += s.peak_reserved_bytes;
     sum.allocated_bytes += s.allocated_bytes;
     sum.free_bytes += s.free_bytes;
     sum.free_blocks += s.free_blocks;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -45,14 +46,20 @@ bool active() noexcept
 /// (the runtime registers it when it initialises), this one runs before it.
 void arm_exit_marker()
 {
+  static std::atomic<bool> armed{false};
+  if (armed.load(std::memory_order_relaxed)) [[likely]] { return; }
   static std::once_flag once;
-  std::call_once(once, [] { std::atexit([] { mark_exiting(); }); });
+  std::call_once(once, [] {
+    std::atexit([] { mark_exiting(); });
+    armed.store(true, std::memory_order_relaxed);
+  });
 }
 
 /// The stack of `device`. A stack that cannot be built (the configuration asks for more than the
 /// device has, the device refuses it) stops the program: it never runs unmanaged by surprise.
 rmm::mr::any_device_resource& stack_of(shim_state& s, int device)
 {
+  if (auto* built = s.stacks.find(device)) [[likely]] { return *built; }
   try {
     bind_library_to_real_driver();
     return s.stacks.get(device);

@@ -53,12 +53,13 @@ void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept;
 
 class passing_through_scope {
  public:
-  passing_through_scope() noexcept : previous_{std::exchange(passing_through(), true)} {}
-  ~passing_through_scope() { passing_through() = previous_; }
+  passing_through_scope() noexcept : flag_{passing_through()}, previous_{std::exchange(flag_, true)} {}
+  ~passing_through_scope() { flag_ = previous_; }
   passing_through_scope(passing_through_scope const&)            = delete;
   passing_through_scope& operator=(passing_through_scope const&) = delete;
 
  private:
+  bool& flag_;  // the thread's flag, looked up once
   bool previous_;
 };
 

@@ -65,17 +65,22 @@ struct thread_slot {
   }
 };
 
+/// The thread's block. The pointer is a trivially destructible thread_local (no guard on each
+/// access); the slot that folds the block in at thread exit is touched once, when it is made.
 thread_block& this_thread_block()
 {
+  thread_local thread_block* cached = nullptr;
+  if (cached != nullptr) [[likely]] { return *cached; }
   thread_local thread_slot slot;
-  if (slot.block == nullptr) {
-    auto* block = new thread_block;
-    auto& r     = the_registry();
+  auto* block = new thread_block;
+  {
+    auto& r = the_registry();
     std::lock_guard lock{r.mutex};
     r.threads.push_back(block);
-    slot.block = block;
   }
-  return *slot.block;
+  slot.block = block;
+  cached     = block;
+  return *block;
 }
 
 void bump(std::atomic<std::uint64_t>& value, std::uint64_t by) noexcept
@@ -83,13 +88,18 @@ void bump(std::atomic<std::uint64_t>& value, std::uint64_t by) noexcept
   value.store(value.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
 }
 
-/// The counter `f` of `device`: the thread's own, or the shared one.
-void add(int device, field f, std::uint64_t by) noexcept
+/// Adds to the counters `f1` and `f2` of `device`: the thread's own, or the shared ones (one lookup
+/// of the thread's block for both).
+void add(int device, field f1, std::uint64_t by1, field f2 = fields, std::uint64_t by2 = 0) noexcept
 {
   if (device >= 0 && device < thread_block::devices) {
-    bump(this_thread_block().device[static_cast<std::size_t>(device)][f], by);
+    auto& mine = this_thread_block().device[static_cast<std::size_t>(device)];
+    bump(mine[f1], by1);
+    if (f2 != fields) { bump(mine[f2], by2); }
   } else if (device >= 0 && device < counters::max_devices) {
-    the_registry().shared[static_cast<std::size_t>(device)][f].fetch_add(by, std::memory_order_relaxed);
+    auto& shared = the_registry().shared[static_cast<std::size_t>(device)];
+    shared[f1].fetch_add(by1, std::memory_order_relaxed);
+    if (f2 != fields) { shared[f2].fetch_add(by2, std::memory_order_relaxed); }
   }
 }
 
@@ -133,8 +143,7 @@ char const* json_name(pass_reason reason) noexcept
 
 void counters::served_allocation(int device, std::size_t bytes) noexcept
 {
-  add(device, allocations, 1);
-  add(device, allocated_bytes, bytes);
+  add(device, allocations, 1, allocated_bytes, bytes);
   if (device >= 0 && device < max_devices) {
     auto const d = static_cast<std::size_t>(device);
     raise(peak_[d], live_[d].fetch_add(bytes, std::memory_order_relaxed) + bytes);
@@ -143,8 +152,7 @@ void counters::served_allocation(int device, std::size_t bytes) noexcept
 
 void counters::served_free(int device, std::size_t bytes) noexcept
 {
-  add(device, frees, 1);
-  add(device, freed_bytes, bytes);
+  add(device, frees, 1, freed_bytes, bytes);
   if (device >= 0 && device < max_devices) {
     live_[static_cast<std::size_t>(device)].fetch_sub(bytes, std::memory_order_relaxed);
   }
@@ -156,8 +164,7 @@ void counters::passed(pass_reason reason) noexcept { bump(this_thread_block().pa
 
 void counters::timed(int device, std::uint64_t nanoseconds) noexcept
 {
-  add(device, timed_calls, 1);
-  add(device, timed_ns, nanoseconds);
+  add(device, timed_calls, 1, timed_ns, nanoseconds);
 }
 
 bool counters::should_time() noexcept
@@ -245,10 +252,10 @@ void write_report(std::FILE* out, bool json, counters const& c, device_stacks co
     if (json) {
       devices_json += fmt::format(
         R"({}{{"device":{},"allocations":{},"allocated_bytes":{},"frees":{},"freed_bytes":{},"failures":{},)"
-        R"("live_bytes":{},"peak_live_bytes":{},"reserved_bytes":{},"free_bytes":{},"free_blocks":{},)"
+        R"("live_bytes":{},"peak_live_bytes":{},"reserved_bytes":{},"peak_reserved_bytes":{},"free_bytes":{},"free_blocks":{},)"
         R"("largest_free_block":{},"fragmentation":{:.4f},"waiting_bytes":{},"ns_per_call":{:.1f}}})",
         devices_json.empty() ? "" : ",", device, t.allocations, t.allocated_bytes, t.frees, t.freed_bytes,
-        t.failures, t.live_bytes, t.peak_live_bytes, stats ? stats->reserved_bytes : 0,
+        t.failures, t.live_bytes, t.peak_live_bytes, stats ? stats->reserved_bytes : 0, stats ? stats->peak_reserved_bytes : 0,
         stats ? stats->free_bytes : 0, stats ? stats->free_blocks : 0, stats ? stats->largest_free_block : 0,
         stats ? stats->fragmentation() : 0.0, waiting, per_call_ns);
     } else {
@@ -257,9 +264,10 @@ void write_report(std::FILE* out, bool json, counters const& c, device_stacks co
       text += fmt::format("    live {} (peak {}), waiting to be reusable {}\n", format_bytes(t.live_bytes),
                           format_bytes(t.peak_live_bytes), format_bytes(waiting));
       if (stats) {
-        text += fmt::format("    the stack holds {} from the device: {} free in {} blocks, largest {} "
+        text += fmt::format("    the stack holds {} from the device (peak {}): {} free in {} blocks, largest {} "
                             "(fragmentation {:.1f}%)\n",
-                            format_bytes(stats->reserved_bytes), format_bytes(stats->free_bytes), stats->free_blocks,
+                            format_bytes(stats->reserved_bytes), format_bytes(stats->peak_reserved_bytes),
+                            format_bytes(stats->free_bytes), stats->free_blocks,
                             format_bytes(stats->largest_free_block), 100.0 * stats->fragmentation());
       }
       text += fmt::format("    time in the shim: {:.2f} ms, {:.0f} ns per call (1 call in {} timed)\n", total_ms,

@@ -1,0 +1,37 @@
+"""One run of scripts/run-gpu-apps.sh as a JSON line: the program's RESULT line, or its failure, and
+under the shim the report's figures and the number of rows in its allocation log.
+usage: collect.py PROGRAM WAY STATUS OUTPUT REPORT LOG"""
+import json
+import os
+import re
+import sys
+
+program, way, status, output, report_path, log_path = sys.argv[1:7]
+text = open(output, errors="replace").read()
+line = {"program": program, "way": way, "status": int(status)}
+for row in text.splitlines():
+    if row.startswith("RESULT "):
+        line.update(json.loads(row[len("RESULT "):]))
+churn = re.search(r"([\d.]+) ms per step, checksum (\d+)", text)
+if churn:  # alloc_churn prints text, not a RESULT line
+    line.update({"step_ms": float(churn.group(1)), "result": churn.group(2)})
+if "step_ms" not in line:
+    line["error"] = text.strip().splitlines()[-1][-300:] if text.strip() else "no output"
+if way == "shim" and os.path.exists(report_path):
+    shim = json.load(open(report_path))
+    devices = shim.get("devices", [])
+    if devices:
+        device = devices[0]
+        line["shim_allocations"] = device["allocations"]
+        line["shim_frees"] = device["frees"]
+        line["shim_peak_reserved"] = device["peak_reserved_bytes"]
+        line["shim_peak_live"] = device["peak_live_bytes"]
+        line["shim_failures"] = device["failures"]
+    line["shim_passed_through"] = shim.get("passed_through", {})
+if way == "shim":
+    logs = [p for p in [log_path.replace("%d", "0"), log_path] if os.path.exists(p)]
+    if logs:
+        rows = open(logs[0]).read().splitlines()[1:]
+        line["log_allocations"] = sum(1 for r in rows if ",allocate," in r)
+        line["log_frees"] = sum(1 for r in rows if ",free," in r)
+print(json.dumps(line))

@@ -1,0 +1,93 @@
+"""What every application driver in bench/apps shares: timing steps, sampling the device's used
+memory, printing one result line.
+
+Each driver runs a fixed number of warm-up steps, then timed steps, and prints
+
+    RESULT {"program": ..., "way": ..., "step_ms": median, "result": ..., ...}
+
+for scripts/run-gpu-apps.sh to collect. The device's used memory is sampled through NVML every
+millisecond on a thread of its own; its peak, minus what was used before the program allocated
+anything, is the program's footprint as the device sees it."""
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+
+
+class DeviceMemorySampler:
+    """Peak of the device's used memory while running, above what was used at start."""
+
+    def __init__(self, device=0, period_s=0.001):
+        self.peak = 0
+        self.base = 0
+        self._stop = threading.Event()
+        self._thread = None
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            self._handle = pynvml.nvmlDeviceGetHandleByIndex(device)
+            self._nvml = pynvml
+        except Exception:  # no NVML: no sampled figure, the driver says so
+            self._nvml = None
+        self._period = period_s
+
+    def used(self):
+        return self._nvml.nvmlDeviceGetMemoryInfo(self._handle).used if self._nvml else 0
+
+    def __enter__(self):
+        self.base = self.used()
+        self.peak = self.base
+        if self._nvml:
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.used())
+            time.sleep(self._period)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread:
+            self._thread.join()
+        self.peak = max(self.peak, self.used())
+
+    @property
+    def footprint(self):
+        return self.peak - self.base
+
+
+def time_steps(step, warmup, steps, synchronize):
+    """Runs `warmup` untimed steps, then `steps` timed ones; returns the step times in ms."""
+    for i in range(warmup):
+        step(i)
+    synchronize()
+    times = []
+    for i in range(steps):
+        start = time.perf_counter()
+        step(warmup + i)
+        synchronize()
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
+def report(program, way, times, result, **extra):
+    line = {
+        "program": program,
+        "way": way,
+        "step_ms": statistics.median(times),
+        "step_ms_min": min(times),
+        "steps": len(times),
+        "result": result,
+        "shim": os.environ.get("LD_PRELOAD", "").find("librmm_shim") >= 0,
+    }
+    line.update(extra)
+    print("RESULT " + json.dumps(line), flush=True)
+
+
+def way():
+    """The way the program runs, as run-gpu-apps.sh names it (argv[1])."""
+    return sys.argv[1] if len(sys.argv) > 1 else "own"

@@ -1,0 +1,32 @@
+"""ResNet-50 training steps with PyTorch: batch 32 of synthetic 224x224 images, fixed seed.
+usage: torch_resnet50.py WAY   (own: PyTorch's caching allocator; off/shim: every tensor a
+cudaMalloc, PYTORCH_NO_CUDA_MEMORY_CACHING=1, set by run-gpu-apps.sh)"""
+import torch
+import torchvision
+
+import harness
+
+torch.manual_seed(0)
+torch.backends.cudnn.benchmark = False
+torch.backends.cudnn.deterministic = True
+model = torchvision.models.resnet50(num_classes=1000).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+images = torch.randn(32, 3, 224, 224, device="cuda")
+labels = torch.randint(0, 1000, (32,), device="cuda")
+last = {}
+
+
+def step(_):
+    optimizer.zero_grad(set_to_none=True)
+    loss = torch.nn.functional.cross_entropy(model(images), labels)
+    loss.backward()
+    optimizer.step()
+    last["loss"] = loss
+
+
+with harness.DeviceMemorySampler() as sampled:
+    times = harness.time_steps(step, 5, 20, torch.cuda.synchronize)
+harness.report("pytorch_resnet50", harness.way(), times, f"{last['loss'].item():.8e}",
+               framework_peak_reserved=torch.cuda.max_memory_reserved(),
+               framework_peak_allocated=torch.cuda.max_memory_allocated(),
+               sampled_peak=sampled.footprint)

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs real programs on a GPU three ways and prints their table (docs/apps.md): with the framework's
+# own allocator, with it switched off (every tensor or array a cudaMalloc), and switched off under
+# the preload shim with its built-in stack (rmm-run --report --log). Programs: bench/apps/*.py
+# (PyTorch ResNet-50 and GPT-2, CuPy, JAX, Numba) and examples/alloc_churn (static CUDA runtime).
+# Needs the GPU build (build-gpu, preset gpu). Results: $OUT (or build-gpu/apps): one JSON line per
+# run in runs.jsonl, the shim's reports and logs, and the table in apps.md.
+# usage: scripts/run-gpu-apps.sh [PROGRAM...]     (default: all; names as in bench/apps, or alloc_churn)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-build-gpu/apps}
+mkdir -p "$out"
+runs=$out/runs.jsonl
+: > "$runs"
+rmm_run=$PWD/build-gpu/tools/rmm-run
+apps=$PWD/bench/apps
+programs=("$@")
+((${#programs[@]})) || programs=(torch_resnet50 torch_gpt2 cupy_mix jax_mlp numba_arrays alloc_churn)
+export PYTHONUNBUFFERED=1 PYTHONPATH="$apps${PYTHONPATH:+:$PYTHONPATH}"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+
+# run PROGRAM WAY [VAR=VALUE...]: one run, its RESULT line (plus the shim's figures) into runs.jsonl.
+run() {
+  local program=$1 way=$2; shift 2
+  local tag=$program-$way report=$out/$program-$way.report.json log=$out/$program-$way.log.csv
+  local command=(python3 "$apps/$program.py" "$way")
+  [[ $program == alloc_churn ]] && command=("$PWD/build-gpu/examples/alloc_churn/alloc_churn" 50)
+  echo "== $tag ($(date +%T))"
+  if [[ $way == shim ]]; then
+    rm -f "$report" "$log"
+    env "$@" "$rmm_run" --report "$report" --log "$log" -- "${command[@]}" > "$out/$tag.out" 2>&1
+  else
+    env "$@" "${command[@]}" > "$out/$tag.out" 2>&1
+  fi
+  local status=$?
+  tail -3 "$out/$tag.out" | grep -v '^RESULT' | sed 's/^/   /'
+  python3 "$apps/collect.py" "$program" "$way" "$status" "$out/$tag.out" "$report" "$log" >> "$runs"
+}
+
+for program in "${programs[@]}"; do
+  case $program in
+    torch_resnet50 | torch_gpt2)
+      run "$program" own
+      run "$program" off PYTORCH_NO_CUDA_MEMORY_CACHING=1
+      run "$program" shim PYTORCH_NO_CUDA_MEMORY_CACHING=1 ;;
+    cupy_mix)
+      run "$program" own; run "$program" off; run "$program" shim ;;
+    jax_mlp)
+      run "$program" own
+      run "$program" own_growing XLA_PYTHON_CLIENT_PREALLOCATE=false
+      run "$program" off XLA_PYTHON_CLIENT_ALLOCATOR=platform
+      run "$program" shim XLA_PYTHON_CLIENT_ALLOCATOR=platform ;;
+    numba_arrays)
+      # Numba may need an older numpy than the one installed: RMM_APPS_NUMBA_PATH puts one first.
+      local_path=${RMM_APPS_NUMBA_PATH:+$RMM_APPS_NUMBA_PATH:}$PYTHONPATH
+      run "$program" own PYTHONPATH="$local_path"; run "$program" shim PYTHONPATH="$local_path" ;;
+    alloc_churn)
+      run "$program" own; run "$program" shim ;;
+    *) echo "unknown program $program" >&2 ;;
+  esac
+done
+python3 "$apps/table.py" "$runs" | tee "$out/apps.md"
