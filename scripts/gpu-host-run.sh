@@ -9,6 +9,7 @@
 #                alloc_churn plain and under rmm-run
 #   engine-bench random_allocations and stream_churn, this tree against the baseline
 #   bench        every other benchmark and rmm-replay (scripts/run-gpu-benchmarks.sh)
+#   apps         real programs three ways (scripts/run-gpu-apps.sh)
 #   config       rmm-run --check --build over every example file
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,7 +39,7 @@ for stage in "$@"; do
     tests) OUT=$results JOBS=8 scripts/run-gpu-tests.sh | tail -40 ;;
     shim-bench)
       shim=$PWD/build-gpu/shim/librmm_shim.so
-      args="--benchmark_repetitions=5 --benchmark_report_aggregates_only=true"
+      args="--benchmark_repetitions=3 --benchmark_report_aggregates_only=true"
       $bench/shim_pairs_bench $args $(json shim_native) > "$results/shim_native.txt" 2>&1
       LD_PRELOAD=$shim $bench/shim_pairs_bench $args $(json shim_served) > "$results/shim_served.txt" 2>&1
       LD_PRELOAD=$shim RMM_SHIM_ENABLED=false $bench/shim_pairs_bench $args $(json shim_off) > "$results/shim_off.txt" 2>&1
@@ -57,6 +58,13 @@ for stage in "$@"; do
         echo "-- $tree"; grep -h "median\|reserved\|short_lived\|multi_stream" "$results/random_allocations_$tree.txt" "$results/stream_churn_$tree.txt" | head -30
       done ;;
     bench) OUT=$results scripts/run-gpu-benchmarks.sh > "$results/bench.log" 2>&1; echo "bench rc=$?" ;;
+    apps)
+      # Numba's numpy, when wheels were carried in .whl: installed aside, first on its path only.
+      if ls "$here"/../.whl/numpy-*.whl > /dev/null 2>&1; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/numba-site \
+          "$here"/../.whl/numpy-*.whl && export RMM_APPS_NUMBA_PATH=/tmp/numba-site
+      fi
+      OUT=$results/apps scripts/run-gpu-apps.sh ;;
     config)
       for f in docs/examples/*.toml; do
         env=(); [[ $f == *logging* ]] && env=(RMM_LOGGING_FILE="$results/trace-%p-dev%d.csv")
