@@ -8,8 +8,9 @@
 #   shim-bench   the static-runtime pair benchmark plain, under the shim, switched off, and logging;
 #                alloc_churn plain and under rmm-run
 #   engine-bench random_allocations and stream_churn, this tree against the baseline
+#   random       random_allocations of the pool alone, this tree against the baseline
 #   bench        every other benchmark and rmm-replay (scripts/run-gpu-benchmarks.sh)
-#   apps         real programs three ways (scripts/run-gpu-apps.sh)
+#   apps         real programs three ways (scripts/run-gpu-apps.sh; RMM_APPS names some)
 #   config       rmm-run --check --build over every example file
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,6 +58,13 @@ for stage in "$@"; do
         $dir/stream_churn_bench $(json stream_churn_$tree) > "$results/stream_churn_$tree.txt" 2>&1
         echo "-- $tree"; grep -h "median\|reserved\|short_lived\|multi_stream" "$results/random_allocations_$tree.txt" "$results/stream_churn_$tree.txt" | head -30
       done ;;
+    random)
+      for tree in new base; do
+        dir=build-gpu/bench; [[ $tree == base ]] && dir=$here/base/build-base/bench
+        [[ -x $dir/random_allocations_bench ]] || continue
+        $dir/random_allocations_bench --benchmark_filter='random_allocations/pool/' --benchmark_repetitions=3 \
+          --benchmark_report_aggregates_only=true $(json random_allocations_$tree) 2>&1 | grep median | sed "s/^/$tree /"
+      done ;;
     bench) OUT=$results scripts/run-gpu-benchmarks.sh > "$results/bench.log" 2>&1; echo "bench rc=$?" ;;
     apps)
       # Numba's numpy, when wheels were carried in .whl: installed aside, first on its path only.
@@ -64,7 +72,7 @@ for stage in "$@"; do
         python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/numba-site \
           "$here"/../.whl/numpy-*.whl && export RMM_APPS_NUMBA_PATH=/tmp/numba-site
       fi
-      OUT=$results/apps scripts/run-gpu-apps.sh ;;
+      OUT=$results/apps scripts/run-gpu-apps.sh ${RMM_APPS:-} ;;
     config)
       for f in docs/examples/*.toml; do
         env=(); [[ $f == *logging* ]] && env=(RMM_LOGGING_FILE="$results/trace-%p-dev%d.csv")

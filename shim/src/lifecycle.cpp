@@ -42,15 +42,21 @@ void print_hooks()
   }
 }
 
-/// Before a pool grows, frees waiting for the device to finish with their memory are handed back
-/// (waiting for the oldest when that could be enough): a pool that grew instead would hold twice
-/// the memory of a training loop whose host runs ahead of the device.
-bool give_back_waiting_frees(void*, rmm::cuda_device_id device, std::size_t bytes) noexcept
+/// Before a pool grows, every free waiting for the device to finish with its memory is handed back,
+/// waiting for the device where needed: a pool that grew instead would hold up to twice what a
+/// training loop needs while its host runs ahead of the device. Growth is rare once a program has
+/// reached its working size, so this wait is too.
+bool give_back_waiting_frees(void*, rmm::cuda_device_id device, std::size_t) noexcept
 {
   try {
-    auto& deferred     = state().deferred;
-    auto const pending = deferred.pending_bytes(device.value());
-    return pending > 0 && deferred.reclaim(device.value(), pending >= bytes) > 0;
+    auto& deferred    = state().deferred;
+    std::size_t given = 0;
+    while (deferred.pending_bytes(device.value()) > 0) {
+      auto const bytes = deferred.reclaim(device.value(), true);
+      if (bytes == 0) { break; }  // a capture in progress keeps the open epoch: nothing to wait for
+      given += bytes;
+    }
+    return given > 0;
   } catch (...) {
     return false;
   }

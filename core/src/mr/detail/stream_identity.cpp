@@ -10,12 +10,15 @@ namespace rmm::mr::detail {
 
 namespace {
 
+/// The driver's answer, on the common path of every operation on a user stream: one driver call,
+/// through a pointer looked up once.
 std::uint64_t ask_driver(cudaStream_t stream)
 {
-  unsigned long long id = 0;
-  // A default stream is the current context's, and later calls on the stream need one anyway.
-  rmm::detail::require_context();
-  RMM_CU_TRY(cuStreamGetId(stream, &id));
+  static auto const get_id = rmm::detail::cuda_driver_table().cuStreamGetId;
+  unsigned long long id    = 0;
+  if (auto const status = get_id(stream, &id); status != CUDA_SUCCESS) [[unlikely]] {
+    rmm::detail::throw_cu_error(status, "cuStreamGetId(stream, &id)", __FILE__, __LINE__);
+  }
   return id;
 }
 
@@ -31,7 +34,12 @@ std::uint64_t stream_id(cudaStream_t stream, int device)
     // Stored plus one, so that 0 means "not asked yet".
     thread_local std::array<std::array<std::uint64_t, 2>, cached_devices> known{};
     auto& slot = known[static_cast<std::size_t>(device)][per_thread ? 1 : 0];
-    if (slot == 0) { slot = ask_driver(stream) + 1; }
+    if (slot == 0) {
+      // A default stream is the current context's: make sure there is one (a user stream carries
+      // its own).
+      rmm::detail::require_context();
+      slot = ask_driver(stream) + 1;
+    }
     return slot - 1;
   }
   return ask_driver(stream);
