@@ -94,9 +94,25 @@ int count()
   return bad == 0 ? 0 : 1;
 }
 
+/// Loads every kernel of this program before the timed part: with lazy module loading, the first
+/// launch of a kernel may wait for the device to be idle, which would order the new owner's write
+/// after the slow kernel and hide a premature reuse.
+void load_kernels()
+{
+  unsigned* scratch = nullptr;
+  check(cudaMalloc(&scratch, 2 * sizeof(unsigned)), "cudaMalloc(scratch)");
+  fill<<<1, 1>>>(scratch, 1, 0);
+  slow_fill<<<1, 1>>>(scratch, 1, 0, 0);
+  count_mismatches<<<1, 1>>>(scratch, 1, 0, scratch + 1);
+  check(cudaGetLastError(), "kernel launch");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  check(cudaFree(scratch), "cudaFree(scratch)");
+}
+
 int premature_reuse()
 {
   constexpr std::size_t n = (std::size_t{32} << 20) / sizeof(unsigned);
+  load_kernels();
   cudaStream_t busy{};
   check(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   unsigned* first = nullptr;
