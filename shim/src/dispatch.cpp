@@ -140,6 +140,23 @@ bool capturing(CUstream stream) noexcept
   return real()->stream_is_capturing(stream, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
+/// Takes a block the shim handed out back from the ownership record and counts its free; nothing
+/// (and the reason counted) when the shim is off or the pointer is not one of its blocks.
+std::optional<block_owner> claim_block(shim_state& s, CUdeviceptr ptr) noexcept
+{
+  if (!settings().enabled) {
+    s.count.passed(pass_reason::disabled);
+    return std::nullopt;
+  }
+  auto const owner = s.ownership.extract(static_cast<std::uintptr_t>(ptr));
+  if (!owner) {
+    s.count.passed(pass_reason::foreign_pointer);
+    return std::nullopt;
+  }
+  s.count.served_free(owner->device, owner->size);
+  return owner;
+}
+
 }  // namespace
 
 std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, api_level)
@@ -178,17 +195,9 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
     return std::nullopt;
   }
   if (passing_through()) { return std::nullopt; }
-  auto& s = state();
-  if (!settings().enabled) {
-    s.count.passed(pass_reason::disabled);
-    return std::nullopt;
-  }
-  auto const owner = s.ownership.extract(static_cast<std::uintptr_t>(ptr));
-  if (!owner) {
-    s.count.passed(pass_reason::foreign_pointer);
-    return std::nullopt;
-  }
-  s.count.served_free(owner->device, owner->size);
+  auto& s           = state();
+  auto const owner = claim_block(s, ptr);
+  if (!owner) { return std::nullopt; }
   if (exiting()) { return CUDA_SUCCESS; }  // dropped with the process: no CUDA call during exit
   sampled_timer const timer{owner->device};
   passing_through_scope const own_work;
@@ -242,17 +251,9 @@ std::optional<CUresult> serve_async_allocation(
 std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool per_thread, api_level)
 {
   if (ptr == 0 || passing_through()) { return std::nullopt; }
-  auto& s = state();
-  if (!settings().enabled) {
-    s.count.passed(pass_reason::disabled);
-    return std::nullopt;
-  }
-  auto const owner = s.ownership.extract(static_cast<std::uintptr_t>(ptr));
-  if (!owner) {
-    s.count.passed(pass_reason::foreign_pointer);
-    return std::nullopt;
-  }
-  s.count.served_free(owner->device, owner->size);
+  auto& s           = state();
+  auto const owner = claim_block(s, ptr);
+  if (!owner) { return std::nullopt; }
   if (exiting()) { return CUDA_SUCCESS; }
   stream = resolve_stream(stream, per_thread);
   if (capturing(stream)) {
