@@ -22,8 +22,9 @@ std::string read_compressed_or_plain(std::string const& path)
   while ((n = gzread(file, buffer.data(), static_cast<unsigned>(buffer.size()))) > 0) {
     text.append(buffer.data(), static_cast<std::size_t>(n));
   }
-  int error_code   = 0;
-  char const* what = gzerror(file, &error_code);
+  int error_code = 0;
+  // zlib owns the message and frees it with the file: copy it first.
+  std::string const what = gzerror(file, &error_code);
   gzclose(file);
   if (n < 0 || error_code < 0) { throw parse_error{fmt::format("{}: cannot read the log: {}", path, what)}; }
   return text;

@@ -1,0 +1,78 @@
+// rmm::trace::read_log on files as they arrive: plain or compressed, and damaged.
+
+#include <allocation_log.hpp>
+
+#include <gtest/gtest.h>
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace {
+
+std::string const header = "Thread,Time,Action,Pointer,Size,Stream\n";
+
+/// A compressed log of `rows` allocations, written with zlib.
+std::string write_compressed_log(std::string const& path, int rows)
+{
+  std::string text = header;
+  for (int i = 0; i < rows; ++i) {
+    text += std::to_string(100 + i % 7) + ",10:00:00." + std::to_string(100000 + i) + ",allocate,0x" + std::to_string(7000 + i) +
+            "00," + std::to_string(256 * (i % 97 + 1)) + ",0x0\n";
+  }
+  gzFile file = gzopen(path.c_str(), "wb");
+  EXPECT_NE(file, nullptr);
+  EXPECT_EQ(gzwrite(file, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+  EXPECT_EQ(gzclose(file), Z_OK);
+  return text;
+}
+
+std::string read_error(std::string const& path)
+{
+  try {
+    (void)rmm::trace::read_log(path);
+  } catch (rmm::trace::parse_error const& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(ReadLog, ACompressedLogReadsLikeItsText)
+{
+  std::string const path = ::testing::TempDir() + "read_log_whole.csv.gz";
+  auto const text        = write_compressed_log(path, 500);
+  EXPECT_EQ(rmm::trace::read_log(path).size(), rmm::trace::parse_log(text, path).size());
+  EXPECT_EQ(rmm::trace::read_log(path).size(), 500U);
+  std::remove(path.c_str());
+}
+
+TEST(ReadLog, ADamagedCompressedLogIsRefusedWithZlibsReason)
+{
+  std::string const path = ::testing::TempDir() + "read_log_damaged.csv.gz";
+  (void)write_compressed_log(path, 20000);
+  std::string bytes;
+  {
+    std::ifstream in{path, std::ios::binary};
+    bytes.assign(std::istreambuf_iterator<char>{in}, {});
+  }
+  ASSERT_GT(bytes.size(), 1000U);
+  for (std::size_t i = bytes.size() / 3; i < bytes.size() / 3 + 64; ++i) { bytes[i] = static_cast<char>(~bytes[i]); }
+  {
+    std::ofstream out{path, std::ios::binary | std::ios::trunc};
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  auto const error    = read_error(path);
+  auto const expected = path + ": cannot read the log: ";
+  ASSERT_EQ(error.rfind(expected, 0), 0U) << error;
+  auto const reason = error.substr(expected.size());
+  EXPECT_FALSE(reason.empty());
+  EXPECT_TRUE(std::all_of(reason.begin(), reason.end(), [](char c) { return c >= 0x20 && c < 0x7f; }))
+    << "zlib's message must be copied before the file is closed: " << reason;
+  std::remove(path.c_str());
+}
+
+}  // namespace
