@@ -93,6 +93,9 @@ command_line parse_command_line(std::vector<std::string> const& arguments)
       parsed.settings.arena_shared_threshold = size_value(option, reader.value_of(option, inline_value));
     } else if (option == "--json") {
       parsed.json_path = reader.value_of(option, inline_value);
+    } else if (option == "--complete-rows") {
+      if (inline_value) { throw usage_error{"--complete-rows takes no value"}; }
+      parsed.complete_rows = true;
     } else {
       throw usage_error{fmt::format("unknown option '{}'", argument)};
     }
@@ -114,6 +117,7 @@ std::string usage_text()
   return fmt::format(
     "usage: rmm-replay LOG... [--resource NAME]... [--simulate-device-size SIZE] [--json FILE|-]\n"
     "                  [--pool-initial-size SIZE] [--arena-size SIZE] [--arena-shared-threshold SIZE]\n"
+    "                  [--complete-rows]\n"
     "\n"
     "Replays allocation logs (the logging adaptor's CSV, plain or .gz) through memory resources, one\n"
     "resource after the other, keeping the log's threads, streams and order, and reports per resource\n"
@@ -133,6 +137,8 @@ std::string usage_text()
     "                             the arena serves default-stream requests from SIZE up from one arena\n"
     "                             shared by all threads, smaller ones from per-thread arenas (default\n"
     "                             64KiB; larger than any request: every request per thread)\n"
+    "  --complete-rows            replay a log whose last row was cut off (the process writing it\n"
+    "                             was killed) up to its last complete row, saying so\n"
     "\n"
     "{}\n"
     "\n"

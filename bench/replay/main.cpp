@@ -71,8 +71,17 @@ int run(command_line const& options)
   // Every log is read and checked before anything is replayed: a malformed one stops the run.
   std::vector<replay_plan> plans;
   try {
+    auto const cut_off = options.complete_rows ? rmm::trace::cut_off_row::drop : rmm::trace::cut_off_row::refuse;
     for (auto const& log : options.logs) {
-      plans.push_back(make_replay_plan(rmm::trace::read_log(log), log));
+      auto contents = rmm::trace::read_log(log, cut_off);
+      if (contents.dropped_line != 0) {
+        fmt::print(stderr,
+                   "rmm-replay: {}:{}: the log was cut off in this row; replaying the {} complete rows before it\n",
+                   log,
+                   contents.dropped_line,
+                   contents.events.size());
+      }
+      plans.push_back(make_replay_plan(contents.events, log));
     }
   } catch (rmm::trace::parse_error const& e) {
     fmt::print(stderr, "rmm-replay: malformed log: {}\nNothing was replayed. Fix or regenerate the log.\n", e.what());

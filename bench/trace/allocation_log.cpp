@@ -4,6 +4,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <string_view>
@@ -12,22 +13,27 @@ namespace rmm::trace {
 
 namespace {
 
-std::string read_compressed_or_plain(std::string const& path)
+struct log_text {
+  std::string text;
+  std::string read_error;  ///< zlib's reason when the file ended early or was damaged ("" if read whole)
+};
+
+log_text read_compressed_or_plain(std::string const& path)
 {
   gzFile file = gzopen(path.c_str(), "rb");  // reads plain files too
   if (file == nullptr) { throw parse_error{fmt::format("{}: cannot open the log", path)}; }
-  std::string text;
+  log_text log;
   std::array<char, 1 << 16> buffer{};
   int n = 0;
   while ((n = gzread(file, buffer.data(), static_cast<unsigned>(buffer.size()))) > 0) {
-    text.append(buffer.data(), static_cast<std::size_t>(n));
+    log.text.append(buffer.data(), static_cast<std::size_t>(n));
   }
   int error_code = 0;
   // zlib owns the message and frees it with the file: copy it first.
   std::string const what = gzerror(file, &error_code);
   gzclose(file);
-  if (n < 0 || error_code < 0) { throw parse_error{fmt::format("{}: cannot read the log: {}", path, what)}; }
-  return text;
+  if (n < 0 || error_code < 0) { log.read_error = what.empty() ? "read error" : what; }
+  return log;
 }
 
 template <class T>
@@ -64,68 +70,112 @@ double parse_time(std::string_view field, std::string const& where)
   }
 }
 
+
+/// One row of the log; throws parse_error naming `where`.
+event parse_row(std::string_view line, std::size_t line_number, std::string const& where)
+{
+  std::array<std::string_view, 6> fields{};
+  std::size_t count = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= line.size(); ++i) {
+    if (i == line.size() || line[i] == ',') {
+      if (count == fields.size()) { throw parse_error{fmt::format("{}: more than 6 columns", where)}; }
+      fields[count++] = line.substr(start, i - start);
+      start           = i + 1;
+    }
+  }
+  if (count != fields.size()) {
+    throw parse_error{fmt::format("{}: {} column(s), expected 6 (Thread,Time,Action,Pointer,Size,Stream)", where, count)};
+  }
+  event e{};
+  e.line         = line_number;
+  e.thread       = parse_number<std::uint64_t>(fields[0], 10, "Thread", where);
+  e.time_seconds = parse_time(fields[1], where);
+  if (fields[2] == "allocate") {
+    e.kind = action::allocate;
+  } else if (fields[2] == "allocate failure") {
+    e.kind = action::allocate_failure;
+  } else if (fields[2] == "free") {
+    e.kind = action::free;
+  } else {
+    throw parse_error{
+      fmt::format("{}: unknown action '{}', expected allocate, allocate failure or free", where, fields[2])};
+  }
+  e.pointer = parse_number<std::uintptr_t>(fields[3], 16, "Pointer", where);
+  e.size    = parse_number<std::size_t>(fields[4], 10, "Size", where);
+  e.stream  = parse_number<std::uintptr_t>(fields[5], 16, "Stream", where);
+  return e;
+}
+
 }  // namespace
 
-std::vector<event> parse_log(std::string const& text, std::string const& name)
+log_contents parse_log(std::string const& text, std::string const& name, cut_off_row cut_off)
 {
-  std::vector<event> events;
+  log_contents log;
   std::size_t line_number = 0;
   std::size_t pos         = 0;
   bool header_seen        = false;
   while (pos < text.size()) {
-    auto const eol  = text.find('\n', pos);
-    auto line       = std::string_view{text}.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
-    pos             = eol == std::string::npos ? text.size() : eol + 1;
+    auto const eol = text.find('\n', pos);
+    auto line      = std::string_view{text}.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
+    pos            = eol == std::string::npos ? text.size() : eol + 1;
     ++line_number;
     if (!line.empty() && line.back() == '\r') { line.remove_suffix(1); }
     if (line.empty()) { continue; }
     auto const where = fmt::format("{}:{}", name, line_number);
     if (!header_seen) {
       if (line != "Thread,Time,Action,Pointer,Size,Stream") {
-        throw parse_error{fmt::format("{}: expected the header 'Thread,Time,Action,Pointer,Size,Stream', found '{}'",
-                                      where, line)};
+        throw parse_error{fmt::format(
+          "{}: expected the header 'Thread,Time,Action,Pointer,Size,Stream', found '{}'", where, line)};
       }
       header_seen = true;
       continue;
     }
-    std::array<std::string_view, 6> fields{};
-    std::size_t count = 0;
-    std::size_t start = 0;
-    for (std::size_t i = 0; i <= line.size(); ++i) {
-      if (i == line.size() || line[i] == ',') {
-        if (count == fields.size()) {
-          throw parse_error{fmt::format("{}: more than 6 columns", where)};
-        }
-        fields[count++] = line.substr(start, i - start);
-        start           = i + 1;
+    try {
+      log.events.push_back(parse_row(line, line_number, where));
+    } catch (parse_error const& e) {
+      // A last row without its line end is where a killed process stopped writing.
+      bool const cut_off_last_row = eol == std::string::npos;
+      if (!cut_off_last_row) { throw; }
+      if (cut_off == cut_off_row::drop) {
+        log.dropped_line = line_number;
+        break;
       }
+      throw parse_error{fmt::format("{} (the log ends in this row, as a log cut off by a crash does: "
+                                    "--complete-rows replays the {} complete rows before it)",
+                                    e.what(),
+                                    log.events.size())};
     }
-    if (count != fields.size()) {
-      throw parse_error{fmt::format("{}: {} column(s), expected 6 (Thread,Time,Action,Pointer,Size,Stream)", where, count)};
-    }
-    event e{};
-    e.line         = line_number;
-    e.thread       = parse_number<std::uint64_t>(fields[0], 10, "Thread", where);
-    e.time_seconds = parse_time(fields[1], where);
-    if (fields[2] == "allocate") {
-      e.kind = action::allocate;
-    } else if (fields[2] == "allocate failure") {
-      e.kind = action::allocate_failure;
-    } else if (fields[2] == "free") {
-      e.kind = action::free;
-    } else {
-      throw parse_error{fmt::format("{}: unknown action '{}', expected allocate, allocate failure or free", where,
-                                    fields[2])};
-    }
-    e.pointer = parse_number<std::uintptr_t>(fields[3], 16, "Pointer", where);
-    e.size    = parse_number<std::size_t>(fields[4], 10, "Size", where);
-    e.stream  = parse_number<std::uintptr_t>(fields[5], 16, "Stream", where);
-    events.push_back(e);
   }
   if (!header_seen) { throw parse_error{fmt::format("{}: empty log (no header)", name)}; }
-  return events;
+  return log;
 }
 
-std::vector<event> read_log(std::string const& path) { return parse_log(read_compressed_or_plain(path), path); }
+std::vector<event> parse_log(std::string const& text, std::string const& name)
+{
+  return parse_log(text, name, cut_off_row::refuse).events;
+}
+
+log_contents read_log(std::string const& path, cut_off_row cut_off)
+{
+  auto log = read_compressed_or_plain(path);
+  if (!log.read_error.empty()) {
+    if (cut_off == cut_off_row::refuse) {
+      throw parse_error{fmt::format("{}: cannot read the log: {}{}",
+                                    path,
+                                    log.read_error,
+                                    log.text.empty() ? "" : " (--complete-rows replays the complete rows read before it)")};
+    }
+    // Keep the complete rows that decompressed; the row after them is the one lost.
+    auto const last_end = log.text.rfind('\n');
+    log.text.resize(last_end == std::string::npos ? 0 : last_end + 1);
+    auto contents         = parse_log(log.text, path, cut_off);
+    contents.dropped_line = static_cast<std::size_t>(std::count(log.text.begin(), log.text.end(), '\n')) + 1;
+    return contents;
+  }
+  return parse_log(log.text, path, cut_off);
+}
+
+std::vector<event> read_log(std::string const& path) { return read_log(path, cut_off_row::refuse).events; }
 
 }  // namespace rmm::trace

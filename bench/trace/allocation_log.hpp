@@ -30,10 +30,21 @@ struct parse_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// What to do with a log whose last row is cut off (the process writing it was killed): refuse it,
+/// saying so, or keep the rows before it.
+enum class cut_off_row { refuse, drop };
+
+struct log_contents {
+  std::vector<event> events;
+  std::size_t dropped_line{0};  ///< the cut-off last row that was left out (0: none)
+};
+
 /// Reads a whole log (plain or .gz). Throws parse_error.
+[[nodiscard]] log_contents read_log(std::string const& path, cut_off_row cut_off);
 [[nodiscard]] std::vector<event> read_log(std::string const& path);
 
 /// Parses log text; `name` is used in messages.
+[[nodiscard]] log_contents parse_log(std::string const& text, std::string const& name, cut_off_row cut_off);
 [[nodiscard]] std::vector<event> parse_log(std::string const& text, std::string const& name);
 
 }  // namespace rmm::trace

@@ -75,4 +75,43 @@ TEST(ReadLog, ADamagedCompressedLogIsRefusedWithZlibsReason)
   std::remove(path.c_str());
 }
 
+TEST(ReadLog, ALastRowWithoutItsLineEndIsDroppedOnlyWhenAsked)
+{
+  std::string const text = header + "1,00:00:01.000000,allocate,0x100,256,0x0\n1,00:00:01.000001,free,0x1";
+  try {
+    (void)rmm::trace::parse_log(text, "cut.csv");
+    ADD_FAILURE() << "a cut-off row was accepted";
+  } catch (rmm::trace::parse_error const& e) {
+    EXPECT_NE(std::string{e.what()}.find("cut.csv:3: 4 column(s)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string{e.what()}.find("--complete-rows"), std::string::npos) << e.what();
+  }
+  auto const kept = rmm::trace::parse_log(text, "cut.csv", rmm::trace::cut_off_row::drop);
+  EXPECT_EQ(kept.events.size(), 1U);
+  EXPECT_EQ(kept.dropped_line, 3U);
+  auto const whole = rmm::trace::parse_log(text + "00,4,0x0\n", "whole.csv", rmm::trace::cut_off_row::drop);
+  EXPECT_EQ(whole.events.size(), 2U);
+  EXPECT_EQ(whole.dropped_line, 0U);
+}
+
+TEST(ReadLog, ACompressedLogCutOffKeepsItsCompleteRowsWhenAsked)
+{
+  std::string const path = ::testing::TempDir() + "read_log_cut.csv.gz";
+  (void)write_compressed_log(path, 20000);
+  std::string bytes;
+  {
+    std::ifstream in{path, std::ios::binary};
+    bytes.assign(std::istreambuf_iterator<char>{in}, {});
+  }
+  {
+    std::ofstream out{path, std::ios::binary | std::ios::trunc};
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
+  }
+  EXPECT_NE(read_error(path).find("--complete-rows"), std::string::npos) << read_error(path);
+  auto const kept = rmm::trace::read_log(path, rmm::trace::cut_off_row::drop);
+  EXPECT_GT(kept.events.size(), 1000U);
+  EXPECT_LT(kept.events.size(), 20000U);
+  EXPECT_EQ(kept.dropped_line, kept.events.size() + 2) << "the header, the kept rows, then the lost one";
+  std::remove(path.c_str());
+}
+
 }  // namespace

@@ -102,6 +102,31 @@ TEST_F(RmmReplay, TruncatedRow)
   expect_malformed(row + "allocate,0x100,256,0x0\n" + row + "free,0x100\n", ":3: 4 column(s), expected 6 (Thread,Time,Action,Pointer,Size,Stream)");
 }
 
+TEST_F(RmmReplay, ALogCutOffInItsLastRowIsRefusedWithTheWayOut)
+{
+  expect_malformed(row + "allocate,0x100,256,0x0\n" + row + "free,0x1",
+                   ":3: 4 column(s), expected 6 (Thread,Time,Action,Pointer,Size,Stream) (the log ends in this row, "
+                   "as a log cut off by a crash does: --complete-rows replays the 1 complete rows before it)");
+}
+
+TEST_F(RmmReplay, CompleteRowsReplaysALogCutOffByACrashUpToItsLastCompleteRow)
+{
+  auto const log    = write_log(row + "allocate,0x100,256,0x0\n" + row + "allocate,0x200,512,0x0\n" + row + "free,0x1");
+  auto const result = run(log + " --resource cuda --complete-rows --json -");
+  EXPECT_EQ(result.status, 0) << result.err;
+  auto const note = "rmm-replay: " + log + ":4: the log was cut off in this row; replaying the 2 complete rows before it\n";
+  EXPECT_NE(result.err.find(note), std::string::npos) << result.err;
+  EXPECT_EQ(field(result_line(result.out, "cuda"), "peak_live_bytes"), "768") << result.out;
+}
+
+TEST_F(RmmReplay, CompleteRowsStillRefusesABadRowInTheMiddle)
+{
+  auto const log    = write_log(row + "allocate,0x100,12a,0x0\n" + row + "allocate,0x200,512,0x0\n");
+  auto const result = run(log + " --resource cuda --complete-rows");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find(":2: column Size is '12a', expected a decimal number\n"), std::string::npos) << result.err;
+}
+
 TEST_F(RmmReplay, BadNumber)
 {
   expect_malformed(row + "allocate,0x100,12a,0x0\n", ":2: column Size is '12a', expected a decimal number");
