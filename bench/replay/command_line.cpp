@@ -2,9 +2,13 @@
 
 #include "byte_size.hpp"
 
+#include <rmm/config/schema.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <string_view>
 
 namespace rmm::replay {
@@ -97,7 +101,15 @@ command_line parse_command_line(std::vector<std::string> const& arguments)
       if (inline_value) { throw usage_error{"--complete-rows takes no value"}; }
       parsed.complete_rows = true;
     } else {
-      throw usage_error{fmt::format("unknown option '{}'", argument)};
+      static constexpr std::array<std::string_view, 10> known{
+        "--help",       "--resource",          "--simulate-device-size",   "--pool-initial-size", "--arena-size",
+        "--arena-shared-threshold", "--json", "--complete-rows", "-h", "-r"};
+      // A known option the word begins (a shortened name), else the closest one (a typo).
+      auto const begun = std::ranges::find_if(known, [&](std::string_view name) { return name.starts_with(option); });
+      auto const guess = begun != known.end() ? std::optional<std::string_view>{*begun}
+                                              : rmm::config::closest_match(option, known);
+      throw usage_error{guess ? fmt::format("unknown option '{}' (did you mean {}?)", argument, *guess)
+                              : fmt::format("unknown option '{}'", argument)};
     }
   }
   if (parsed.help) { return parsed; }

@@ -143,7 +143,7 @@ int main(int argc, char** argv)
   try {
     options = parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
   } catch (usage_error const& e) {
-    fmt::print(stderr, "rmm-replay: {}\n\n{}", e.what(), usage_text());
+    fmt::print(stderr, "rmm-replay: {}\nrmm-replay --help lists the options.\n", e.what());
     return exit_bad_input;
   }
   if (options.help) {

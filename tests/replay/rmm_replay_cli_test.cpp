@@ -179,7 +179,8 @@ TEST_F(RmmReplay, BadUsage)
   EXPECT_NE(result.err.find("rmm-replay: resource 'heap': unknown part 'heap'\nknown resources"), std::string::npos)
     << result.err;
   EXPECT_NE(result.err.find("  cuda_async "), std::string::npos) << result.err;
-  EXPECT_NE(result.err.find("usage: rmm-replay LOG..."), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("usage: rmm-replay LOG..."), std::string::npos) << "a usage error is not the whole help";
+  EXPECT_NE(result.err.find("rmm-replay --help lists the options.\n"), std::string::npos) << result.err;
 
   result = run(log + " --resource cuda+pool");
   EXPECT_EQ(result.status, 2);
@@ -198,7 +199,17 @@ TEST_F(RmmReplay, BadUsage)
 
   result = run(log + " --frobnicate");
   EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("unknown option '--frobnicate'"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err, "rmm-replay: unknown option '--frobnicate'\nrmm-replay --help lists the options.\n");
+
+  result = run(log + " --simulate-device=80GiB");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_EQ(result.err,
+            "rmm-replay: unknown option '--simulate-device=80GiB' (did you mean --simulate-device-size?)\n"
+            "rmm-replay --help lists the options.\n");
+
+  result = run(log + " --jsn out.json");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("unknown option '--jsn' (did you mean --json?)\n"), std::string::npos) << result.err;
 
   result = run("");
   EXPECT_EQ(result.status, 2);
