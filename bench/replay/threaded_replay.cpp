@@ -1,5 +1,7 @@
 #include "threaded_replay.hpp"
 
+#include <logged_stream.hpp>
+
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>
 
@@ -77,15 +79,9 @@ class threaded_replay {
   {
     // Streams are created before the replay so that creating them is not timed.
     for (auto const logged : plan.logged_streams) {
-      if (!is_builtin_stream(logged)) {
-        streams_.push_back(owned_streams_.emplace_back().view());  // the handle survives moves
-      } else if (logged == 0) {
-        streams_.push_back(rmm::cuda_stream_view{});
-      } else if (logged == reinterpret_cast<std::uintptr_t>(cudaStreamLegacy)) {
-        streams_.push_back(rmm::cuda_stream_legacy);
-      } else {
-        streams_.push_back(rmm::cuda_stream_per_thread);  // each replaying thread's own, as logged
-      }
+      // The per-thread stream is each replaying thread's own, as logged.
+      auto const builtin = rmm::trace::builtin_stream(logged);
+      streams_.push_back(builtin ? *builtin : owned_streams_.emplace_back().view());  // handles survive moves
     }
   }
 
@@ -219,12 +215,6 @@ class threaded_replay {
 };
 
 }  // namespace
-
-bool is_builtin_stream(std::uintptr_t logged_stream) noexcept
-{
-  return logged_stream == 0 || logged_stream == reinterpret_cast<std::uintptr_t>(cudaStreamLegacy) ||
-         logged_stream == reinterpret_cast<std::uintptr_t>(cudaStreamPerThread);
-}
 
 replay_measurement replay_threaded(replay_plan const& plan,
                                    rmm::device_async_resource_ref mr,

@@ -39,8 +39,4 @@ struct replay_measurement {
                                                  rmm::device_async_resource_ref mr,
                                                  std::function<void()> const& after_allocation = {});
 
-/// The stream a logged handle maps to: 0 is the default stream, 0x1 cudaStreamLegacy and 0x2
-/// cudaStreamPerThread (their fixed handle values); any other value needs a stream of its own.
-[[nodiscard]] bool is_builtin_stream(std::uintptr_t logged_stream) noexcept;
-
 }  // namespace rmm::replay

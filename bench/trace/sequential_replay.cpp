@@ -1,5 +1,7 @@
 #include "sequential_replay.hpp"
 
+#include "logged_stream.hpp"
+
 #include <rmm/cuda_stream.hpp>
 
 #include <fmt/format.h>
@@ -7,6 +9,7 @@
 #include <algorithm>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 namespace rmm::trace {
 
@@ -20,9 +23,10 @@ replay_result replay_sequential(std::vector<event> const& events,
     rmm::cuda_stream_view stream;
   };
   std::unordered_map<std::uintptr_t, live_allocation> live;  // logged pointer -> replayed one
+  std::vector<live_allocation> live_at_null;  // zero-byte allocations logged with the null pointer
   std::unordered_map<std::uintptr_t, std::unique_ptr<rmm::cuda_stream>> streams;
   auto stream_for = [&streams](std::uintptr_t logged) -> rmm::cuda_stream_view {
-    if (logged == 0) { return rmm::cuda_stream_view{}; }
+    if (auto const builtin = builtin_stream(logged)) { return *builtin; }
     auto& s = streams[logged];
     if (!s) { s = std::make_unique<rmm::cuda_stream>(); }
     return s->view();
@@ -33,7 +37,11 @@ replay_result replay_sequential(std::vector<event> const& events,
     for (auto const& [logged, a] : live) {
       mr.deallocate(a.stream, a.ptr, a.size);
     }
+    for (auto const& a : live_at_null) {
+      mr.deallocate(a.stream, a.ptr, a.size);
+    }
     live.clear();
+    live_at_null.clear();
   };
   replay_result result{};
   std::size_t live_bytes = 0;
@@ -43,7 +51,11 @@ replay_result replay_sequential(std::vector<event> const& events,
         case action::allocate: {
           auto const stream = stream_for(e.stream);
           void* ptr         = mr.allocate(stream, e.size);
-          if (!live.emplace(e.pointer, live_allocation{ptr, e.size, stream}).second) {
+          if (e.pointer == 0) {
+            // Only zero-byte allocations may be logged with the null pointer, and any number of them
+            // (the log check refuses other null ones); each is freed by one free of the null pointer.
+            live_at_null.push_back(live_allocation{ptr, e.size, stream});
+          } else if (!live.emplace(e.pointer, live_allocation{ptr, e.size, stream}).second) {
             mr.deallocate(stream, ptr, e.size);
             throw replay_error{fmt::format("line {}: pointer {:#x} allocated twice without a free", e.line, e.pointer)};
           }
@@ -54,6 +66,14 @@ replay_result replay_sequential(std::vector<event> const& events,
           break;
         }
         case action::free: {
+          if (e.pointer == 0 && !live_at_null.empty()) {
+            auto const a = live_at_null.back();
+            live_at_null.pop_back();
+            mr.deallocate(stream_for(e.stream), a.ptr, a.size);
+            live_bytes -= a.size;
+            ++result.frees;
+            break;
+          }
           auto it = live.find(e.pointer);
           if (it == live.end()) {
             throw replay_error{fmt::format("line {}: free of {:#x}, which is not allocated", e.line, e.pointer)};

@@ -26,8 +26,8 @@ struct replay_result {
   std::size_t peak_reserved_bytes{};  ///< from `reserved_bytes`, sampled after every allocation
 };
 
-/// Replays `events` through `mr`. Logged streams other than 0 map to streams created for the
-/// replay. Live allocations left at the end are freed. `reserved_bytes`, if given, reports what
+/// Replays `events` through `mr`. Logged streams map as `builtin_stream` says (logged_stream.hpp);
+/// the others to streams created for the replay. Live allocations left at the end are freed. `reserved_bytes`, if given, reports what
 /// the resource holds from upstream. Throws replay_error naming the log line for a free of an
 /// unknown pointer; allocation failures propagate.
 replay_result replay_sequential(std::vector<event> const& events,
