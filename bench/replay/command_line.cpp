@@ -1,8 +1,7 @@
 #include "command_line.hpp"
 
-#include "byte_size.hpp"
-
 #include <rmm/config/schema.hpp>
+#include <rmm/config/size.hpp>
 
 #include <fmt/format.h>
 
@@ -10,6 +9,7 @@
 #include <array>
 #include <optional>
 #include <string_view>
+#include <variant>
 
 namespace rmm::replay {
 
@@ -35,16 +35,14 @@ class argument_reader {
   std::size_t next_{0};
 };
 
+/// A size on the command line, read as the configuration reads one (binary units, no percentages).
 std::size_t size_value(std::string_view option, std::string const& text)
 {
-  auto const bytes = parse_byte_size(text);
-  if (!bytes) {
-    throw usage_error{fmt::format("{} '{}' is not a size: give bytes or a number with a unit, e.g. 80GiB, 512MiB, "
-                                  "1.5TiB, 80GB",
-                                  option,
-                                  text)};
+  auto const parsed = rmm::config::parse_size(text, false);
+  if (auto const* problem = std::get_if<rmm::config::size_problem>(&parsed)) {
+    throw usage_error{fmt::format("{} '{}' is not a size: expected {}", option, text, problem->expected)};
   }
-  return *bytes;
+  return std::get<rmm::config::size_spec>(parsed).bytes;
 }
 
 void add_resources(std::vector<std::string>& resources, std::string const& list)

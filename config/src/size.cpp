@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -103,8 +104,18 @@ std::variant<size_spec, size_problem> parse_bytes(std::string_view text, bool al
   if (!split_number(text, whole, fraction, rest)) { return size_problem{generic_expectation(allow_percent)}; }
   auto const unit_name = lower(trim(rest));
   if (std::find(ambiguous_units.begin(), ambiguous_units.end(), unit_name) != ambiguous_units.end()) {
-    return size_problem{"a binary unit: B, KiB, MiB, GiB or TiB (\"" + std::string{rest} +
-                        "\" is ambiguous between powers of 1000 and 1024; write \"GiB\" for 2^30 bytes)"};
+    // The binary unit of the same letter: "512MB" means "512MiB" far more often than 512 * 10^6.
+    auto const binary = std::find_if(binary_units.begin(), binary_units.end(), [&](unit const& u) {
+      return u.name.size() == 3 && u.name.front() == unit_name.front();
+    });
+    auto const number = std::string{text.substr(0, text.size() - rest.size())};
+    return size_problem{fmt::format("a binary unit: B, KiB, MiB, GiB or TiB (\"{}\" is ambiguous between powers of "
+                                    "1000 and 1024; write \"{}{}\" for {} * 2^{} bytes)",
+                                    std::string{trim(rest)},
+                                    number,
+                                    binary->display,
+                                    number,
+                                    std::countr_zero(binary->bytes))};
   }
   auto const found = std::find_if(binary_units.begin(), binary_units.end(), [&](unit const& u) {
     return u.name == unit_name;

@@ -189,9 +189,14 @@ TEST_F(RmmReplay, BadUsage)
 
   result = run(log + " --simulate-device-size=80parsecs");
   EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("--simulate-device-size '80parsecs' is not a size: give bytes or a number with a unit"),
+  EXPECT_NE(result.err.find("--simulate-device-size '80parsecs' is not a size: expected a size: bytes as an integer"),
             std::string::npos)
     << result.err;
+
+  // Units mean what they mean in the configuration: MB is refused, with the unit meant.
+  result = run(log + " --simulate-device-size 512MB");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("write \"512MiB\""), std::string::npos) << result.err;
 
   result = run(log + " --simulate-device-size 1GiB --resource pool+managed");
   EXPECT_EQ(result.status, 2);
