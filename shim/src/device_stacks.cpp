@@ -1,5 +1,6 @@
 #include "device_stacks.hpp"
 
+#include "deferring_resource.hpp"
 #include "settings.hpp"
 
 #include <rmm/config/build.hpp>
@@ -45,18 +46,37 @@ rmm::mr::any_device_resource& device_stacks::get(int device)
   fresh->layers = rmm::config::build_layers(settings().stack, cuda_device_id{device});
   if (auto const& log = settings().log_file; !log.empty()) {
     auto const file = rmm::config::expand_file_name_pattern(log, static_cast<long>(::getpid()), device);
+    fresh->layers.insert(fresh->layers.begin(), deferring_resource{fresh->layers.front(), device, defer_});
     fresh->layers.insert(fresh->layers.begin(), rmm::mr::logging_resource_adaptor{fresh->layers.front(), file});
+    fresh->below_log = 2;
   }
   auto* built = fresh.release();  // never destroyed: dropped at exit, not freed
   slot.store(built, std::memory_order_release);
   return built->layers.front();
 }
 
-rmm::mr::any_device_resource* device_stacks::find(int device) const noexcept
+auto device_stacks::built(int device) const noexcept -> stack*
 {
   if (device < 0 || device >= max_devices) { return nullptr; }
-  auto* built = stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
-  return built == nullptr ? nullptr : &built->layers.front();
+  return stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
+}
+
+rmm::mr::any_device_resource* device_stacks::find(int device) const noexcept
+{
+  auto* s = built(device);
+  return s == nullptr ? nullptr : &s->layers.front();
+}
+
+rmm::mr::any_device_resource* device_stacks::find_below_log(int device) const noexcept
+{
+  auto* s = built(device);
+  return s == nullptr ? nullptr : &s->layers[s->below_log];
+}
+
+bool device_stacks::logs(int device) const noexcept
+{
+  auto const* s = built(device);
+  return s != nullptr && s->below_log != 0;
 }
 
 std::optional<rmm::mr::suballocator_statistics> device_stacks::statistics(int device) const

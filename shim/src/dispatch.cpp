@@ -207,6 +207,8 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
     // Ordered on the legacy stream of the block's device, which waits for every blocking stream.
     scoped_device_context const on_device{owner->device};
     stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(ptr), owner->size);
+  } else if (s.stacks.logs(owner->device)) {
+    stack->deallocate_sync(reinterpret_cast<void*>(ptr), owner->size);  // logged now, deferred below the log
   } else {
     s.deferred.defer(owner->device, static_cast<std::uintptr_t>(ptr), owner->size);
   }

@@ -12,8 +12,9 @@ shim_state* create() { return new shim_state; }  // never deleted: hooks run unt
 }  // namespace
 
 shim_state::shim_state()
-  : deferred{[this](int device, std::uintptr_t ptr, std::size_t size) {
-      if (auto* stack = stacks.find(device); stack != nullptr) {
+  : stacks{[this](int device, std::uintptr_t ptr, std::size_t size) { deferred.defer(device, ptr, size); }},
+    deferred{[this](int device, std::uintptr_t ptr, std::size_t size) {
+      if (auto* stack = stacks.find_below_log(device); stack != nullptr) {
         stack->deallocate_sync(reinterpret_cast<void*>(ptr), size);
       }
     }}

@@ -4,6 +4,9 @@
 
 #include "shim_runner.hpp"
 
+#include <allocation_log.hpp>
+#include <log_check.hpp>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -136,6 +139,29 @@ TEST(Shim, AFreedBlockIsNotHandedOutWhileWorkQueuedBeforeTheFreeStillUsesIt)
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
   EXPECT_EQ(r.value("second_owner_sees"), "5555");
+}
+
+TEST(Shim, TheEventLogShowsEachFreeWhenTheProgramMadeIt)
+{
+  // Under the device-wide policy a freed block returns to the stack only once its epoch completed;
+  // the log must still show the program's order, so that its replay has the program's peak live.
+  std::string const log = ::testing::TempDir() + "shim_event_log_" + std::to_string(::getpid()) + ".csv";
+  std::remove(log.c_str());
+  auto const r = run("runtime-pairs", {{"RMM_SHIM_LOG_FILE", log}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto const events = rmm::trace::read_log(log);
+  std::remove(log.c_str());
+  ASSERT_EQ(events.size(), 410U);
+  EXPECT_EQ(std::count_if(events.begin(), events.end(), [](auto const& e) { return e.kind == rmm::trace::action::free; }),
+            205);
+  // The 200 pairs at the end: each allocation's free comes right after it.
+  for (std::size_t i = 10; i < events.size(); i += 2) {
+    ASSERT_EQ(events[i].kind, rmm::trace::action::allocate) << "row " << events[i].line;
+    ASSERT_EQ(events[i + 1].kind, rmm::trace::action::free) << "row " << events[i + 1].line;
+    ASSERT_EQ(events[i + 1].pointer, events[i].pointer) << "row " << events[i + 1].line;
+  }
+  auto const facts = rmm::trace::check_log(events, log);
+  EXPECT_EQ(static_cast<long long>(facts.peak_live_bytes), r.reported("peak_live_bytes")) << r.report;
 }
 
 TEST(Shim, ExitWithLiveAllocationsIsQuiet)
