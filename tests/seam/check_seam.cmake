@@ -39,7 +39,8 @@ if(MODE STREQUAL "symbols")
 elseif(MODE STREQUAL "closure")
   set(library "${WORK_DIR}/librmm_seam_closure.so")
   file(REMOVE "${library}")
-  execute_process(COMMAND "${CXX}" -shared -o "${library}" ${objects} -Wl,--no-undefined -pthread -ldl
+  separate_arguments(link_flags UNIX_COMMAND "${LINK_FLAGS}")  # a sanitizer build's runtime
+  execute_process(COMMAND "${CXX}" -shared -o "${library}" ${objects} ${link_flags} -Wl,--no-undefined -pthread -ldl
                   RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT status EQUAL 0)
     message(FATAL_ERROR "the objects do not link without the CUDA runtime:\n${out}${err}")
