@@ -97,7 +97,7 @@ std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
   std::optional<epoch> waited;
   {
     std::lock_guard lock{d.mutex};
-    while (!d.closed.empty() && completed(d.closed.front())) {
+    while (!d.closed.empty() && completed(d.closed.front()) && drained(device)) {
       auto& e = d.closed.front();
       ready.insert(ready.end(), e.blocks.begin(), e.blocks.end());
       recycle(d, e);
@@ -120,6 +120,7 @@ std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
     for (auto const event : waited->events) {
       (void)real()->event_synchronize(event);
     }
+    wait_drained(device);
     std::lock_guard lock{d.mutex};
     ready.insert(ready.end(), waited->blocks.begin(), waited->blocks.end());
     recycle(d, *waited);
@@ -149,14 +150,100 @@ std::size_t deferred_frees::pending_bytes(int device) const noexcept
 void deferred_frees::stream_created(CUstream stream, unsigned int flags, int device)
 {
   if ((flags & CU_STREAM_NON_BLOCKING) == 0) { return; }  // blocking: the legacy stream's event covers it
-  std::lock_guard lock{streams_mutex_};
-  non_blocking_streams_.emplace_back(stream, device);
+  if (device < 0 || device >= max_devices) { return; }
+  // Counted before the fence is recorded: an allocation that saw no non-blocking stream either
+  // took its block before the fence (which then covers the block's earlier work) or sees the count
+  // when it checks again (dispatch.cpp).
+  devices_[static_cast<std::size_t>(device)].non_blocking_streams.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::lock_guard lock{streams_mutex_};
+    non_blocking_streams_.emplace_back(stream, device);
+  }
+  // Blocks handed out in the legacy stream's order may still be used by work queued before this
+  // stream existed; the stream does not take part in the legacy stream's synchronization.
+  // While a capture is in progress nothing may touch the legacy stream: no fence (docs/shim.md).
+  if (captures_.load(std::memory_order_acquire) > 0) { return; }
+  auto const* driver = real();
+  CUevent fence{};
+  bool fenced = driver->event_create(&fence, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS;
+  if (fenced) {
+    fenced = driver->event_record(fence, CU_STREAM_LEGACY) == CUDA_SUCCESS &&
+             driver->stream_wait_event(stream, fence, 0) == CUDA_SUCCESS;
+    (void)driver->event_destroy(fence);  // the wait keeps what it needs
+  }
+  if (!fenced) { (void)driver->ctx_synchronize(); }  // no event to fence with: wait instead
 }
 
 void deferred_frees::stream_destroyed(CUstream stream) noexcept
 {
   std::lock_guard lock{streams_mutex_};
-  std::erase_if(non_blocking_streams_, [stream](auto const& s) { return s.first == stream; });
+  auto const found = std::find_if(
+    non_blocking_streams_.begin(), non_blocking_streams_.end(), [stream](auto const& s) { return s.first == stream; });
+  if (found == non_blocking_streams_.end()) { return; }
+  auto const device = found->second;
+  non_blocking_streams_.erase(found);
+  // Work the program queued before destroying the stream still runs: the stream counts until then.
+  auto const* driver = real();
+  if (driver->stream_query(stream) == CUDA_ERROR_NOT_READY) {
+    CUevent done{};
+    if (driver->event_create(&done, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) {
+      if (driver->event_record(done, stream) == CUDA_SUCCESS) {
+        try {
+          draining_.push_back({done, device});
+          draining_count_.store(static_cast<int>(draining_.size()), std::memory_order_release);
+          return;
+        } catch (...) {  // out of host memory: wait for the stream below
+        }
+      }
+      (void)driver->event_destroy(done);
+    }
+    (void)driver->stream_synchronize(stream);  // nothing to watch it with: wait for it here
+  }
+  devices_[static_cast<std::size_t>(device)].non_blocking_streams.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+bool deferred_frees::legacy_order_suffices(int device) noexcept
+{
+  if (captures_.load(std::memory_order_acquire) > 0) { return false; }
+  auto& d = devices_[static_cast<std::size_t>(device)];
+  if (d.non_blocking_streams.load(std::memory_order_seq_cst) == 0) { return true; }
+  (void)drained(device);
+  return d.non_blocking_streams.load(std::memory_order_seq_cst) == 0;
+}
+
+bool deferred_frees::drained(int device) noexcept
+{
+  if (draining_count_.load(std::memory_order_acquire) == 0) { return true; }
+  std::lock_guard lock{streams_mutex_};
+  forget_drained();
+  return std::none_of(draining_.begin(), draining_.end(), [device](auto const& s) { return s.device == device; });
+}
+
+void deferred_frees::wait_drained(int device) noexcept
+{
+  if (draining_count_.load(std::memory_order_acquire) == 0) { return; }
+  std::lock_guard lock{streams_mutex_};  // rare: a destroyed stream still running when memory ran short
+  for (auto const& s : draining_) {
+    if (s.device == device) { (void)real()->event_synchronize(s.done); }
+  }
+  forget_drained();
+}
+
+void deferred_frees::forget_drained() noexcept
+{
+  auto const* driver = real();
+  std::erase_if(draining_, [&](draining_stream const& s) {
+    if (driver->event_query(s.done) == CUDA_ERROR_NOT_READY) { return false; }
+    (void)driver->event_destroy(s.done);
+    devices_[static_cast<std::size_t>(s.device)].non_blocking_streams.fetch_sub(1, std::memory_order_seq_cst);
+    return true;
+  });
+  draining_count_.store(static_cast<int>(draining_.size()), std::memory_order_release);
+}
+
+int deferred_frees::non_blocking_streams(int device) const noexcept
+{
+  return devices_[static_cast<std::size_t>(device)].non_blocking_streams.load(std::memory_order_seq_cst);
 }
 
 void deferred_frees::capture_began() noexcept { captures_.fetch_add(1, std::memory_order_acq_rel); }

@@ -43,9 +43,21 @@ class deferred_frees {
   /// Bytes freed on `device` and not yet given back.
   [[nodiscard]] std::size_t pending_bytes(int device) const noexcept;
 
-  /// The program's streams: non-blocking ones need an event of their own in each epoch.
+  /// The program's streams: non-blocking ones need an event of their own in each epoch. A new
+  /// non-blocking stream is made to wait for the legacy stream's work so far (see below).
   void stream_created(CUstream stream, unsigned int flags, int device);
   void stream_destroyed(CUstream stream) noexcept;
+
+  /// True while `device` has no non-blocking stream (none alive, none destroyed with work still
+  /// running) and no capture is in progress. Every stream of the program then takes part in the
+  /// legacy stream's implicit synchronization, so ordering a free on the legacy stream keeps
+  /// cudaFree's promise, and a block taken in the legacy stream's order is safe for every stream:
+  /// memory is reused at once, as in the stream-ordered policy. A non-blocking stream created later
+  /// first waits for the legacy stream's work submitted before it existed. One atomic load.
+  [[nodiscard]] bool legacy_order_suffices(int device) noexcept;
+
+  /// Non-blocking streams of `device` alive or still running work.
+  [[nodiscard]] int non_blocking_streams(int device) const noexcept;
 
   /// Stream captures in progress in the process: while any is, no epoch is closed (recording on
   /// the legacy stream would invalidate a capture of a blocking stream).
@@ -73,17 +85,31 @@ class deferred_frees {
     std::deque<epoch> closed;  // oldest first
     std::vector<CUevent> spare_events;
     std::size_t pending_bytes{0};
+    std::atomic<int> non_blocking_streams{0};  // alive, or destroyed with work still running
+  };
+  struct draining_stream {
+    CUevent done;  // recorded on the stream when the program destroyed it
+    int device;
   };
 
   /// Records the epoch's events; false (nothing recorded) while a capture is in progress.
   bool close(int device, per_device& d, epoch& e);
   [[nodiscard]] bool completed(epoch const& e) const noexcept;
+  /// Whether every stream of `device` the program destroyed while it had work finished that work
+  /// (the epochs' events cannot cover it); forgets those that did. Takes streams_mutex_.
+  bool drained(int device) noexcept;
+  /// Waits until every destroyed stream of `device` finished its work.
+  void wait_drained(int device) noexcept;
+  /// Forgets the destroyed streams that finished; streams_mutex_ held.
+  void forget_drained() noexcept;
   void recycle(per_device& d, epoch& e);
 
   give_back_fn give_back_;
   std::array<per_device, max_devices> devices_;
   std::mutex streams_mutex_;  // held while events are recorded on the program's streams
   std::vector<std::pair<CUstream, int>> non_blocking_streams_;
+  std::vector<draining_stream> draining_;  // under streams_mutex_
+  std::atomic<int> draining_count_{0};     // its size, read without the lock
   std::atomic<int> captures_{0};
 };
 

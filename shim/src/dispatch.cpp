@@ -157,6 +157,18 @@ std::optional<block_owner> claim_block(shim_state& s, CUdeviceptr ptr) noexcept
   return owner;
 }
 
+/// Whether cudaMalloc and cudaFree on `device` are served in the legacy default stream's order:
+/// always under the stream-ordered policy; under the device-wide one while the device has no
+/// non-blocking stream, since every other stream then synchronizes with the legacy stream.
+bool in_legacy_order(shim_state& s, int device) noexcept
+{
+  return settings().free == free_policy::stream_ordered || s.deferred.legacy_order_suffices(device);
+}
+
+/// The host waits for the legacy stream's work so far (the rare race of an allocation with the
+/// creation of the device's first non-blocking stream).
+void wait_for_legacy_stream() noexcept { (void)real()->stream_synchronize(CU_STREAM_LEGACY); }
+
 }  // namespace
 
 std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, api_level)
@@ -177,8 +189,11 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
   auto& stack = stack_of(s, *device);
   sampled_timer const timer{*device};
   try {
-    if (settings().free == free_policy::stream_ordered) {
+    if (in_legacy_order(s, *device)) {
       void* ptr = stack.allocate(cuda::stream_ref{CU_STREAM_LEGACY}, bytes);
+      if (settings().free == free_policy::device_wide && s.deferred.non_blocking_streams(*device) > 0) {
+        wait_for_legacy_stream();  // a non-blocking stream appeared meanwhile: its fence may predate the block's use
+      }
       return hand_out(s, ptr, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
     }
     void* ptr = stack.allocate_sync(bytes);
@@ -203,7 +218,7 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
   passing_through_scope const own_work;
   auto* stack = s.stacks.find(owner->device);
   // A block from cudaMallocAsync freed with cudaFree makes the same promise: device-wide.
-  if (settings().free == free_policy::stream_ordered) {
+  if (in_legacy_order(s, owner->device)) {
     // Ordered on the legacy stream of the block's device, which waits for every blocking stream.
     scoped_device_context const on_device{owner->device};
     stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(ptr), owner->size);

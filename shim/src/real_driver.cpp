@@ -47,11 +47,14 @@ bool bind_all(real_driver& d)
     bind(d, d.stream_create_with_priority, "cuStreamCreateWithPriority", 12000) &&
     bind(d, d.stream_destroy, "cuStreamDestroy", 12000) && bind(d, d.ctx_get_current, "cuCtxGetCurrent", 12000) &&
     bind(d, d.ctx_set_current, "cuCtxSetCurrent", 12000) && bind(d, d.ctx_get_device, "cuCtxGetDevice", 12000) &&
+    bind(d, d.ctx_synchronize, "cuCtxSynchronize", 12000) &&
     bind(d, d.primary_ctx_retain, "cuDevicePrimaryCtxRetain", 12000) &&
     bind(d, d.device_get_count, "cuDeviceGetCount", 12000) &&
     bind(d, d.device_get_mem_pool, "cuDeviceGetMemPool", 12000) &&
     bind(d, d.device_get_default_mem_pool, "cuDeviceGetDefaultMemPool", 12000) &&
     bind(d, d.stream_is_capturing, "cuStreamIsCapturing", 12000) && bind(d, d.stream_query, "cuStreamQuery", 12000) &&
+    bind(d, d.stream_wait_event, "cuStreamWaitEvent", 12000) &&
+    bind(d, d.stream_synchronize, "cuStreamSynchronize", 12000) &&
     bind(d, d.exchange_capture_mode, "cuThreadExchangeStreamCaptureMode", 12000) &&
     bind(d, d.event_create, "cuEventCreate", 12000) && bind(d, d.event_record, "cuEventRecord", 12000) &&
     bind(d, d.event_query, "cuEventQuery", 12000) && bind(d, d.event_synchronize, "cuEventSynchronize", 12000) &&

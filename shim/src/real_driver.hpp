@@ -38,12 +38,15 @@ struct real_driver {
   PFN_cuCtxGetCurrent_v4000 ctx_get_current{};
   PFN_cuCtxSetCurrent_v4000 ctx_set_current{};
   PFN_cuCtxGetDevice_v2000 ctx_get_device{};
+  PFN_cuCtxSynchronize_v2000 ctx_synchronize{};
   PFN_cuDevicePrimaryCtxRetain_v7000 primary_ctx_retain{};
   PFN_cuDeviceGetCount_v2000 device_get_count{};
   PFN_cuDeviceGetMemPool_v11020 device_get_mem_pool{};
   PFN_cuDeviceGetDefaultMemPool_v11020 device_get_default_mem_pool{};
   PFN_cuStreamIsCapturing_v10000 stream_is_capturing{};
   PFN_cuStreamQuery_v2000 stream_query{};
+  PFN_cuStreamSynchronize_v2000 stream_synchronize{};
+  PFN_cuStreamWaitEvent_v3020 stream_wait_event{};
   PFN_cuThreadExchangeStreamCaptureMode_v10010 exchange_capture_mode{};
   PFN_cuEventCreate_v2000 event_create{};
   PFN_cuEventRecord_v2000 event_record{};

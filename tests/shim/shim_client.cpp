@@ -385,6 +385,122 @@ int premature_reuse()
   return 0;
 }
 
+/// Holds a stream until the program opens it (or 10 s passed): work queued behind it is pending for
+/// as long as the program wants, with no timing in the outcome. `opened_in_time` says whether the
+/// program got to open it, that is, whether nothing the program did meanwhile waited for the stream.
+struct gate {
+  std::atomic<bool> open{false};
+  std::atomic<bool> opened_in_time{false};
+
+  void hold(cudaStream_t stream)
+  {
+    check(cudaLaunchHostFunc(
+            stream,
+            [](void* self) {
+              auto& g        = *static_cast<gate*>(self);
+              auto const end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+              while (!g.open.load() && std::chrono::steady_clock::now() < end) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+              }
+              g.opened_in_time = g.open.load();
+            },
+            this),
+          "cudaLaunchHostFunc (gate)");
+  }
+};
+
+/// Reads the first and last byte of `block` as four hex digits.
+std::string ends_of(void* block, std::size_t size)
+{
+  unsigned char head = 0;
+  unsigned char tail = 0;
+  check(cudaMemcpy(&head, block, 1, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  check(cudaMemcpy(&tail, static_cast<char*>(block) + size - 1, 1, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  char text[8];
+  std::snprintf(text, sizeof text, "%02x%02x", head, tail);
+  return text;
+}
+
+/// With no non-blocking stream, a block freed while work on the legacy stream still writes it is
+/// reused at once, in the legacy stream's order: the next cudaMalloc neither waits for that work
+/// nor lets the new owner's write land before it.
+int legacy_order_reuse()
+{
+  constexpr std::size_t size = 32 << 20;
+  void* first                = nullptr;
+  check(cudaMalloc(&first, size), "cudaMalloc (first owner)");
+  gate held;
+  held.hold(nullptr);
+  check(cudaMemsetAsync(first, 0xAA, size, nullptr), "cudaMemsetAsync (pending write)");
+  check(cudaFree(first), "cudaFree (work still pending)");
+  void* second = nullptr;
+  check(cudaMalloc(&second, size), "cudaMalloc (second owner)");
+  held.open = true;
+  std::printf("same_block=%d\n", second == first);
+  check(cudaMemset(second, 0x55, size), "cudaMemset (second owner)");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  std::printf("reused_without_waiting=%d\n", held.opened_in_time.load() ? 1 : 0);
+  std::printf("second_owner_sees=%s\n", ends_of(second, size).c_str());
+  check(cudaFree(second), "cudaFree");
+  return 0;
+}
+
+/// A block handed out in the legacy stream's order, while the legacy stream still writes it for its
+/// old owner, goes to a non-blocking stream created afterwards: that stream must not overtake the
+/// old owner's write.
+int new_stream_after_legacy_reuse()
+{
+  constexpr std::size_t size = 32 << 20;
+  void* first                = nullptr;
+  check(cudaMalloc(&first, size), "cudaMalloc (first owner)");
+  gate held;
+  held.hold(nullptr);
+  check(cudaMemsetAsync(first, 0xAA, size, nullptr), "cudaMemsetAsync (pending write)");
+  check(cudaFree(first), "cudaFree (work still pending)");
+  void* second = nullptr;
+  check(cudaMalloc(&second, size), "cudaMalloc (second owner)");
+  std::printf("same_block=%d\n", second == first);
+  cudaStream_t fresh{};
+  check(cudaStreamCreateWithFlags(&fresh, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  check(cudaMemsetAsync(second, 0x55, size, fresh), "cudaMemsetAsync (second owner, new stream)");
+  held.open = true;
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  std::printf("second_owner_sees=%s\n", ends_of(second, size).c_str());
+  check(cudaFree(second), "cudaFree");
+  check(cudaStreamDestroy(fresh), "cudaStreamDestroy");
+  return 0;
+}
+
+/// A non-blocking stream destroyed while its work still writes a block, which is then freed: the
+/// block goes to no new owner before that work is done, although the stream is gone.
+int destroyed_stream_still_writing()
+{
+  constexpr std::size_t size = 32 << 20;
+  cudaStream_t doomed{};
+  check(cudaStreamCreateWithFlags(&doomed, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  void* first = nullptr;
+  check(cudaMalloc(&first, size), "cudaMalloc (first owner)");
+  gate held;
+  held.hold(doomed);
+  check(cudaMemsetAsync(first, 0xAA, size, doomed), "cudaMemsetAsync (pending write)");
+  check(cudaStreamDestroy(doomed), "cudaStreamDestroy (work still pending)");
+  check(cudaFree(first), "cudaFree (work still pending)");
+  // The gate opens from another thread: cudaMalloc may have to wait for the destroyed stream.
+  std::thread opener{[&held] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    held.open = true;
+  }};
+  void* second = nullptr;
+  check(cudaMalloc(&second, size), "cudaMalloc (second owner)");
+  std::printf("same_block=%d\n", second == first);
+  check(cudaMemset(second, 0x55, size), "cudaMemset (second owner)");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  opener.join();
+  std::printf("second_owner_sees=%s\n", ends_of(second, size).c_str());
+  check(cudaFree(second), "cudaFree");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -411,6 +527,12 @@ int main(int argc, char** argv)
     result = memory_info();
   } else if (scenario == "premature-reuse") {
     result = premature_reuse();
+  } else if (scenario == "legacy-order-reuse") {
+    result = legacy_order_reuse();
+  } else if (scenario == "new-stream-after-legacy-reuse") {
+    result = new_stream_after_legacy_reuse();
+  } else if (scenario == "destroyed-stream-still-writing") {
+    result = destroyed_stream_still_writing();
   } else if (scenario == "live-at-exit") {
     result = live_at_exit();
   } else {

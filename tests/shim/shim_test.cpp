@@ -129,16 +129,46 @@ TEST(Shim, MemoryInformationCountsWhatThePoolsHoldUnusedAsFree)
   ASSERT_EQ(r.status, 0) << r.output;
 }
 
+/// A pool of exactly one 32 MiB block: a second cudaMalloc can only be served with the first block.
+std::string one_block_pool()
+{
+  return write_config("shim_one_block.toml",
+                      "[[resource]]\ntype = \"pool\"\ninitial_size = \"32MiB\"\nmaximum_size = \"32MiB\"\n\n"
+                      "[[resource]]\ntype = \"cuda\"\n");
+}
+
 TEST(Shim, AFreedBlockIsNotHandedOutWhileWorkQueuedBeforeTheFreeStillUsesIt)
 {
   // One block of pool: the second cudaMalloc can only be served with the first block.
-  auto const config = write_config("shim_one_block.toml",
-                                   "[[resource]]\ntype = \"pool\"\ninitial_size = \"32MiB\"\nmaximum_size = \"32MiB\"\n\n"
-                                   "[[resource]]\ntype = \"cuda\"\n");
-  auto const r = run("premature-reuse", {{"RMM_CONFIG", config}});
+  auto const r = run("premature-reuse", {{"RMM_CONFIG", one_block_pool()}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
   EXPECT_EQ(r.value("second_owner_sees"), "5555");
+}
+
+TEST(Shim, WithOnlyBlockingStreamsAFreedBlockIsReusedAtOnceInTheLegacyStreamsOrder)
+{
+  auto const r = run("legacy-order-reuse", {{"RMM_CONFIG", one_block_pool()}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
+  EXPECT_EQ(r.value("reused_without_waiting"), "1") << "cudaMalloc waited for work queued before the free";
+  EXPECT_EQ(r.value("second_owner_sees"), "5555");
+}
+
+TEST(Shim, ANonBlockingStreamCreatedLaterWaitsForTheLegacyWorkOnABlockItIsGiven)
+{
+  auto const r = run("new-stream-after-legacy-reuse", {{"RMM_CONFIG", one_block_pool()}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
+  EXPECT_EQ(r.value("second_owner_sees"), "5555") << "the new stream overtook the old owner's write";
+}
+
+TEST(Shim, WorkOfADestroyedStreamStillKeepsItsFreedBlockFromANewOwner)
+{
+  auto const r = run("destroyed-stream-still-writing", {{"RMM_CONFIG", one_block_pool()}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
+  EXPECT_EQ(r.value("second_owner_sees"), "5555") << "the destroyed stream's write landed after the new owner's";
 }
 
 TEST(Shim, TheEventLogShowsEachFreeWhenTheProgramMadeIt)
@@ -277,6 +307,15 @@ std::vector<std::string> lines_of(std::string const& command)
   return lines;
 }
 
+// A sanitizer build's shim also needs that sanitizer's runtime.
+#if defined(__SANITIZE_ADDRESS__)
+#define RMM_SANITIZER_RUNTIMES "|libasan\\.so\\.[0-9]+|libubsan\\.so\\.[0-9]+"
+#elif defined(__SANITIZE_THREAD__)
+#define RMM_SANITIZER_RUNTIMES "|libtsan\\.so\\.[0-9]+"
+#else
+#define RMM_SANITIZER_RUNTIMES ""
+#endif
+
 TEST(ShimLibrary, NeedsNothingButLibcLibstdcxxAndTheDriverFoundAtRunTime)
 {
   // A static-runtime program, CuPy or JAX has no libcudart on its path, and a process that carries
@@ -285,7 +324,7 @@ TEST(ShimLibrary, NeedsNothingButLibcLibstdcxxAndTheDriverFoundAtRunTime)
                                " | sed -n 's/.*(NEEDED).*\\[\\(.*\\)\\]/\\1/p'");
   ASSERT_FALSE(needed.empty()) << "readelf printed nothing";
   std::regex const allowed{"libc\\.so\\.6|libstdc\\+\\+\\.so\\.6|libgcc_s\\.so\\.1|libm\\.so\\.6|ld-linux.*|"
-                           "libdl\\.so\\.2|libpthread\\.so\\.0"};
+                           "libdl\\.so\\.2|libpthread\\.so\\.0" RMM_SANITIZER_RUNTIMES};
   for (auto const& library : needed) {
     EXPECT_TRUE(std::regex_match(library, allowed)) << "librmm_shim.so needs " << library;
   }

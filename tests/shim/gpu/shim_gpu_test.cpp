@@ -54,6 +54,17 @@ TEST_P(ShimOnGpu, WithoutDeviceWideFreesTheKernelWouldOverwriteTheNewOwner)
   EXPECT_NE(r.value("second_owner_mismatches"), "0") << r.output;
 }
 
+TEST_P(ShimOnGpu, ABlockReusedInTheLegacyOrderIsSafeOnANonBlockingStreamCreatedLater)
+{
+  auto const config = write_config("shim_gpu_one_block.toml",
+                                   "[[resource]]\ntype = \"pool\"\ninitial_size = \"34MiB\"\nmaximum_size = \"34MiB\"\n\n"
+                                   "[[resource]]\ntype = \"cuda\"\n");
+  auto const r = run_program(program(), "new-stream-reuse", {{"RMM_CONFIG", config}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
+  EXPECT_EQ(r.value("second_owner_mismatches"), "0");
+}
+
 INSTANTIATE_TEST_SUITE_P(Builds, ShimOnGpu, ::testing::Values("static", "shared", "ptds"));
 
 TEST(ShimUnderPyTorch, TrainingStepsGiveTheSameLossesWithAndWithoutTheShim)
