@@ -18,6 +18,7 @@ void deferred_frees::defer(int device, std::uintptr_t ptr, std::size_t size)
     d.open.blocks.push_back({ptr, size});
     d.open.bytes += size;
     d.pending_bytes += size;
+    ++d.frees;
     if (d.open.blocks.size() < frees_per_epoch) { return; }
     epoch full = std::move(d.open);
     d.open     = {};
@@ -155,6 +156,7 @@ void deferred_frees::stream_created(CUstream stream, unsigned int flags, int dev
   // took its block before the fence (which then covers the block's earlier work) or sees the count
   // when it checks again (dispatch.cpp).
   devices_[static_cast<std::size_t>(device)].non_blocking_streams.fetch_add(1, std::memory_order_seq_cst);
+  devices_[static_cast<std::size_t>(device)].streams_created.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard lock{streams_mutex_};
     non_blocking_streams_.emplace_back(stream, device);
@@ -244,6 +246,20 @@ void deferred_frees::forget_drained() noexcept
 int deferred_frees::non_blocking_streams(int device) const noexcept
 {
   return devices_[static_cast<std::size_t>(device)].non_blocking_streams.load(std::memory_order_seq_cst);
+}
+
+std::size_t deferred_frees::frees_through_epochs(int device) const noexcept
+{
+  if (device < 0 || device >= max_devices) { return 0; }
+  auto const& d = devices_[static_cast<std::size_t>(device)];
+  std::lock_guard lock{d.mutex};
+  return d.frees;
+}
+
+std::size_t deferred_frees::non_blocking_streams_created(int device) const noexcept
+{
+  if (device < 0 || device >= max_devices) { return 0; }
+  return devices_[static_cast<std::size_t>(device)].streams_created.load(std::memory_order_relaxed);
 }
 
 void deferred_frees::capture_began() noexcept { captures_.fetch_add(1, std::memory_order_acq_rel); }

@@ -59,6 +59,11 @@ class deferred_frees {
   /// Non-blocking streams of `device` alive or still running work.
   [[nodiscard]] int non_blocking_streams(int device) const noexcept;
 
+  /// For the report: frees of `device` that went through epochs, and the non-blocking streams the
+  /// program created on it.
+  [[nodiscard]] std::size_t frees_through_epochs(int device) const noexcept;
+  [[nodiscard]] std::size_t non_blocking_streams_created(int device) const noexcept;
+
   /// Stream captures in progress in the process: while any is, no epoch is closed (recording on
   /// the legacy stream would invalidate a capture of a blocking stream).
   void capture_began() noexcept;
@@ -86,6 +91,8 @@ class deferred_frees {
     std::vector<CUevent> spare_events;
     std::size_t pending_bytes{0};
     std::atomic<int> non_blocking_streams{0};  // alive, or destroyed with work still running
+    std::atomic<std::size_t> streams_created{0};
+    std::size_t frees{0};  // ever deferred
   };
   struct draining_stream {
     CUevent done;  // recorded on the stream when the program destroyed it

@@ -245,7 +245,9 @@ void write_report(std::FILE* out, bool json, counters const& c, device_stacks co
     auto const t     = c.totals(device);
     auto const stats = stacks.statistics(device);
     if (t.allocations == 0 && t.failures == 0 && !stats) { continue; }
-    auto const waiting = pending.pending_bytes(device);
+    auto const waiting        = pending.pending_bytes(device);
+    auto const through_epochs = pending.frees_through_epochs(device);
+    auto const streams        = pending.non_blocking_streams_created(device);
     // Scaled up from the sampled calls.
     auto const per_call_ns = t.timed_calls == 0 ? 0.0 : static_cast<double>(t.timed_ns) / static_cast<double>(t.timed_calls);
     auto const total_ms = per_call_ns * static_cast<double>(t.allocations + t.frees) / 1e6;
@@ -253,16 +255,19 @@ void write_report(std::FILE* out, bool json, counters const& c, device_stacks co
       devices_json += fmt::format(
         R"({}{{"device":{},"allocations":{},"allocated_bytes":{},"frees":{},"freed_bytes":{},"failures":{},)"
         R"("live_bytes":{},"peak_live_bytes":{},"reserved_bytes":{},"peak_reserved_bytes":{},"free_bytes":{},"free_blocks":{},)"
-        R"("largest_free_block":{},"fragmentation":{:.4f},"waiting_bytes":{},"ns_per_call":{:.1f}}})",
+        R"("largest_free_block":{},"fragmentation":{:.4f},"waiting_bytes":{},"frees_through_epochs":{},)"
+        R"("non_blocking_streams_created":{},"ns_per_call":{:.1f}}})",
         devices_json.empty() ? "" : ",", device, t.allocations, t.allocated_bytes, t.frees, t.freed_bytes,
         t.failures, t.live_bytes, t.peak_live_bytes, stats ? stats->reserved_bytes : 0, stats ? stats->peak_reserved_bytes : 0,
         stats ? stats->free_bytes : 0, stats ? stats->free_blocks : 0, stats ? stats->largest_free_block : 0,
-        stats ? stats->fragmentation() : 0.0, waiting, per_call_ns);
+        stats ? stats->fragmentation() : 0.0, waiting, through_epochs, streams, per_call_ns);
     } else {
       text += fmt::format("  device {}: {} allocations served ({}), {} frees, {} failed\n", device, t.allocations,
                           format_bytes(t.allocated_bytes), t.frees, t.failures);
       text += fmt::format("    live {} (peak {}), waiting to be reusable {}\n", format_bytes(t.live_bytes),
                           format_bytes(t.peak_live_bytes), format_bytes(waiting));
+      text += fmt::format("    frees through epochs: {} of {} ({} non-blocking stream{} created)\n", through_epochs,
+                          t.frees, streams, streams == 1 ? "" : "s");
       if (stats) {
         text += fmt::format("    the stack holds {} from the device (peak {}): {} free in {} blocks, largest {} "
                             "(fragmentation {:.1f}%)\n",
