@@ -18,7 +18,7 @@ extern "C" {
 /// The real dlsym, for dlsym_entry.S. Set before the program's code runs (see below).
 __attribute__((visibility("hidden"))) void* (*rmm_shim_real_dlsym)(void*, char const*) = nullptr;
 
-__attribute__((visibility("hidden"))) void* rmm_shim_dlsym(void* handle, char const* symbol)
+__attribute__((visibility("hidden"))) RMM_SHIM_BEFORE_SANITIZERS void* rmm_shim_dlsym(void* handle, char const* symbol)
 {
   void* found = rmm::shim::real_dlsym(handle, symbol);
   // Cheap exit for the many lookups of a process that have nothing to do with CUDA.
@@ -36,7 +36,7 @@ __attribute__((visibility("hidden"))) void* rmm_shim_dlsym(void* handle, char co
 
 /// RTLD_NEXT before the constructor below ran (another library's constructor): resolve first.
 /// Only that first lookup sees the shim as its caller.
-__attribute__((visibility("hidden"))) void* rmm_shim_dlsym_next_early(void* handle, char const* symbol)
+__attribute__((visibility("hidden"))) RMM_SHIM_BEFORE_SANITIZERS void* rmm_shim_dlsym_next_early(void* handle, char const* symbol)
 {
   return rmm::shim::real_dlsym(handle, symbol);
 }

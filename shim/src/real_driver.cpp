@@ -14,12 +14,14 @@ namespace {
 
 using dlsym_fn = void* (*)(void*, char const*);
 
-dlsym_fn find_real_dlsym() noexcept
+RMM_SHIM_BEFORE_SANITIZERS dlsym_fn find_real_dlsym() noexcept
 {
   // glibc 2.34 moved dlsym into libc under a new version; older programs bind the older one, and
   // 64-bit Arm starts at 2.17.
-  for (char const* version : {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"}) {
-    if (void* fn = dlvsym(RTLD_NEXT, "dlsym", version); fn != nullptr) { return reinterpret_cast<dlsym_fn>(fn); }
+  // A plain array: nothing here may call instrumented code (an initializer_list's begin()).
+  static constexpr char const* versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"};
+  for (std::size_t i = 0; i < sizeof versions / sizeof versions[0]; ++i) {
+    if (void* fn = dlvsym(RTLD_NEXT, "dlsym", versions[i]); fn != nullptr) { return reinterpret_cast<dlsym_fn>(fn); }
   }
   return nullptr;
 }
@@ -65,7 +67,7 @@ bool bind_all(real_driver& d)
 
 }  // namespace
 
-void* real_dlsym(void* handle, char const* symbol) noexcept
+RMM_SHIM_BEFORE_SANITIZERS void* real_dlsym(void* handle, char const* symbol) noexcept
 {
   static dlsym_fn const fn = find_real_dlsym();
   return fn != nullptr ? fn(handle, symbol) : nullptr;

@@ -82,7 +82,11 @@ struct real_runtime {
 };
 [[nodiscard]] real_runtime const& real_cudart() noexcept;
 
+/// Marks code that may run before a sanitizer's runtime has initialized: the runtime looks up the
+/// functions it intercepts through dlsym, which is ours, so that path must not be instrumented.
+#define RMM_SHIM_BEFORE_SANITIZERS __attribute__((no_sanitize("address", "undefined", "thread")))
+
 /// The real dlsym (glibc's), found with dlvsym so that the shim's own dlsym is not asked.
-[[nodiscard]] void* real_dlsym(void* handle, char const* symbol) noexcept;
+[[nodiscard]] RMM_SHIM_BEFORE_SANITIZERS void* real_dlsym(void* handle, char const* symbol) noexcept;
 
 }  // namespace rmm::shim

@@ -41,6 +41,17 @@ struct outcome {
 
 inline std::string quoted(std::string const& s) { return "'" + s + "'"; }
 
+/// A preload list: in a sanitizer build, the sanitizer's runtime comes first (it must initialize
+/// before the instrumented shim runs).
+inline std::string sanitized(std::string const& preload)
+{
+#ifdef RMM_SANITIZER_RUNTIME
+  std::string const runtime{RMM_SANITIZER_RUNTIME};
+  if (!runtime.empty()) { return preload.empty() ? runtime : runtime + ":" + preload; }
+#endif
+  return preload;
+}
+
 /// Runs `program scenario` with the shim preloaded and `environment` set.
 inline outcome run_program(std::string const& program,
                            std::string const& scenario,
@@ -51,7 +62,7 @@ inline outcome run_program(std::string const& program,
   std::string const report_path =
     ::testing::TempDir() + "shim_report_" + std::to_string(::getpid()) + "_" + std::to_string(serial++) + ".json";
   std::remove(report_path.c_str());
-  if (preload) { environment.emplace("LD_PRELOAD", RMM_SHIM_LIBRARY); }
+  if (preload) { environment.emplace("LD_PRELOAD", sanitized(RMM_SHIM_LIBRARY)); }
   environment.emplace("RMM_SHIM_REPORT_FILE", report_path);
   std::string command = "env";
   for (auto const& [name, value] : environment) {

@@ -144,6 +144,8 @@ TEST(Shim, AFreedBlockIsNotHandedOutWhileWorkQueuedBeforeTheFreeStillUsesIt)
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
   EXPECT_EQ(r.value("second_owner_sees"), "5555");
+  EXPECT_EQ(r.reported("frees_through_epochs"), 2) << r.report;  // both owners' frees
+  EXPECT_EQ(r.reported("non_blocking_streams_created"), 1) << r.report;
 }
 
 TEST(Shim, WithOnlyBlockingStreamsAFreedBlockIsReusedAtOnceInTheLegacyStreamsOrder)
@@ -153,6 +155,8 @@ TEST(Shim, WithOnlyBlockingStreamsAFreedBlockIsReusedAtOnceInTheLegacyStreamsOrd
   EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
   EXPECT_EQ(r.value("reused_without_waiting"), "1") << "cudaMalloc waited for work queued before the free";
   EXPECT_EQ(r.value("second_owner_sees"), "5555");
+  EXPECT_EQ(r.reported("frees_through_epochs"), 0) << r.report;
+  EXPECT_EQ(r.reported("non_blocking_streams_created"), 0) << r.report;
 }
 
 TEST(Shim, ANonBlockingStreamCreatedLaterWaitsForTheLegacyWorkOnABlockItIsGiven)
@@ -230,9 +234,13 @@ TEST(Shim, VerboseStartShowsTheStackAndHowTheProgramFoundTheWrappers)
 
 namespace {
 
-/// rmm-run ARGUMENTS, as a user types it (no preload of its own).
+/// rmm-run ARGUMENTS, as a user types it (no preload of its own; in a sanitizer build, the
+/// sanitizer's runtime, which rmm-run keeps first).
 outcome rmm_run(std::string const& arguments, std::map<std::string, std::string> environment = {})
 {
+  auto const preload = environment.find("LD_PRELOAD");
+  auto const runtime = rmm::test::sanitized(preload == environment.end() ? "" : preload->second);
+  if (!runtime.empty()) { environment["LD_PRELOAD"] = runtime; }
   return run_program(RMM_RUN, arguments, std::move(environment), false);
 }
 
@@ -261,6 +269,17 @@ TEST(RmmRunLaunch, AddsTheShimInFrontOfWhatLdPreloadHeld)
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_THAT(r.value("preload"), ::testing::StartsWith("/"));
   EXPECT_THAT(r.value("preload"), ::testing::EndsWith("librmm_shim.so:libm.so.6"));
+}
+
+TEST(RmmRunLaunch, KeepsASanitizersRuntimeInFrontOfTheShim)
+{
+  // The loader skips a library it cannot find, so the order can be checked with a made-up path.
+  auto const r = rmm_run("-- sh -c 'echo preload=$LD_PRELOAD'", {{"LD_PRELOAD", "libm.so.6 /nowhere/libasan.so.8"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto const preload = r.value("preload");
+  ASSERT_NE(preload.find("/nowhere/libasan.so.8"), std::string::npos) << preload;
+  EXPECT_LT(preload.find("/nowhere/libasan.so.8"), preload.find("librmm_shim.so")) << preload;
+  EXPECT_THAT(preload, ::testing::EndsWith("librmm_shim.so:libm.so.6"));
 }
 
 TEST(RmmRunLaunch, ABadConfigurationNeverReachesTheProgram)

@@ -119,6 +119,31 @@ std::optional<std::filesystem::path> find_shim()
   return std::nullopt;
 }
 
+/// LD_PRELOAD for the program: the shim in front of what it held, except a sanitizer's runtime
+/// (libasan, libtsan, ...), which must stay first: it initializes before anything it intercepts.
+std::string preload_with_shim(std::string const& shim, std::string const& existing)
+{
+  std::string sanitizers;
+  std::string others;
+  std::size_t start = 0;
+  while (start <= existing.size()) {
+    auto end = existing.find_first_of(": ", start);
+    if (end == std::string::npos) { end = existing.size(); }
+    auto const entry = existing.substr(start, end - start);
+    if (!entry.empty()) {
+      auto const name     = std::filesystem::path{entry}.filename().string();
+      bool const runtime  = name.starts_with("libasan.") || name.starts_with("libtsan.") ||
+                           name.starts_with("libubsan.") || name.starts_with("liblsan.") ||
+                           name.starts_with("libhwasan.");
+      auto& list = runtime ? sanitizers : others;
+      list += (list.empty() ? "" : ":") + entry;
+    }
+    start = end + 1;
+  }
+  std::string preload = sanitizers.empty() ? shim : sanitizers + ":" + shim;
+  return others.empty() ? preload : preload + ":" + others;
+}
+
 /// Replaces this process by the program, with the shim preloaded and the options' variables set.
 int launch(rmm::tools::run_options const& options)
 {
@@ -128,10 +153,8 @@ int launch(rmm::tools::run_options const& options)
     return exit_build_failed;
   }
   for (auto const& [name, value] : option_variables(options)) { ::setenv(name.c_str(), value.c_str(), 1); }
-  std::string preload = shim->string();
-  if (char const* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
-    preload += ":" + std::string{existing};
-  }
+  char const* existing = std::getenv("LD_PRELOAD");
+  auto const preload   = preload_with_shim(shim->string(), existing != nullptr ? existing : "");
   ::setenv("LD_PRELOAD", preload.c_str(), 1);
   std::vector<char*> argv;
   for (auto const& argument : options.program) { argv.push_back(const_cast<char*>(argument.c_str())); }

@@ -13,7 +13,7 @@ char const* usage_text() noexcept
 
 Runs PROGRAM with the preload shim (librmm_shim.so): its device allocations go through the
 configured resource stack. The configuration is validated first; a bad one never reaches the
-program. LD_PRELOAD keeps what it held, after the shim.
+program. LD_PRELOAD keeps what it held, after the shim (a sanitizer's runtime stays first).
 
   --config FILE    the TOML file to use; without it RMM_CONFIG names the file, and without
                    that the built-in stack is used. RMM_<TYPE>_<KEY> variables override values.
