@@ -15,5 +15,6 @@ cmake --install "$build_dir" --prefix "$work_dir/prefix"
 cmake -S "$source_dir" -B "$work_dir/build" -G Ninja -DCMAKE_PREFIX_PATH="$work_dir/prefix" -DCMAKE_BUILD_TYPE=Release "$@"
 cmake --build "$work_dir/build"
 "$work_dir/build/consumer"
-# The installed rmm-run finds the installed shim and runs a program under it.
-"$work_dir/prefix/bin/rmm-run" -- sh -c 'case "$LD_PRELOAD" in *lib*/librmm_shim.so*) echo "installed shim preloaded";; *) echo "no shim: $LD_PRELOAD"; exit 1;; esac' 
+# The installed rmm-run finds the installed shim and runs a program under it. A sanitizer build's
+# shim needs the sanitizer's runtime preloaded in front of it (rmm-run keeps it there).
+LD_PRELOAD="${RMM_TEST_SANITIZER_RUNTIME:-}" "$work_dir/prefix/bin/rmm-run" -- sh -c 'case "$LD_PRELOAD" in *lib*/librmm_shim.so*) echo "installed shim preloaded";; *) echo "no shim: $LD_PRELOAD"; exit 1;; esac' 
