@@ -15,5 +15,5 @@ $bench/adaptor_overhead_bench --benchmark_repetitions=3 --benchmark_report_aggre
 $bench/uvector_construction_bench $(json uvector_construction)
 $bench/multi_stream_allocations_bench $(json multi_stream_allocations)
 traces=(tests/data/traces/*.csv.gz)
-$bench/rmm-replay "${traces[@]}" --json "$out/replay.json" | tee "$out/replay.txt"
-$bench/rmm-replay "${traces[@]}" --simulate-device-size 80GiB --json "$out/replay_sim80.json" | tee "$out/replay_sim80.txt"
+build-gpu/tools/rmm-replay "${traces[@]}" --json "$out/replay.json" | tee "$out/replay.txt"
+build-gpu/tools/rmm-replay "${traces[@]}" --simulate-device-size 80GiB --json "$out/replay_sim80.json" | tee "$out/replay_sim80.txt"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs the build into a fresh prefix, builds tests/install/consumer against it, and runs it;
-# then runs a program under the installed shim with the installed rmm-run.
+# then runs a program under the installed shim with the installed rmm-run, and replays a log with
+# the installed rmm-replay.
 # Usage: run_install_test.sh BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR [CMAKE_ARGS...]
 # Uses the cmake on PATH, so the same test runs where the build was carried to another machine.
 # CMAKE_ARGS reach the consumer's configure (a sanitizer build passes its flags: its librmm.a is
@@ -18,3 +19,5 @@ cmake --build "$work_dir/build"
 # The installed rmm-run finds the installed shim and runs a program under it. A sanitizer build's
 # shim needs the sanitizer's runtime preloaded in front of it (rmm-run keeps it there).
 LD_PRELOAD="${RMM_TEST_SANITIZER_RUNTIME:-}" "$work_dir/prefix/bin/rmm-run" -- sh -c 'case "$LD_PRELOAD" in *lib*/librmm_shim.so*) echo "installed shim preloaded";; *) echo "no shim: $LD_PRELOAD"; exit 1;; esac' 
+# The installed rmm-replay replays a shipped log.
+"$work_dir/prefix/bin/rmm-replay" "$(dirname "$0")/../data/traces/cupy_mix.csv.gz" --resource pool
