@@ -114,4 +114,20 @@ TEST(ReadLog, ACompressedLogCutOffKeepsItsCompleteRowsWhenAsked)
   std::remove(path.c_str());
 }
 
+TEST(ReadLog, ReadsWhatTheLoggingAdaptorWritesByTheOneFormatDefinition)
+{
+  namespace format = rmm::mr::allocation_log;
+  EXPECT_EQ(std::count(format::header.begin(), format::header.end(), ',') + 1, static_cast<long>(format::columns));
+  std::string text = std::string{format::header} + "\n";
+  for (auto const a : {format::action::allocate, format::action::allocate_failure, format::action::free}) {
+    EXPECT_EQ(format::parse_action(format::action_name(a)), a);
+    text += "7,01:02:03.000004," + std::string{format::action_name(a)} + ",0x100,256,0x0\n";
+  }
+  EXPECT_FALSE(format::parse_action("Free").has_value());
+  auto const log = rmm::trace::parse_log(text, "log.csv");
+  ASSERT_EQ(log.events.size(), 3U);
+  EXPECT_EQ(log.events[1].kind, format::action::allocate_failure);
+  EXPECT_EQ(log.events[2].kind, format::action::free);
+}
+
 }  // namespace

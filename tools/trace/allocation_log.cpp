@@ -13,6 +13,8 @@ namespace rmm::trace {
 
 namespace {
 
+namespace format = rmm::mr::allocation_log;
+
 struct log_text {
   std::string text;
   std::string read_error;  ///< zlib's reason when the file ended early or was damaged ("" if read whole)
@@ -74,33 +76,30 @@ double parse_time(std::string_view field, std::string const& where)
 /// One row of the log; throws parse_error naming `where`.
 event parse_row(std::string_view line, std::size_t line_number, std::string const& where)
 {
-  std::array<std::string_view, 6> fields{};
+  std::array<std::string_view, format::columns> fields{};
   std::size_t count = 0;
   std::size_t start = 0;
   for (std::size_t i = 0; i <= line.size(); ++i) {
     if (i == line.size() || line[i] == ',') {
-      if (count == fields.size()) { throw parse_error{fmt::format("{}: more than 6 columns", where)}; }
+      if (count == fields.size()) { throw parse_error{fmt::format("{}: more than {} columns", where, format::columns)}; }
       fields[count++] = line.substr(start, i - start);
       start           = i + 1;
     }
   }
   if (count != fields.size()) {
-    throw parse_error{fmt::format("{}: {} column(s), expected 6 (Thread,Time,Action,Pointer,Size,Stream)", where, count)};
+    throw parse_error{fmt::format("{}: {} column(s), expected {} ({})", where, count, format::columns, format::header)};
   }
   event e{};
   e.line         = line_number;
   e.thread       = parse_number<std::uint64_t>(fields[0], 10, "Thread", where);
   e.time_seconds = parse_time(fields[1], where);
-  if (fields[2] == "allocate") {
-    e.kind = action::allocate;
-  } else if (fields[2] == "allocate failure") {
-    e.kind = action::allocate_failure;
-  } else if (fields[2] == "free") {
-    e.kind = action::free;
-  } else {
-    throw parse_error{
-      fmt::format("{}: unknown action '{}', expected allocate, allocate failure or free", where, fields[2])};
+  auto const kind = format::parse_action(fields[2]);
+  if (!kind) {
+    throw parse_error{fmt::format("{}: unknown action '{}', expected {}, {} or {}", where, fields[2],
+                                  format::action_name(action::allocate), format::action_name(action::allocate_failure),
+                                  format::action_name(action::free))};
   }
+  e.kind = *kind;
   e.pointer = parse_number<std::uintptr_t>(fields[3], 16, "Pointer", where);
   e.size    = parse_number<std::size_t>(fields[4], 10, "Size", where);
   e.stream  = parse_number<std::uintptr_t>(fields[5], 16, "Stream", where);
@@ -124,9 +123,8 @@ log_contents parse_log(std::string const& text, std::string const& name, cut_off
     if (line.empty()) { continue; }
     auto const where = fmt::format("{}:{}", name, line_number);
     if (!header_seen) {
-      if (line != "Thread,Time,Action,Pointer,Size,Stream") {
-        throw parse_error{fmt::format(
-          "{}: expected the header 'Thread,Time,Action,Pointer,Size,Stream', found '{}'", where, line)};
+      if (line != format::header) {
+        throw parse_error{fmt::format("{}: expected the header '{}', found '{}'", where, format::header, line)};
       }
       header_seen = true;
       continue;

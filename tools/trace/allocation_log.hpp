@@ -1,9 +1,9 @@
 #pragma once
 
-// Allocation event logs in the logging_resource_adaptor's CSV format:
-//   Thread,Time,Action,Pointer,Size,Stream
-// with actions "allocate", "allocate failure" and "free", pointers and streams in hex. Files may
-// be gzip-compressed. Parsing is strict: a malformed row is an error naming its line.
+// Allocation event logs in the logging_resource_adaptor's CSV format (<rmm/mr/allocation_log_format.hpp>).
+// Files may be gzip-compressed. Parsing is strict: a malformed row is an error naming its line.
+
+#include <rmm/mr/allocation_log_format.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 namespace rmm::trace {
 
-enum class action { allocate, allocate_failure, free };
+using action = rmm::mr::allocation_log::action;
 
 struct event {
   std::uint64_t thread;

@@ -41,7 +41,7 @@ device_async_resource_ref logging_resource_adaptor::get_upstream_resource() cons
 
 void logging_resource_adaptor::flush() { writer_->flush(); }
 
-std::string logging_resource_adaptor::header() { return "Thread,Time,Action,Pointer,Size,Stream"; }
+std::string logging_resource_adaptor::header() { return std::string{allocation_log::header}; }
 
 std::string logging_resource_adaptor::default_log_file()
 {

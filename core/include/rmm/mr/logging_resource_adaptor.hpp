@@ -21,7 +21,7 @@ class event_log_writer;
 /**
  * Writes one CSV row per allocation event of its upstream:
  *
- *   Thread,Time,Action,Pointer,Size,Stream
+ *   Thread,Time,Action,Pointer,Size,Stream   (<rmm/mr/allocation_log_format.hpp>)
  *   4711,14:02:07.125031,allocate,0x7f2107e00000,37632,0x0
  *
  * Thread is the OS thread id, Time the local time of day with microseconds, Action one of

@@ -31,16 +31,6 @@ std::int64_t now_ns() noexcept
     .count();
 }
 
-char const* action_name(log_action action) noexcept
-{
-  switch (action) {
-    case log_action::allocate: return "allocate";
-    case log_action::allocate_failure: return "allocate failure";
-    case log_action::free: return "free";
-  }
-  return "?";
-}
-
 /// Local "HH:MM:SS" of a time, converted once per second of log rather than once per row.
 class time_of_day_formatter {
  public:
@@ -155,7 +145,7 @@ void event_log_writer::write_pending() noexcept
     for (auto const& event : writing_) {
       fmt::format_to(std::back_inserter(text_), "{},", event.thread);
       time_of_day.append(text_, event.time_ns);
-      fmt::format_to(std::back_inserter(text_), ",{},{},{},{}\n", action_name(event.action), fmt::ptr(event.pointer),
+      fmt::format_to(std::back_inserter(text_), ",{},{},{},{}\n", rmm::mr::allocation_log::action_name(event.action), fmt::ptr(event.pointer),
                      event.size, fmt::ptr(event.stream));
     }
     write_to_sinks(text_);

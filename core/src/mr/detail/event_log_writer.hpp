@@ -1,6 +1,7 @@
 #pragma once
 
 #include <rmm/cuda_stream_view.hpp>
+#include <rmm/mr/allocation_log_format.hpp>
 #include <rmm/mr/log_sink.hpp>
 
 #include <atomic>
@@ -16,7 +17,7 @@
 
 namespace rmm::mr::detail {
 
-enum class log_action : std::uint8_t { allocate, allocate_failure, free };
+using log_action = rmm::mr::allocation_log::action;
 
 /// One logged event as captured on the allocating thread: no formatting, no allocation.
 struct log_event {
