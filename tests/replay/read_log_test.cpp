@@ -124,10 +124,10 @@ TEST(ReadLog, ReadsWhatTheLoggingAdaptorWritesByTheOneFormatDefinition)
     text += "7,01:02:03.000004," + std::string{format::action_name(a)} + ",0x100,256,0x0\n";
   }
   EXPECT_FALSE(format::parse_action("Free").has_value());
-  auto const log = rmm::trace::parse_log(text, "log.csv");
-  ASSERT_EQ(log.events.size(), 3U);
-  EXPECT_EQ(log.events[1].kind, format::action::allocate_failure);
-  EXPECT_EQ(log.events[2].kind, format::action::free);
+  auto const events = rmm::trace::parse_log(text, "log.csv");
+  ASSERT_EQ(events.size(), 3U);
+  EXPECT_EQ(events[1].kind, format::action::allocate_failure);
+  EXPECT_EQ(events[2].kind, format::action::free);
 }
 
 }  // namespace
