@@ -395,3 +395,54 @@ TEST_F(RmmReplay, ShippedTracesThroughTheDefaultResources)
 }
 
 }  // namespace
+
+namespace {
+
+std::size_t occurrences(std::string const& text, std::string const& what)
+{
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) { ++n; }
+  return n;
+}
+
+TEST_F(RmmReplay, TimelineDrawsTheLiveBytesAndEachResourceWithTheirPeaks)
+{
+  // Live bytes: 1 MiB, then 3 MiB at 2 s (the peak), then 1 MiB.
+  auto const log     = write_log("1,10:00:00.000000,allocate,0x1000,1048576,0x0\n"
+                                 "1,10:00:02.000000,allocate,0x200000,2097152,0x0\n"
+                                 "1,10:00:03.000000,free,0x200000,2097152,0x0\n"
+                                 "1,10:00:04.000000,free,0x1000,1048576,0x0\n");
+  auto const picture = (directory_ / "timeline.svg").string();
+  auto const result  = run(log + " -r pool,cuda --timeline " + picture);
+  ASSERT_EQ(result.status, 0) << result.err;
+  std::stringstream svg;
+  svg << std::ifstream{picture}.rdbuf();
+  auto const text = svg.str();
+  EXPECT_EQ(text.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0U) << text.substr(0, 200);
+  EXPECT_TRUE(text.ends_with("</svg>\n"));
+  EXPECT_EQ(occurrences(text, "<polyline"), 3U) << "live, pool, cuda";
+  EXPECT_NE(text.find("log.csv: live and reserved bytes"), std::string::npos);
+  EXPECT_NE(text.find("peak live 3.00 MiB at 2 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("cuda reserved, peak 3.00 MiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("pool reserved, peak"), std::string::npos);
+  EXPECT_EQ(occurrences(text, "<text"), occurrences(text, "</text>"));
+}
+
+TEST_F(RmmReplay, TimelineOfSeveralLogsIsAUsageError)
+{
+  auto const log    = write_log(small_log);
+  auto const result = run(log + " " + log + " --timeline " + (directory_ / "t.svg").string());
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("--timeline draws one log, but 2 were given"), std::string::npos) << result.err;
+}
+
+TEST_F(RmmReplay, TimelineThatCannotBeWrittenStopsTheRunBeforeAnyReplay)
+{
+  auto const log    = write_log(small_log);
+  auto const result = run(log + " -r cuda --timeline " + (directory_ / "missing" / "t.svg").string());
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("cannot write the timeline"), std::string::npos) << result.err;
+  EXPECT_EQ(result.out, "");
+}
+
+}  // namespace

@@ -95,13 +95,15 @@ command_line parse_command_line(std::vector<std::string> const& arguments)
       parsed.settings.arena_shared_threshold = size_value(option, reader.value_of(option, inline_value));
     } else if (option == "--json") {
       parsed.json_path = reader.value_of(option, inline_value);
+    } else if (option == "--timeline") {
+      parsed.timeline_path = reader.value_of(option, inline_value);
     } else if (option == "--complete-rows") {
       if (inline_value) { throw usage_error{"--complete-rows takes no value"}; }
       parsed.complete_rows = true;
     } else {
-      static constexpr std::array<std::string_view, 10> known{
+      static constexpr std::array<std::string_view, 11> known{
         "--help",       "--resource",          "--simulate-device-size",   "--pool-initial-size", "--arena-size",
-        "--arena-shared-threshold", "--json", "--complete-rows", "-h", "-r"};
+        "--arena-shared-threshold", "--json", "--timeline", "--complete-rows", "-h", "-r"};
       // A known option the word begins (a shortened name), else the closest one (a typo).
       auto const begun = std::ranges::find_if(known, [&](std::string_view name) { return name.starts_with(option); });
       auto const guess = begun != known.end() ? std::optional<std::string_view>{*begun}
@@ -112,6 +114,10 @@ command_line parse_command_line(std::vector<std::string> const& arguments)
   }
   if (parsed.help) { return parsed; }
   if (parsed.logs.empty()) { throw usage_error{"no log given"}; }
+  if (parsed.timeline_path && parsed.logs.size() > 1) {
+    throw usage_error{fmt::format("--timeline draws one log, but {} were given: replay them one at a time",
+                                  parsed.logs.size())};
+  }
   for (auto const& name : parsed.resources) {
     try {
       check_stack_name(name, parsed.settings);
@@ -127,7 +133,7 @@ std::string usage_text()
   return fmt::format(
     "usage: rmm-replay LOG... [--resource NAME]... [--simulate-device-size SIZE] [--json FILE|-]\n"
     "                  [--pool-initial-size SIZE] [--arena-size SIZE] [--arena-shared-threshold SIZE]\n"
-    "                  [--complete-rows]\n"
+    "                  [--timeline FILE.svg] [--complete-rows]\n"
     "\n"
     "Replays allocation logs (the logging adaptor's CSV, plain or .gz) through memory resources, one\n"
     "resource after the other, keeping the log's threads, streams and order, and reports per resource\n"
@@ -147,6 +153,8 @@ std::string usage_text()
     "                             the arena serves default-stream requests from SIZE up from one arena\n"
     "                             shared by all threads, smaller ones from per-thread arenas (default\n"
     "                             64KiB; larger than any request: every request per thread)\n"
+    "  --timeline FILE.svg        draw the log's live bytes and each resource's reserved bytes over the\n"
+    "                             log's time, peaks marked, as a self-contained SVG (one log)\n"
     "  --complete-rows            replay a log whose last row was cut off (the process writing it\n"
     "                             was killed) up to its last complete row, saying so\n"
     "\n"

@@ -6,6 +6,7 @@
 #include "report.hpp"
 #include "resource_stack.hpp"
 #include "threaded_replay.hpp"
+#include "timeline.hpp"
 
 #include <allocation_log.hpp>
 
@@ -17,6 +18,8 @@
 
 #include <cstdio>
 #include <exception>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,7 +46,10 @@ std::string describe_device(stack_settings const& settings)
                      real);
 }
 
-replay_row replay_one(replay_plan const& plan, std::string const& resource, stack_settings const& settings)
+replay_row replay_one(replay_plan const& plan,
+                      std::string const& resource,
+                      stack_settings const& settings,
+                      timeline* picture)
 {
   replay_row row{};
   row.log             = plan.log_name;
@@ -58,7 +64,11 @@ replay_row replay_one(replay_plan const& plan, std::string const& resource, stac
     auto stack       = build_stack(resource, settings);
     row.description  = stack.description;
     auto& gauge      = *stack.gauge;
-    row.measurement  = replay_threaded(plan, stack.top, [&gauge] { gauge.sample(); });
+    if (picture != nullptr) { picture->begin(resource); }
+    row.measurement = replay_threaded(plan, stack.top, [&gauge, picture](std::size_t step) {
+      gauge.sample();
+      if (picture != nullptr) { picture->record(step, gauge.current_bytes()); }
+    });
     if (!row.measurement.failure) { row.peak_reserved_bytes = gauge.peak_bytes(); }
   } catch (std::exception const& e) {
     row.setup_error = e.what();
@@ -98,6 +108,19 @@ int run(command_line const& options)
     }
   }
 
+  // The picture's file is opened before anything is replayed: a path that cannot be written stops
+  // the run at once.
+  std::ofstream timeline_file;
+  std::optional<timeline> picture;
+  if (options.timeline_path) {
+    timeline_file.open(*options.timeline_path, std::ios::trunc);
+    if (!timeline_file) {
+      fmt::print(stderr, "rmm-replay: cannot write the timeline '{}'\n", *options.timeline_path);
+      return exit_bad_input;
+    }
+    picture.emplace(plans.front());
+  }
+
   auto const& settings = options.settings;
   auto const resources = options.resources.empty() ? default_stack_names(settings.simulated_device_size.has_value())
                                                    : options.resources;
@@ -106,7 +129,7 @@ int run(command_line const& options)
   bool any_failed = false;
   for (auto const& plan : plans) {
     for (auto const& resource : resources) {
-      auto& row = rows.emplace_back(replay_one(plan, resource, settings));
+      auto& row = rows.emplace_back(replay_one(plan, resource, settings, picture ? &*picture : nullptr));
       if (row.setup_error) {
         fmt::print(stderr, "rmm-replay: {}: could not replay through '{}': {}\n", plan.log_name, resource, *row.setup_error);
       } else if (auto const& failure = row.measurement.failure) {
@@ -119,6 +142,15 @@ int run(command_line const& options)
                    failure->message);
       }
       any_failed = any_failed || row.failed();
+    }
+  }
+
+  if (picture) {
+    timeline_file << picture->svg();
+    timeline_file.close();
+    if (!timeline_file) {
+      fmt::print(stderr, "rmm-replay: writing the timeline '{}' failed\n", *options.timeline_path);
+      return exit_replay_failed;
     }
   }
 

@@ -44,7 +44,7 @@ replay_plan make_replay_plan(std::vector<rmm::trace::event> const& events, std::
     auto const thread  = thread_index(e.thread);
     auto const stream  = stream_index(e.stream);
     auto const pairing = e.kind == rmm::trace::action::free ? allocation_of[i] : i;
-    plan.steps.push_back(replay_step{e.kind, e.size, stream, pairing, e.line});
+    plan.steps.push_back(replay_step{e.kind, e.size, stream, pairing, e.line, e.time_seconds});
     plan.thread_steps.resize(std::max(plan.thread_steps.size(), thread + 1));
     plan.thread_steps[thread].push_back(i);
   }

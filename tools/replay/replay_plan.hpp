@@ -19,6 +19,7 @@ struct replay_step {
   std::size_t stream;      ///< index into replay_plan::logged_streams
   std::size_t allocation;  ///< for a free: index of the step that allocated; else the step's own index
   std::size_t line;        ///< in the log, for messages
+  double time_seconds;     ///< as logged: since midnight
 };
 
 struct replay_plan {

@@ -94,7 +94,7 @@ std::string describe(stack_shape const& shape, stack_settings const& settings)
   return fmt::format("{}", fmt::join(parts, " over "));
 }
 
-/// The highest pool_size() of a pool, sampled after each allocation.
+/// The highest pool_size() of a pool, sampled after each event.
 class sampled_gauge final : public reserved_gauge {
  public:
   explicit sampled_gauge(rmm::mr::pool_memory_resource pool) : pool_{std::move(pool)} {}  // shares the pool
@@ -106,9 +106,10 @@ class sampled_gauge final : public reserved_gauge {
     while (now > seen && !peak_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {}
   }
   [[nodiscard]] std::size_t peak_bytes() const override { return peak_.load(); }
+  [[nodiscard]] std::size_t current_bytes() const override { return pool_.pool_size(); }
   [[nodiscard]] std::string method() const override
   {
-    return "pool_size() of the pool over cuda, sampled after every allocation (a counting adaptor between "
+    return "pool_size() of the pool over cuda, sampled after every event (a counting adaptor between "
            "them would stop the pool from growing through virtual memory)";
   }
 
@@ -125,6 +126,10 @@ class counted_gauge final : public reserved_gauge {
   [[nodiscard]] std::size_t peak_bytes() const override
   {
     return static_cast<std::size_t>(counter_.get_bytes_counter().peak);
+  }
+  [[nodiscard]] std::size_t current_bytes() const override
+  {
+    return static_cast<std::size_t>(counter_.get_bytes_counter().value);
   }
   [[nodiscard]] std::string method() const override
   {
@@ -146,6 +151,12 @@ class async_pool_gauge final : public reserved_gauge {
     RMM_CUDA_TRY(cudaMemPoolGetAttribute(async_.pool_handle(), cudaMemPoolAttrReservedMemHigh, &high));
     return static_cast<std::size_t>(high);
   }
+  [[nodiscard]] std::size_t current_bytes() const override
+  {
+    std::uint64_t now{};
+    RMM_CUDA_TRY(cudaMemPoolGetAttribute(async_.pool_handle(), cudaMemPoolAttrReservedMemCurrent, &now));
+    return static_cast<std::size_t>(now);
+  }
   [[nodiscard]] std::string method() const override { return "cudaMemPoolAttrReservedMemHigh of its pool"; }
 
  private:
@@ -158,6 +169,7 @@ class simulated_gauge final : public reserved_gauge {
   explicit simulated_gauge(simulated_device_resource device) : device_{std::move(device)} {}
 
   [[nodiscard]] std::size_t peak_bytes() const override { return device_.peak_used_bytes(); }
+  [[nodiscard]] std::size_t current_bytes() const override { return device_.used_bytes(); }
   [[nodiscard]] std::string method() const override { return "the simulated device's peak (bytes as requested)"; }
 
  private:

@@ -44,10 +44,12 @@ class reserved_gauge {
   reserved_gauge& operator=(reserved_gauge&&)      = delete;
   virtual ~reserved_gauge()                        = default;
 
-  /// Called after every successful allocation, from the replaying thread.
+  /// Called after every replayed step, from the replaying thread.
   virtual void sample() noexcept {}
   /// The peak since the stack was built.
   [[nodiscard]] virtual std::size_t peak_bytes() const = 0;
+  /// What the stack holds now.
+  [[nodiscard]] virtual std::size_t current_bytes() const = 0;
   /// How the figure is obtained, for the report.
   [[nodiscard]] virtual std::string method() const = 0;
 };

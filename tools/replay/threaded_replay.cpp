@@ -74,8 +74,8 @@ struct thread_totals {
 
 class threaded_replay {
  public:
-  threaded_replay(replay_plan const& plan, rmm::device_async_resource_ref mr, std::function<void()> const& observer)
-    : plan_{plan}, mr_{mr}, after_allocation_{observer}, pointers_(plan.steps.size()), live_(plan.steps.size())
+  threaded_replay(replay_plan const& plan, rmm::device_async_resource_ref mr, step_observer const& observer)
+    : plan_{plan}, mr_{mr}, after_step_{observer}, pointers_(plan.steps.size()), live_(plan.steps.size())
   {
     // Streams are created before the replay so that creating them is not timed.
     for (auto const logged : plan.logged_streams) {
@@ -148,7 +148,6 @@ class threaded_replay {
         }
         totals.in_resource += clock::now() - start;
         live_[index] = true;
-        if (after_allocation_) { after_allocation_(); }
         break;
       }
       case rmm::trace::action::free: {
@@ -182,6 +181,7 @@ class threaded_replay {
       }
     }
     ++totals.events;
+    if (after_step_) { after_step_(index); }
     return true;
   }
 
@@ -203,7 +203,7 @@ class threaded_replay {
 
   replay_plan const& plan_;
   rmm::device_async_resource_ref mr_;
-  std::function<void()> const& after_allocation_;
+  step_observer const& after_step_;
   std::vector<rmm::cuda_stream> owned_streams_;
   std::vector<rmm::cuda_stream_view> streams_;  // per logged stream index
   // Per step; written and read only by the thread whose turn it is (the turnstile orders them).
@@ -218,9 +218,9 @@ class threaded_replay {
 
 replay_measurement replay_threaded(replay_plan const& plan,
                                    rmm::device_async_resource_ref mr,
-                                   std::function<void()> const& after_allocation)
+                                   step_observer const& after_step)
 {
-  return threaded_replay{plan, mr, after_allocation}.run();
+  return threaded_replay{plan, mr, after_step}.run();
 }
 
 }  // namespace rmm::replay

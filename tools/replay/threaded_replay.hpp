@@ -32,11 +32,14 @@ struct replay_measurement {
   std::optional<replay_failure> failure;  ///< set when the replay stopped early
 };
 
-/// Replays `plan` through `mr`. `after_allocation` runs on the replaying thread after every
-/// successful allocation (to sample what the resource holds). Allocations the log leaves live
-/// are freed after the timed part; the streams are synchronized before returning.
+/// What runs on the replaying thread after each replayed step (its index in the plan), in log
+/// order: to sample what the resource holds.
+using step_observer = std::function<void(std::size_t step)>;
+
+/// Replays `plan` through `mr`, calling `after_step` after every step. Allocations the log leaves
+/// live are freed after the timed part; the streams are synchronized before returning.
 [[nodiscard]] replay_measurement replay_threaded(replay_plan const& plan,
                                                  rmm::device_async_resource_ref mr,
-                                                 std::function<void()> const& after_allocation = {});
+                                                 step_observer const& after_step = {});
 
 }  // namespace rmm::replay
