@@ -1,4 +1,5 @@
 #include "layer_values.hpp"
+#include <rmm/format_bytes.hpp>
 
 #include <fmt/format.h>
 
@@ -65,8 +66,8 @@ std::string describe_size_setting(parameter const& setting, std::optional<build_
   if (size == nullptr) { return setting.key + " unset"; }
   auto text = fmt::format("{} = {}", setting.key, to_toml_text(*size));
   if (size->is_percent && context) {
-    text += fmt::format(" ({} of {} free)", format_bytes(resolve_size(*size, context->free_bytes)),
-                        format_bytes(context->free_bytes));
+    text += fmt::format(" ({} of {} free)", rmm::format_bytes_short(resolve_size(*size, context->free_bytes)),
+                        rmm::format_bytes_short(context->free_bytes));
   }
   return text;
 }
@@ -87,7 +88,7 @@ void check_fits_device(layer_description const& layer, std::string_view key, bui
   if (bytes && *bytes > context.total_bytes) {
     fail_at(layer.at(key),
             describe_size_setting(layer.at(key), context),
-            fmt::format("at most the device's {} of memory (device {})", format_bytes(context.total_bytes),
+            fmt::format("at most the device's {} of memory (device {})", rmm::format_bytes_short(context.total_bytes),
                         context.device.value()));
   }
 }

@@ -1,4 +1,5 @@
 #include <rmm/config/print.hpp>
+#include <rmm/format_bytes.hpp>
 
 #include <fmt/format.h>
 
@@ -28,11 +29,11 @@ std::string value_text(parameter const& setting, key_schema const* key, std::opt
   auto text = value_to_toml(setting.value);
   if (auto const* size = std::get_if<size_spec>(&setting.value)) {
     if (size->is_percent) {
-      text += device ? fmt::format(" = {} of {} free", format_bytes(resolve_size(*size, device->free_bytes)),
-                                   format_bytes(device->free_bytes))
+      text += device ? fmt::format(" = {} of {} free", rmm::format_bytes_short(resolve_size(*size, device->free_bytes)),
+                                   rmm::format_bytes_short(device->free_bytes))
                      : std::string{" of free memory"};
     } else if (size->bytes >= 1024 && to_toml_text(*size).front() != '"') {
-      text += fmt::format(" ({})", format_bytes(size->bytes));
+      text += fmt::format(" ({})", rmm::format_bytes_short(size->bytes));
     }
   }
   return text;
@@ -78,8 +79,8 @@ std::string describe(stack_description const& stack, std::optional<build_context
   auto const source = stack.stack_origin == value_origin::file ? stack.source : std::string{"the built-in stack"};
   out += fmt::format("stack from {}, top first (each layer allocates from the one below it)", source);
   if (device) {
-    out += fmt::format("; device {}: {} free of {}", device->device.value(), format_bytes(device->free_bytes),
-                       format_bytes(device->total_bytes));
+    out += fmt::format("; device {}: {} free of {}", device->device.value(), rmm::format_bytes_short(device->free_bytes),
+                       rmm::format_bytes_short(device->total_bytes));
   }
   out += ":\n";
   for (std::size_t i = 0; i < stack.layers.size(); ++i) {

@@ -1,6 +1,7 @@
 // Sub-allocators: carve the memory of their upstream.
 
 #include "layer_values.hpp"
+#include <rmm/format_bytes.hpp>
 #include "schema_parts.hpp"
 
 #include <rmm/mr/arena_memory_resource.hpp>
@@ -115,14 +116,14 @@ void check_fixed_size_on_device(layer_description const& layer, build_context co
     fail_at(block_setting,
             describe_size_setting(block_setting, context),
             fmt::format("a block size of at most the device's {} of memory (device {})",
-                        format_bytes(context.total_bytes), context.device.value()));
+                        rmm::format_bytes_short(context.total_bytes), context.device.value()));
   }
   if (block > context.total_bytes / blocks) {
     fail_at(set_last(block_setting, count_setting),
             fmt::format("{} and blocks_to_preallocate = {}: {} blocks of {} preallocated",
-                        describe_size_setting(block_setting, context), blocks, blocks, format_bytes(block)),
+                        describe_size_setting(block_setting, context), blocks, blocks, rmm::format_bytes_short(block)),
             fmt::format("at most the device's {} preallocated in all (device {}): fewer or smaller blocks",
-                        format_bytes(context.total_bytes), context.device.value()));
+                        rmm::format_bytes_short(context.total_bytes), context.device.value()));
   }
 }
 
@@ -195,16 +196,16 @@ void check_binning_on_device(layer_description const& layer, build_context const
   auto const& bins_setting = layer.at("bins");
   auto const& culprit      = bins_setting.is_set() ? bins_setting : layer.at("max_size_exponent");
   auto const which_bins    = bins_setting.is_set()
-                               ? fmt::format("bins up to {}", format_bytes(bins.back()))
+                               ? fmt::format("bins up to {}", rmm::format_bytes_short(bins.back()))
                                : fmt::format("max_size_exponent = {} (bins up to {})",
                                              integer_value(layer, "max_size_exponent").value_or(default_max_exponent),
-                                             format_bytes(bins.back()));
+                                             rmm::format_bytes_short(bins.back()));
   throw config_error{culprit.is_set() ? culprit.location : layer.location,
                      fmt::format("{}, which reserve {} from the upstream when built", which_bins,
-                                 overflowed ? std::string{"more than 16 EiB"} : format_bytes(reserved)),
+                                 overflowed ? std::string{"more than 16 EiB"} : rmm::format_bytes_short(reserved)),
                      fmt::format("bins that fit the device's {} (device {}): each bin reserves at least 8 of its "
                                  "blocks (about 2 MiB of small ones) when the layer is built",
-                                 format_bytes(context.total_bytes), context.device.value())};
+                                 rmm::format_bytes_short(context.total_bytes), context.device.value())};
 }
 
 any_device_resource build_binning(layer_description const& layer, build_context const&, upstream_t upstream)

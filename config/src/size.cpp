@@ -171,20 +171,6 @@ std::uint64_t resolve_size(size_spec const& size, std::uint64_t free_bytes) noex
   return bytes & ~std::uint64_t{255};
 }
 
-std::string format_bytes(std::uint64_t bytes)
-{
-  // Largest unit first: "512 MiB" when exact, "1.50 GiB (1610612737 B)" when not.
-  for (auto it = binary_units.rbegin(); it != binary_units.rend(); ++it) {
-    if (it->bytes == 1 || bytes < it->bytes) { continue; }
-    if (bytes % it->bytes == 0) { return fmt::format("{} {}", bytes / it->bytes, it->display); }
-    return fmt::format("{:.2f} {} ({} B)",
-                       static_cast<double>(bytes) / static_cast<double>(it->bytes),
-                       it->display,
-                       bytes);
-  }
-  return fmt::format("{} B", bytes);
-}
-
 std::string to_toml_text(size_spec const& size)
 {
   if (size.is_percent) { return fmt::format("\"{}%\"", size.percent); }

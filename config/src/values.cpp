@@ -1,4 +1,5 @@
 #include "values.hpp"
+#include <rmm/format_bytes.hpp>
 
 #include <rmm/config/environment.hpp>
 #include <rmm/config/file_name_pattern.hpp>
@@ -36,7 +37,7 @@ std::optional<value_problem> check_size(key_schema const& key, size_spec const& 
     return value_problem{shown, minimum == 1 ? "a size above 0 bytes" : fmt::format("a size of at least {} bytes", minimum)};
   }
   if (key.maximum != INT64_MAX && size.bytes > static_cast<std::uint64_t>(key.maximum)) {
-    return value_problem{shown, fmt::format("a size of at most {}", format_bytes(static_cast<std::uint64_t>(key.maximum)))};
+    return value_problem{shown, fmt::format("a size of at most {}", rmm::format_bytes_short(static_cast<std::uint64_t>(key.maximum)))};
   }
   if (key.power_of_two && !std::has_single_bit(size.bytes)) {
     return value_problem{shown, "a power of two, like 256, 4096 or \"64KiB\""};

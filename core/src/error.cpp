@@ -1,5 +1,5 @@
 #include <rmm/detail/error.hpp>
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/logger.hpp>
 
 #include <fmt/format.h>

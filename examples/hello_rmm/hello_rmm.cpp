@@ -3,7 +3,7 @@
 
 #include <rmm/cuda_device.hpp>
 #include <rmm/cuda_stream.hpp>
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/device_buffer.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/cuda_async_memory_resource.hpp>
@@ -52,8 +52,8 @@ int main()
     std::printf("device %d: %s, %s free of %s\n",
                 id,
                 props.name,
-                rmm::detail::format_bytes(free_bytes).c_str(),
-                rmm::detail::format_bytes(total_bytes).c_str());
+                rmm::format_bytes(free_bytes).c_str(),
+                rmm::format_bytes(total_bytes).c_str());
 
     // A stream-ordered pool as the device's current resource, as in the RMM documentation.
     rmm::mr::cuda_async_memory_resource pool{rmm::percent_of_free_device_memory(1)};
@@ -63,7 +63,7 @@ int main()
       bool const ok = round_trip(stream, count);
       all_ok        = all_ok && ok;
       std::printf("  device_buffer of %s through cuda_async_memory_resource: %s\n",
-                  rmm::detail::format_bytes(count * sizeof(int)).c_str(),
+                  rmm::format_bytes(count * sizeof(int)).c_str(),
                   ok ? "round trip OK" : "DATA MISMATCH");
     }
     rmm::mr::set_current_device_resource(previous);

@@ -4,7 +4,7 @@
 #include "device_stacks.hpp"
 #include "hook_table.hpp"
 
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 
 #include <fmt/format.h>
 
@@ -238,7 +238,7 @@ void counters::after_fork_in_child() noexcept
 
 void write_report(std::FILE* out, bool json, counters const& c, device_stacks const& stacks, deferred_frees const& pending)
 {
-  using rmm::detail::format_bytes;
+  using rmm::format_bytes;
   std::string text;
   std::string devices_json;
   for (int device = 0; device < counters::max_devices; ++device) {

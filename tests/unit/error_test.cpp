@@ -1,4 +1,4 @@
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>
 
 #include <gmock/gmock.h>
@@ -101,15 +101,24 @@ TEST(AssertCudaSuccess, ReportsThroughTheDebugLogAndClearsTheError)
 
 TEST(FormatBytes, BinaryUnits)
 {
-  using rmm::detail::format_bytes;
+  using rmm::format_bytes;
   EXPECT_EQ(format_bytes(0), "0 B");
   EXPECT_EQ(format_bytes(1023), "1023 B");
   EXPECT_EQ(format_bytes(1024), "1.00 KiB");
   EXPECT_EQ(format_bytes(1536), "1.50 KiB");
   EXPECT_EQ(format_bytes(std::size_t{8} << 30), "8.00 GiB");
   EXPECT_EQ(format_bytes(std::size_t{1} << 50), "1.00 PiB");
-  EXPECT_EQ(rmm::detail::format_bytes_exact(2048), "2.00 KiB (2048 bytes)");
-  EXPECT_EQ(rmm::detail::format_bytes_exact(12), "12 B");
+}
+
+TEST(FormatBytes, ExactFormsCarryEveryByte)
+{
+  EXPECT_EQ(rmm::format_bytes_exact(12), "12 B");
+  EXPECT_EQ(rmm::format_bytes_exact(2048), "2.00 KiB (2048 bytes)");
+  EXPECT_EQ(rmm::format_bytes_exact(~std::size_t{0}), "16.00 EiB (18446744073709551615 bytes)");
+  EXPECT_EQ(rmm::format_bytes_short(100), "100 B");
+  EXPECT_EQ(rmm::format_bytes_short(std::size_t{512} << 20), "512 MiB");
+  EXPECT_EQ(rmm::format_bytes_short(std::size_t{1536} << 20), "1.50 GiB (1610612736 bytes)");
+  EXPECT_EQ(rmm::format_bytes_short((std::size_t{3} << 30) / 2 + 1), "1.50 GiB (1610612737 bytes)");
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 
 #include <allocation_log.hpp>
 
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>
 
 #include <cuda_runtime_api.h>
@@ -39,10 +39,10 @@ std::string describe_device(stack_settings const& settings)
   std::size_t free_bytes{};
   std::size_t total_bytes{};
   RMM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
-  auto const real = fmt::format("{} (device {}, {})", properties.name, device, rmm::detail::format_bytes(total_bytes));
+  auto const real = fmt::format("{} (device {}, {})", properties.name, device, rmm::format_bytes(total_bytes));
   if (!settings.simulated_device_size) { return real; }
   return fmt::format("a simulated device of {}; streams on {}",
-                     rmm::detail::format_bytes(*settings.simulated_device_size),
+                     rmm::format_bytes(*settings.simulated_device_size),
                      real);
 }
 

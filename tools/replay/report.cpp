@@ -1,6 +1,6 @@
 #include "report.hpp"
 
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 
 #include <fmt/format.h>
 
@@ -59,15 +59,15 @@ std::vector<std::string> table_cells(replay_row const& row)
   auto const& m = row.measurement;
   if (m.failure) {
     cells.insert(cells.end(),
-                 {fmt::format("FAILED at line {}", m.failure->line), "", "", rmm::detail::format_bytes(row.peak_live_bytes),
+                 {fmt::format("FAILED at line {}", m.failure->line), "", "", rmm::format_bytes(row.peak_live_bytes),
                   "", "", failures_cell(row)});
     return cells;
   }
   cells.push_back(format_duration(m.wall));
   cells.push_back(fmt::format("{:.0f}", per_event_ns(m.wall, m.events_replayed)));
   cells.push_back(fmt::format("{:.0f}", per_event_ns(m.in_resource, m.events_replayed)));
-  cells.push_back(rmm::detail::format_bytes(row.peak_live_bytes));
-  cells.push_back(rmm::detail::format_bytes(row.peak_reserved_bytes.value_or(0)));
+  cells.push_back(rmm::format_bytes(row.peak_live_bytes));
+  cells.push_back(rmm::format_bytes(row.peak_reserved_bytes.value_or(0)));
   cells.push_back(fmt::format("{:.1f}%", 100.0 * row.fragmentation().value_or(0.0)));
   cells.push_back(failures_cell(row));
   return cells;

@@ -1,6 +1,6 @@
 #include "resource_stack.hpp"
 
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/arena_memory_resource.hpp>
 #include <rmm/mr/binning_memory_resource.hpp>
@@ -87,7 +87,7 @@ std::string describe(stack_shape const& shape, stack_settings const& settings)
     parts.emplace_back(std::ranges::find(layer_names, kind, &layer_name::kind)->name);
   }
   if (settings.simulated_device_size) {
-    parts.push_back(fmt::format("simulated device ({})", rmm::detail::format_bytes(*settings.simulated_device_size)));
+    parts.push_back(fmt::format("simulated device ({})", rmm::format_bytes(*settings.simulated_device_size)));
   } else {
     parts.emplace_back(std::ranges::find(bottom_names, shape.base, &bottom_name::kind)->name);
   }

@@ -1,6 +1,6 @@
 #include "simulated_device_resource.hpp"
 
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>
 
 #include <fmt/format.h>
@@ -58,10 +58,10 @@ void* simulated_device_resource::do_allocate(std::size_t bytes, rmm::cuda_stream
   auto& s = *state_;
   if (bytes > s.capacity - s.used) {
     throw rmm::out_of_memory{fmt::format("simulated device: cannot allocate {}: {} of its {} in use, {} free",
-                                         rmm::detail::format_bytes_exact(bytes),
-                                         rmm::detail::format_bytes(s.used),
-                                         rmm::detail::format_bytes(s.capacity),
-                                         rmm::detail::format_bytes(s.capacity - s.used))};
+                                         rmm::format_bytes_exact(bytes),
+                                         rmm::format_bytes(s.used),
+                                         rmm::format_bytes(s.capacity),
+                                         rmm::format_bytes(s.capacity - s.used))};
   }
   auto const address = s.next_address;
   s.next_address += (bytes + address_granularity - 1) / address_granularity * address_granularity;

@@ -1,6 +1,6 @@
 #include "cuda_driver.hpp"
 
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 

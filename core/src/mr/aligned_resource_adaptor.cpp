@@ -1,7 +1,7 @@
 #include "detail/sharded_pointer_map.hpp"
 
 #include <rmm/detail/error.hpp>
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/mr/aligned_resource_adaptor.hpp>
 
 #include <algorithm>
@@ -58,8 +58,8 @@ namespace {
 /// The upstream's failure, restated in terms of the caller's request.
 std::string padded_request_context(std::size_t bytes, std::size_t alignment, std::size_t padded)
 {
-  return "aligned_resource_adaptor: allocating " + rmm::detail::format_bytes_exact(bytes) + " aligned to " +
-         std::to_string(alignment) + " bytes (" + rmm::detail::format_bytes_exact(padded) +
+  return "aligned_resource_adaptor: allocating " + rmm::format_bytes_exact(bytes) + " aligned to " +
+         std::to_string(alignment) + " bytes (" + rmm::format_bytes_exact(padded) +
          " from the upstream) failed: ";
 }
 

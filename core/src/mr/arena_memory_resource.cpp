@@ -2,7 +2,7 @@
 
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_device.hpp>
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/arena_memory_resource.hpp>
 
@@ -23,7 +23,7 @@ detail::suballocator_options arena_options(std::optional<std::size_t> arena_size
     throw rmm::out_of_memory{fmt::format(
       "arena_memory_resource: an arena of {} can never be allocated: rounded up to a multiple of {} bytes it "
       "exceeds the {} bytes any allocation can have; use a smaller arena size",
-      rmm::detail::format_bytes_exact(size),
+      rmm::format_bytes_exact(size),
       CUDA_ALLOCATION_ALIGNMENT,
       max_allocation_size)};
   }

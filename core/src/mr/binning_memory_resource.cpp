@@ -1,5 +1,5 @@
 #include <rmm/aligned.hpp>
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/binning_memory_resource.hpp>
 #include <rmm/mr/fixed_size_memory_resource.hpp>
@@ -102,14 +102,14 @@ void binning_memory_resource::add_bin(std::size_t allocation_size, std::optional
     throw rmm::out_of_memory{fmt::format(
       "binning_memory_resource: a bin of {} can never serve an allocation: no allocation can be larger than {} "
       "bytes; use a smaller bin size",
-      rmm::detail::format_bytes_exact(allocation_size),
+      rmm::format_bytes_exact(allocation_size),
       max_allocation_size)};
   }
   if (!bin_resource && default_bin_reservation(allocation_size) > max_allocation_size) {
     throw rmm::out_of_memory{fmt::format(
       "binning_memory_resource: a bin of {} can never be created: its first {} blocks together exceed the {} bytes "
       "any allocation can have; use a smaller bin size, or pass the bin's resource",
-      rmm::detail::format_bytes_exact(allocation_size),
+      rmm::format_bytes_exact(allocation_size),
       blocks_per_chunk(allocation_size),
       max_allocation_size)};
   }
@@ -122,7 +122,7 @@ void binning_memory_resource::add_bin(std::size_t allocation_size, std::optional
     by_size.begin(), by_size.end(), allocation_size, [](bins::bin const& b, std::size_t s) { return b.size < s; });
   RMM_EXPECTS(it == by_size.end() || it->size != allocation_size,
               fmt::format("binning_memory_resource: there is already a bin of {}",
-                          rmm::detail::format_bytes_exact(allocation_size)));
+                          rmm::format_bytes_exact(allocation_size)));
   any_device_resource resource =
     bin_resource ? std::move(*bin_resource)
                  : any_device_resource{fixed_size_memory_resource{

@@ -1,4 +1,4 @@
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/callback_memory_resource.hpp>
 
@@ -27,7 +27,7 @@ void* callback_memory_resource::do_allocate(std::size_t bytes, cuda_stream_view 
   void* ptr = callbacks_->allocate(bytes, stream, callbacks_->allocate_arg);
   if (ptr == nullptr && bytes > 0) {
     throw rmm::bad_alloc{"callback_memory_resource: the allocate callback returned null for " +
-                         rmm::detail::format_bytes_exact(bytes)};
+                         rmm::format_bytes_exact(bytes)};
   }
   return ptr;
 }

@@ -1,6 +1,6 @@
 #include "../detail/cuda_driver.hpp"
 
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/device_memory_resource.hpp>
 
@@ -66,7 +66,7 @@ void device_memory_resource::reject_impossible_size(std::size_t bytes) const
     "a computation that wrapped around, such as n - 1 with n == 0 or an overflowed n * sizeof(T): check how the "
     "size was computed",
     type_name_of(*this),
-    rmm::detail::format_bytes_exact(bytes),
+    rmm::format_bytes_exact(bytes),
     max_allocation_size)};
 }
 

@@ -1,7 +1,7 @@
 #include "detail/stream_ordered_suballocator.hpp"
 
 #include <rmm/aligned.hpp>
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/fixed_size_memory_resource.hpp>
 
@@ -20,7 +20,7 @@ detail::suballocator_options fixed_size_options(std::size_t block_size, std::siz
     throw rmm::out_of_memory{fmt::format(
       "fixed_size_memory_resource: a block size of {} can never be allocated: rounded up to a multiple of {} bytes "
       "it exceeds the {} bytes any allocation can have; use a smaller block size",
-      rmm::detail::format_bytes_exact(block_size),
+      rmm::format_bytes_exact(block_size),
       CUDA_ALLOCATION_ALIGNMENT,
       max_allocation_size)};
   }
@@ -30,7 +30,7 @@ detail::suballocator_options fixed_size_options(std::size_t block_size, std::siz
       "fixed_size_memory_resource: blocks_to_preallocate = {} blocks of {} can never be allocated at once: together "
       "they exceed the {} bytes any allocation can have; preallocate fewer blocks",
       blocks_to_preallocate,
-      rmm::detail::format_bytes_exact(rounded_block),
+      rmm::format_bytes_exact(rounded_block),
       max_allocation_size)};
   }
   detail::suballocator_options options;

@@ -1,5 +1,5 @@
 #include <rmm/detail/error.hpp>
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/mr/limiting_resource_adaptor.hpp>
 
 #include <atomic>
@@ -66,9 +66,9 @@ void* limiting_resource_adaptor::allocate_in(std::size_t bytes, detail::allocati
   auto allocated = state_->allocated.load(std::memory_order_relaxed);
   do {
     if (charge > state_->limit || allocated > state_->limit - charge) {
-      throw rmm::out_of_memory{"limiting_resource_adaptor: allocating " + rmm::detail::format_bytes_exact(bytes) +
-                               " would exceed the limit of " + rmm::detail::format_bytes_exact(state_->limit) +
-                               " (" + rmm::detail::format_bytes_exact(allocated) +
+      throw rmm::out_of_memory{"limiting_resource_adaptor: allocating " + rmm::format_bytes_exact(bytes) +
+                               " would exceed the limit of " + rmm::format_bytes_exact(state_->limit) +
+                               " (" + rmm::format_bytes_exact(allocated) +
                                " in use); free memory or raise the limit"};
     }
   } while (!state_->allocated.compare_exchange_weak(allocated, allocated + charge, std::memory_order_relaxed));

@@ -1,6 +1,6 @@
 #include "../detail/cuda_driver.hpp"
 
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/system_memory_resource.hpp>
 
@@ -35,7 +35,7 @@ void* system_memory_resource::do_allocate(std::size_t bytes, cuda_stream_view)
   void* ptr = ::operator new(bytes, std::align_val_t{CUDA_ALLOCATION_ALIGNMENT}, std::nothrow);
   if (ptr == nullptr) {
     throw rmm::out_of_memory{
-      fmt::format("system_memory_resource could not allocate {}: host memory exhausted", detail::format_bytes_exact(bytes))};
+      fmt::format("system_memory_resource could not allocate {}: host memory exhausted", rmm::format_bytes_exact(bytes))};
   }
   return ptr;
 }

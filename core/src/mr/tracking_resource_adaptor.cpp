@@ -1,6 +1,6 @@
 #include "detail/sharded_pointer_map.hpp"
 
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/tracking_resource_adaptor.hpp>
 
@@ -107,9 +107,9 @@ std::string tracking_resource_adaptor::get_outstanding_allocations_str() const
   auto const allocations = state_->every_allocation();
   std::size_t bytes{0};
   for (auto const& [ptr, info] : allocations) { bytes += info.allocation_size; }
-  auto report = fmt::format("Outstanding allocations: {} ({})\n", allocations.size(), rmm::detail::format_bytes_exact(bytes));
+  auto report = fmt::format("Outstanding allocations: {} ({})\n", allocations.size(), rmm::format_bytes_exact(bytes));
   for (auto const& [ptr, info] : allocations) {
-    report += fmt::format("  {}: {}\n", fmt::ptr(ptr), rmm::detail::format_bytes_exact(info.allocation_size));
+    report += fmt::format("  {}: {}\n", fmt::ptr(ptr), rmm::format_bytes_exact(info.allocation_size));
     if (info.stack) { report += info.stack->to_string(); }
   }
   return report;
@@ -171,15 +171,15 @@ void tracking_resource_adaptor::deallocate_in(void* ptr, std::size_t bytes, deta
     RMM_LOG_ERROR(
       "tracking_resource_adaptor: free of {} ({}) which this resource did not allocate or already freed; "
       "not passed to the upstream",
-      fmt::ptr(ptr), rmm::detail::format_bytes_exact(bytes));
+      fmt::ptr(ptr), rmm::format_bytes_exact(bytes));
     return;
   }
   auto const allocated_size = record.allocation_size;
   if (allocated_size != bytes) {
     state_->size_mismatches.fetch_add(1, std::memory_order_relaxed);
     RMM_LOG_ERROR("tracking_resource_adaptor: free of {} with size {} but it was allocated with {}; freeing {}",
-                  fmt::ptr(ptr), rmm::detail::format_bytes_exact(bytes),
-                  rmm::detail::format_bytes_exact(allocated_size), rmm::detail::format_bytes_exact(allocated_size));
+                  fmt::ptr(ptr), rmm::format_bytes_exact(bytes),
+                  rmm::format_bytes_exact(allocated_size), rmm::format_bytes_exact(allocated_size));
   }
   state_->allocated_bytes.fetch_sub(allocated_size, std::memory_order_relaxed);
   order.deallocate(state_->upstream, ptr, allocated_size);

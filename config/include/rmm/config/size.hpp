@@ -33,9 +33,6 @@ struct size_problem {
 /// multiple of 256.
 [[nodiscard]] std::uint64_t resolve_size(size_spec const& size, std::uint64_t free_bytes) noexcept;
 
-/// "512 MiB" when exact, else "1000000 B" / "1.50 GiB (1610612736 B)"; for humans.
-[[nodiscard]] std::string format_bytes(std::uint64_t bytes);
-
 /// The size as a user would write it in TOML: "512MiB", "4096" or "50%".
 [[nodiscard]] std::string to_toml_text(size_spec const& size);
 

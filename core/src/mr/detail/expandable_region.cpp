@@ -3,7 +3,7 @@
 #include "../../detail/cuda_driver.hpp"
 
 #include <rmm/aligned.hpp>
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 
@@ -124,16 +124,16 @@ memory_range expandable_region::grow(std::size_t bytes)
   bytes = align_up(bytes, granularity_);
   if (bytes > capacity_ - mapped_) {
     throw rmm::out_of_memory{fmt::format("the pool's address range is full: {} mapped of {}, {} more requested",
-                                         rmm::detail::format_bytes(mapped_),
-                                         rmm::detail::format_bytes(capacity_),
-                                         rmm::detail::format_bytes(bytes))};
+                                         rmm::format_bytes(mapped_),
+                                         rmm::format_bytes(capacity_),
+                                         rmm::format_bytes(bytes))};
   }
   primary_context_scope const context{device_};
   auto const prop = device_allocation(device_);
   CUmemGenericAllocationHandle handle{};
   if (auto const result = cu().cuMemCreate(&handle, bytes, &prop, 0); result != CUDA_SUCCESS) {
     auto message = fmt::format("could not allocate {} of device memory: {}",
-                               rmm::detail::format_bytes_exact(bytes),
+                               rmm::format_bytes_exact(bytes),
                                describe("cuMemCreate", result));
     if (result == CUDA_ERROR_OUT_OF_MEMORY) { throw rmm::out_of_memory{message}; }
     throw rmm::bad_alloc{message};
@@ -150,7 +150,7 @@ memory_range expandable_region::grow(std::size_t bytes)
   if (result != CUDA_SUCCESS) {
     report("cuMemRelease", cu().cuMemRelease(handle));
     throw rmm::bad_alloc{fmt::format("could not map {} of device memory: {}",
-                                     rmm::detail::format_bytes_exact(bytes),
+                                     rmm::format_bytes_exact(bytes),
                                      describe("cuMemMap/cuMemSetAccess", result))};
   }
   segments_.push_back({mapped_, bytes, handle});

@@ -51,9 +51,9 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow(arena& 
   add_chunk({reinterpret_cast<std::uintptr_t>(ptr), size, false});
   RMM_LOG_DEBUG("{}: grew by {} to {} for a request of {}",
                 options_.name,
-                rmm::detail::format_bytes(size),
-                rmm::detail::format_bytes(reserved_bytes_.load()),
-                rmm::detail::format_bytes(bytes));
+                rmm::format_bytes(size),
+                rmm::format_bytes(reserved_bytes_.load()),
+                rmm::format_bytes(bytes));
   return memory_range{reinterpret_cast<std::uintptr_t>(ptr), size};
 }
 
@@ -94,9 +94,9 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
     auto const minimum = align_up(need, granule);
     if (minimum > room) {
       throw rmm::out_of_memory{fmt::format("mapping {} more would exceed the pool's {} ({} mapped)",
-                                           rmm::detail::format_bytes(minimum),
+                                           rmm::format_bytes(minimum),
                                            options_.maximum_size ? "maximum size" : "address range (the device's memory)",
-                                           rmm::detail::format_bytes(region_->mapped_bytes()))};
+                                           rmm::format_bytes(region_->mapped_bytes()))};
     }
     auto const preferred =
       std::min(std::max(minimum, align_up(options_.growth_step, granule)), align_down(room, granule));
@@ -111,9 +111,9 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
     add_chunk({range.start, range.size, range.start != region_base});
     RMM_LOG_DEBUG("{}: mapped {} more (now {}) for a request of {}",
                   options_.name,
-                  rmm::detail::format_bytes(range.size),
-                  rmm::detail::format_bytes(reserved_bytes_.load()),
-                  rmm::detail::format_bytes(bytes));
+                  rmm::format_bytes(range.size),
+                  rmm::format_bytes(reserved_bytes_.load()),
+                  rmm::format_bytes(bytes));
     if (for_clean) {
       insert_clean(range);  // merges with the tail
     } else {

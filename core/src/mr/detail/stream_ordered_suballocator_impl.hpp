@@ -11,7 +11,7 @@
 
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_device.hpp>
-#include <rmm/detail/format.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/before_growth.hpp>
@@ -104,15 +104,15 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
   if (options_.initial_size > std::min(max_request(), rmm::mr::max_allocation_size)) {
     throw rmm::out_of_memory{fmt::format("{}: an initial size of {} can never be allocated; use a smaller one",
                                          options_.name,
-                                         rmm::detail::format_bytes_exact(options_.initial_size))};
+                                         rmm::format_bytes_exact(options_.initial_size))};
   }
   auto const initial = block_size(options_.initial_size);
   if (options_.maximum_size) {
     RMM_EXPECTS(initial <= *options_.maximum_size,
                 fmt::format("{}: the initial size {} exceeds the maximum size {}",
                             options_.name,
-                            rmm::detail::format_bytes_exact(initial),
-                            rmm::detail::format_bytes_exact(*options_.maximum_size)));
+                            rmm::format_bytes_exact(initial),
+                            rmm::format_bytes_exact(*options_.maximum_size)));
   }
   if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
     if (options_.expandable) {
@@ -133,9 +133,9 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
                 fmt::format("{}: growth through virtual memory was asked for, but the initial size {} rounded up to "
                             "the device's mapping granularity ({}) exceeds the maximum size {}",
                             options_.name,
-                            rmm::detail::format_bytes_exact(initial),
-                            rmm::detail::format_bytes_exact(region_->granularity()),
-                            rmm::detail::format_bytes_exact(*options_.maximum_size)));
+                            rmm::format_bytes_exact(initial),
+                            rmm::format_bytes_exact(region_->granularity()),
+                            rmm::format_bytes_exact(*options_.maximum_size)));
     region_.reset();
   }
   if (region_ != nullptr && initial > 0) {
@@ -178,13 +178,13 @@ void stream_ordered_suballocator<FreeStore>::check_request(std::size_t bytes) co
     // Checked before any rounding: a wrapped size would be a small block handed out as a huge one.
     throw rmm::out_of_memory{fmt::format("{} cannot allocate {}: no device has that much memory",
                                          options_.name,
-                                         rmm::detail::format_bytes_exact(bytes))};
+                                         rmm::format_bytes_exact(bytes))};
   }
   if (options_.largest_request && bytes > *options_.largest_request) [[unlikely]] {
     throw rmm::bad_alloc{fmt::format("{} cannot allocate {}: its blocks are {}",
                                      options_.name,
-                                     rmm::detail::format_bytes_exact(bytes),
-                                     rmm::detail::format_bytes_exact(*options_.largest_request))};
+                                     rmm::format_bytes_exact(bytes),
+                                     rmm::format_bytes_exact(*options_.largest_request))};
   }
 }
 
@@ -316,7 +316,7 @@ void stream_ordered_suballocator<FreeStore>::deallocate_sync(void* ptr, std::siz
     try {
       RMM_LOG_ERROR("{}: lost {} at {}: out of host memory to keep track of it",
                     options_.name,
-                    rmm::detail::format_bytes_exact(bytes),
+                    rmm::format_bytes_exact(bytes),
                     ptr);
     } catch (...) {
     }
@@ -348,7 +348,7 @@ void stream_ordered_suballocator<FreeStore>::deallocate_after_device_sync(memory
     try {
       RMM_LOG_ERROR("{}: lost {} at {}: it could not be taken back ({})",
                     options_.name,
-                    rmm::detail::format_bytes_exact(range.size),
+                    rmm::format_bytes_exact(range.size),
                     reinterpret_cast<void*>(range.start),
                     e.what());
     } catch (...) {
@@ -535,9 +535,9 @@ void stream_ordered_suballocator<FreeStore>::log_state() const
                   options_.name,
                   key.stream_id,
                   key.thread != 0 ? fmt::format(" (thread {})", key.thread) : std::string{},
-                  rmm::detail::format_bytes(a->free.free_bytes()),
+                  rmm::format_bytes(a->free.free_bytes()),
                   a->free.block_count(),
-                  rmm::detail::format_bytes(a->free.largest_block()));
+                  rmm::format_bytes(a->free.largest_block()));
   }
 }
 
@@ -552,14 +552,14 @@ void stream_ordered_suballocator<FreeStore>::throw_out_of_memory(std::size_t byt
     "{} could not allocate {} on stream {}: it holds {} from upstream{}, of which {} is free in {} block(s); the "
     "largest free block is {} (fragmentation {:.1f}%)",
     options_.name,
-    rmm::detail::format_bytes_exact(bytes),
+    rmm::format_bytes_exact(bytes),
     static_cast<void const*>(stream.value()),
-    rmm::detail::format_bytes(s.reserved_bytes),
-    options_.maximum_size ? fmt::format(" (maximum {})", rmm::detail::format_bytes(*options_.maximum_size))
+    rmm::format_bytes(s.reserved_bytes),
+    options_.maximum_size ? fmt::format(" (maximum {})", rmm::format_bytes(*options_.maximum_size))
                           : std::string{},
-    rmm::detail::format_bytes(s.free_bytes),
+    rmm::format_bytes(s.free_bytes),
     s.free_blocks,
-    rmm::detail::format_bytes(s.largest_free_block),
+    rmm::format_bytes(s.largest_free_block),
     100.0 * s.fragmentation());
   if (!upstream_error.empty()) {
     message += "; growing failed: " + upstream_error;
