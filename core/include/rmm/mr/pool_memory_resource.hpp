@@ -1,6 +1,7 @@
 #pragma once
 
 #include <rmm/mr/detail/suballocator_resource.hpp>
+#include <rmm/mr/suballocator_statistics.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <cstddef>
@@ -55,6 +56,11 @@ class pool_memory_resource final
                        std::size_t initial_pool_size,
                        std::optional<std::size_t> maximum_pool_size = std::nullopt,
                        pool_growth growth                           = pool_growth::automatic);
+
+  /// What the pool holds now: reserved (and peak reserved), allocated and free bytes, free
+  /// blocks, the largest free block, upstream chunks, stream arenas; fragmentation() derives from
+  /// them (<rmm/mr/suballocator_statistics.hpp>).
+  using suballocator_resource::statistics;
 
   /// Bytes currently reserved from upstream.
   [[nodiscard]] std::size_t pool_size() const noexcept;
