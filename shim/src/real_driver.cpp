@@ -67,9 +67,21 @@ bool bind_all(real_driver& d)
 
 }  // namespace
 
+namespace {
+/// Constant-initialized and read with compiler builtins, not a function-local static or a
+/// std::atomic: a sanitizer intercepts the guard of the one and instruments the calls of the
+/// other, and this runs before its runtime is ready. Two threads finding it at once store the
+/// same value.
+dlsym_fn found_real_dlsym = nullptr;
+}  // namespace
+
 RMM_SHIM_BEFORE_SANITIZERS void* real_dlsym(void* handle, char const* symbol) noexcept
 {
-  static dlsym_fn const fn = find_real_dlsym();
+  auto fn = __atomic_load_n(&found_real_dlsym, __ATOMIC_ACQUIRE);
+  if (fn == nullptr) {
+    fn = find_real_dlsym();
+    __atomic_store_n(&found_real_dlsym, fn, __ATOMIC_RELEASE);
+  }
   return fn != nullptr ? fn(handle, symbol) : nullptr;
 }
 
