@@ -145,13 +145,56 @@ std::string override_variable(std::string_view type, std::string_view key)
   return std::string{environment_prefix} + upper(type) + "_" + upper(key);
 }
 
+namespace {
+
+/// The variables that are not overrides, read by other parts of rmm.
+std::vector<environment_variable> other_variables()
+{
+  return {
+    {std::string{config_file_variable}, "", "the configuration file; without it, the built-in stack (`rmm-run --config` wins over it)", false},
+    {"RMM_LOG_FILE", "", "the file of a `logging_resource_adaptor` constructed without one (C++)", false},
+    {"RMM_DEBUG_LOG_FILE", "", "where the debug log goes, appended; stderr without it", false},
+    {"RMM_DEBUG_LOG_LEVEL", "", "the debug log's level: trace, debug, info (default), warn, error, critical, off", false},
+    {"RMM_LOGGING_LEVEL", "", "not read at run time: the name of the build option that compiles debug-log levels out, never taken for an override of `logging`", false},
+  };
+}
+
+}  // namespace
+
+std::vector<environment_variable> environment_variables()
+{
+  auto table = other_variables();
+  for (auto const& key : shim_schema()) {
+    table.push_back({override_variable(shim_type, key.name), fmt::format("`{}` of `[shim]`", key.name),
+                     std::string{key.description}, true});
+  }
+  for (auto const& schema : layer_schemas()) {
+    for (auto const& key : schema.keys) {
+      table.push_back({override_variable(schema.type, key.name),
+                       fmt::format("`{}` of the topmost `{}` layer", key.name, schema.type), std::string{key.description},
+                       true});
+    }
+  }
+  return table;
+}
+
+std::string environment_table_markdown()
+{
+  std::string table = "| variable | in a configuration file | meaning |\n| --- | --- | --- |\n";
+  for (auto const& v : environment_variables()) {
+    table += fmt::format("| `{}` | {} | {} |\n", v.name, v.toml.empty() ? "-" : v.toml, v.meaning);
+  }
+  return table;
+}
+
 bool is_reserved_variable(std::string_view name) noexcept
 {
-  // Read by other parts of rmm (logging adaptor, debug log, build options, the test emulator).
-  constexpr std::string_view reserved[] = {
-    "RMM_LOG_FILE", "RMM_DEBUG_LOG_FILE", "RMM_DEBUG_LOG_LEVEL", "RMM_EXPECTED_BACKEND", "RMM_TEST_BACKEND",
-    "RMM_LOGGING_LEVEL"};
-  return name.starts_with("RMM_EMU_") || std::find(std::begin(reserved), std::end(reserved), name) != std::end(reserved);
+  try {
+    static auto const others = other_variables();
+    return std::any_of(others.begin(), others.end(), [name](auto const& v) { return v.name == name; });
+  } catch (...) {  // out of host memory building the table: nothing is reserved
+    return false;
+  }
 }
 
 void apply_environment_overrides(stack_description& stack, environment const& env)

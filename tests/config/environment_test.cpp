@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace {
@@ -173,6 +176,34 @@ TEST(ConfigEnvironment, EmptyRmmConfig)
   } catch (config_error const& e) {
     EXPECT_EQ(e.location().variable, "RMM_CONFIG");
   }
+}
+
+TEST(ConfigEnvironment, OneTableHasEveryVariableAndTheReferencePrintsIt)
+{
+  auto const table = rmm::config::environment_variables();
+  auto const has   = [&](std::string const& name) {
+    return std::any_of(table.begin(), table.end(), [&](auto const& v) { return v.name == name; });
+  };
+  for (auto const* name : {"RMM_CONFIG", "RMM_LOG_FILE", "RMM_DEBUG_LOG_FILE", "RMM_DEBUG_LOG_LEVEL",
+                           "RMM_POOL_INITIAL_SIZE", "RMM_CUDA_ASYNC_RELEASE_THRESHOLD", "RMM_SHIM_FREE_POLICY",
+                           "RMM_SHIM_ENABLED", "RMM_LOGGING_FILE"}) {
+    EXPECT_TRUE(has(name)) << name;
+  }
+  for (auto const& v : table) {
+    EXPECT_EQ(rmm::config::is_reserved_variable(v.name), !v.is_override) << v.name;
+    EXPECT_FALSE(v.meaning.empty()) << v.name;
+    EXPECT_EQ(v.meaning.find('|'), std::string::npos) << v.name << " would break the Markdown table";
+  }
+  // The test harness's variables are not rmm's.
+  EXPECT_FALSE(has("RMM_EXPECTED_BACKEND"));
+  EXPECT_FALSE(rmm::config::is_reserved_variable("RMM_EMU_DEVICE_MEMORY"));
+
+  std::ifstream file{RMM_CONFIGURATION_DOC};
+  std::string const doc{std::istreambuf_iterator<char>{file}, std::istreambuf_iterator<char>{}};
+  auto const expected = rmm::config::environment_table_markdown();
+  EXPECT_NE(doc.find(expected), std::string::npos)
+    << "docs/configuration.md must print the table of environment variables as the code has it:\n"
+    << expected;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rmm::config {
 
@@ -40,7 +41,25 @@ class environment {
 /// RMM_POOL_INITIAL_SIZE for ("pool", "initial_size").
 [[nodiscard]] std::string override_variable(std::string_view type, std::string_view key);
 
-/// Variables with the RMM_ prefix that belong to other parts of rmm and are never overrides.
+/// One environment variable rmm reads.
+struct environment_variable {
+  std::string name;     ///< "RMM_POOL_INITIAL_SIZE"
+  std::string toml;     ///< its twin in a configuration file ("initial_size of [[resource]] pool"), or empty
+  std::string meaning;  ///< one sentence
+  bool is_override{};   ///< an RMM_<TYPE>_<KEY> / RMM_SHIM_<KEY> override of a configuration value
+};
+
+/**
+ * Every environment variable rmm reads, in one table: RMM_CONFIG, the variables of the logging
+ * adaptor and the debug log, and every override the schema defines (types in schema order, keys
+ * in table order). is_reserved_variable and the table in docs/configuration.md derive from it.
+ */
+[[nodiscard]] std::vector<environment_variable> environment_variables();
+
+/// The table as Markdown (name, TOML twin, meaning), as docs/configuration.md prints it.
+[[nodiscard]] std::string environment_table_markdown();
+
+/// Variables of the table that are not overrides: other parts of rmm read them.
 [[nodiscard]] bool is_reserved_variable(std::string_view name) noexcept;
 
 /**
