@@ -353,38 +353,6 @@ int live_at_exit()
   return 0;
 }
 
-/// A block is freed with cudaFree while work queued on a non-blocking stream still writes it; the
-/// pool is exactly one block large, so the next cudaMalloc can only return that block. It must not
-/// hand it over before the pending write landed: the new owner's own write must be what remains.
-int premature_reuse()
-{
-  constexpr std::size_t size = 32 << 20;
-  cudaStream_t busy{};
-  check(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  void* first = nullptr;
-  check(cudaMalloc(&first, size), "cudaMalloc (first owner)");
-  // The stream sleeps, then writes 0xAA: the write is still pending when the block is freed.
-  check(cudaLaunchHostFunc(
-          busy, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }, nullptr),
-        "cudaLaunchHostFunc");
-  check(cudaMemsetAsync(first, 0xAA, size, busy), "cudaMemsetAsync (pending write)");
-  check(cudaFree(first), "cudaFree (work still pending)");
-  void* second = nullptr;
-  check(cudaMalloc(&second, size), "cudaMalloc (second owner)");
-  std::printf("same_block=%d\n", second == first);
-  check(cudaMemset(second, 0x55, size), "cudaMemset (second owner)");
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  unsigned char head = 0;
-  unsigned char tail = 0;
-  check(cudaMemcpy(&head, second, 1, cudaMemcpyDeviceToHost), "cudaMemcpy");
-  check(cudaMemcpy(&tail, static_cast<char*>(second) + size - 1, 1, cudaMemcpyDeviceToHost), "cudaMemcpy");
-  std::printf("second_owner_sees=%02x%02x\n", head, tail);
-  expect(head == 0x55 && tail == 0x55, "the freed block's pending write landed after its new owner's write");
-  check(cudaFree(second), "cudaFree");
-  check(cudaStreamDestroy(busy), "cudaStreamDestroy");
-  return 0;
-}
-
 /// Holds a stream until the program opens it (or 10 s passed): work queued behind it is pending for
 /// as long as the program wants, with no timing in the outcome. `opened_in_time` says whether the
 /// program got to open it, that is, whether nothing the program did meanwhile waited for the stream.
@@ -421,26 +389,72 @@ std::string ends_of(void* block, std::size_t size)
   return text;
 }
 
+constexpr std::size_t block_size = 32 << 20;  // the one block of the tests' one-block pool
+
+/// The first owner's block, with a write of 0xAA to it queued on `stream` behind `held`.
+void* first_owner_with_a_pending_write(gate& held, cudaStream_t stream)
+{
+  void* first = nullptr;
+  check(cudaMalloc(&first, block_size), "cudaMalloc (first owner)");
+  held.hold(stream);
+  check(cudaMemsetAsync(first, 0xAA, block_size, stream), "cudaMemsetAsync (pending write)");
+  return first;
+}
+
+/// Frees the first owner's block while its write is pending and allocates the block's next owner
+/// (the one-block pool has nothing else to give); prints whether it is the same block.
+void* next_owner_of(void* first)
+{
+  check(cudaFree(first), "cudaFree (work still pending)");
+  void* second = nullptr;
+  check(cudaMalloc(&second, block_size), "cudaMalloc (second owner)");
+  std::printf("same_block=%d\n", second == first);
+  return second;
+}
+
+/// Opens `held` from another thread after a while: for a cudaMalloc that must wait for it.
+std::thread open_later(gate& held)
+{
+  return std::thread{[&held] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    held.open = true;
+  }};
+}
+
+/// A block is freed with cudaFree while work queued on a non-blocking stream still writes it; the
+/// pool is exactly one block large, so the next cudaMalloc can only return that block. It must not
+/// hand it over before the pending write landed: the new owner's own write must be what remains.
+int premature_reuse()
+{
+  cudaStream_t busy{};
+  check(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  gate held;
+  void* first  = first_owner_with_a_pending_write(held, busy);
+  auto opener  = open_later(held);  // the next owner has to wait for the pending write
+  void* second = next_owner_of(first);
+  check(cudaMemset(second, 0x55, block_size), "cudaMemset (second owner)");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  opener.join();
+  auto const seen = ends_of(second, block_size);
+  std::printf("second_owner_sees=%s\n", seen.c_str());
+  expect(seen == "5555", "the freed block's pending write landed after its new owner's write");
+  check(cudaFree(second), "cudaFree");
+  check(cudaStreamDestroy(busy), "cudaStreamDestroy");
+  return 0;
+}
+
 /// With no non-blocking stream, a block freed while work on the legacy stream still writes it is
 /// reused at once, in the legacy stream's order: the next cudaMalloc neither waits for that work
 /// nor lets the new owner's write land before it.
 int legacy_order_reuse()
 {
-  constexpr std::size_t size = 32 << 20;
-  void* first                = nullptr;
-  check(cudaMalloc(&first, size), "cudaMalloc (first owner)");
   gate held;
-  held.hold(nullptr);
-  check(cudaMemsetAsync(first, 0xAA, size, nullptr), "cudaMemsetAsync (pending write)");
-  check(cudaFree(first), "cudaFree (work still pending)");
-  void* second = nullptr;
-  check(cudaMalloc(&second, size), "cudaMalloc (second owner)");
-  held.open = true;
-  std::printf("same_block=%d\n", second == first);
-  check(cudaMemset(second, 0x55, size), "cudaMemset (second owner)");
+  void* second = next_owner_of(first_owner_with_a_pending_write(held, nullptr));
+  held.open    = true;
+  check(cudaMemset(second, 0x55, block_size), "cudaMemset (second owner)");
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   std::printf("reused_without_waiting=%d\n", held.opened_in_time.load() ? 1 : 0);
-  std::printf("second_owner_sees=%s\n", ends_of(second, size).c_str());
+  std::printf("second_owner_sees=%s\n", ends_of(second, block_size).c_str());
   check(cudaFree(second), "cudaFree");
   return 0;
 }
@@ -450,22 +464,14 @@ int legacy_order_reuse()
 /// old owner's write.
 int new_stream_after_legacy_reuse()
 {
-  constexpr std::size_t size = 32 << 20;
-  void* first                = nullptr;
-  check(cudaMalloc(&first, size), "cudaMalloc (first owner)");
   gate held;
-  held.hold(nullptr);
-  check(cudaMemsetAsync(first, 0xAA, size, nullptr), "cudaMemsetAsync (pending write)");
-  check(cudaFree(first), "cudaFree (work still pending)");
-  void* second = nullptr;
-  check(cudaMalloc(&second, size), "cudaMalloc (second owner)");
-  std::printf("same_block=%d\n", second == first);
+  void* second = next_owner_of(first_owner_with_a_pending_write(held, nullptr));
   cudaStream_t fresh{};
   check(cudaStreamCreateWithFlags(&fresh, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  check(cudaMemsetAsync(second, 0x55, size, fresh), "cudaMemsetAsync (second owner, new stream)");
+  check(cudaMemsetAsync(second, 0x55, block_size, fresh), "cudaMemsetAsync (second owner, new stream)");
   held.open = true;
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  std::printf("second_owner_sees=%s\n", ends_of(second, size).c_str());
+  std::printf("second_owner_sees=%s\n", ends_of(second, block_size).c_str());
   check(cudaFree(second), "cudaFree");
   check(cudaStreamDestroy(fresh), "cudaStreamDestroy");
   return 0;
@@ -475,28 +481,17 @@ int new_stream_after_legacy_reuse()
 /// block goes to no new owner before that work is done, although the stream is gone.
 int destroyed_stream_still_writing()
 {
-  constexpr std::size_t size = 32 << 20;
   cudaStream_t doomed{};
   check(cudaStreamCreateWithFlags(&doomed, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  void* first = nullptr;
-  check(cudaMalloc(&first, size), "cudaMalloc (first owner)");
   gate held;
-  held.hold(doomed);
-  check(cudaMemsetAsync(first, 0xAA, size, doomed), "cudaMemsetAsync (pending write)");
+  void* first = first_owner_with_a_pending_write(held, doomed);
   check(cudaStreamDestroy(doomed), "cudaStreamDestroy (work still pending)");
-  check(cudaFree(first), "cudaFree (work still pending)");
-  // The gate opens from another thread: cudaMalloc may have to wait for the destroyed stream.
-  std::thread opener{[&held] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    held.open = true;
-  }};
-  void* second = nullptr;
-  check(cudaMalloc(&second, size), "cudaMalloc (second owner)");
-  std::printf("same_block=%d\n", second == first);
-  check(cudaMemset(second, 0x55, size), "cudaMemset (second owner)");
+  auto opener  = open_later(held);  // the next owner may have to wait for the destroyed stream
+  void* second = next_owner_of(first);
+  check(cudaMemset(second, 0x55, block_size), "cudaMemset (second owner)");
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   opener.join();
-  std::printf("second_owner_sees=%s\n", ends_of(second, size).c_str());
+  std::printf("second_owner_sees=%s\n", ends_of(second, block_size).c_str());
   check(cudaFree(second), "cudaFree");
   return 0;
 }

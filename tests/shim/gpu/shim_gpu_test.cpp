@@ -13,6 +13,15 @@ namespace {
 using rmm::test::run_program;
 using rmm::test::write_config;
 
+/// A pool with room for exactly one 32 MiB block (and the counter's small one): the next
+/// cudaMalloc of 32 MiB can only return the block just freed.
+std::string one_block_pool()
+{
+  return write_config("shim_gpu_one_block.toml",
+                      "[[resource]]\ntype = \"pool\"\ninitial_size = \"34MiB\"\nmaximum_size = \"34MiB\"\n\n"
+                      "[[resource]]\ntype = \"cuda\"\n");
+}
+
 class ShimOnGpu : public ::testing::TestWithParam<char const*> {
  protected:
   [[nodiscard]] static std::string program() { return std::string{RMM_SHIM_KERNEL_CLIENT_DIR} + "/shim_kernel_client_" + GetParam(); }
@@ -31,9 +40,7 @@ TEST_P(ShimOnGpu, EveryAllocationIsServedAndCounted)
 
 TEST_P(ShimOnGpu, AKernelStillWritingAFreedBlockNeverReachesItsNewOwner)
 {
-  auto const config = write_config("shim_gpu_one_block.toml",
-                                   "[[resource]]\ntype = \"pool\"\ninitial_size = \"34MiB\"\nmaximum_size = \"34MiB\"\n\n"
-                                   "[[resource]]\ntype = \"cuda\"\n");
+  auto const config = one_block_pool();
   auto const r = run_program(program(), "premature-reuse", {{"RMM_CONFIG", config}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
@@ -44,9 +51,7 @@ TEST_P(ShimOnGpu, WithoutDeviceWideFreesTheKernelWouldOverwriteTheNewOwner)
 {
   // The check above can fail: with frees ordered on the legacy stream only, the non-blocking
   // stream's kernel is not waited for.
-  auto const config = write_config("shim_gpu_one_block.toml",
-                                   "[[resource]]\ntype = \"pool\"\ninitial_size = \"34MiB\"\nmaximum_size = \"34MiB\"\n\n"
-                                   "[[resource]]\ntype = \"cuda\"\n");
+  auto const config = one_block_pool();
   auto const r = run_program(program(), "premature-reuse", {{"RMM_CONFIG", config}, {"RMM_SHIM_FREE_POLICY", "stream_ordered"}});
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_EQ(r.value("same_block"), "1");
@@ -56,9 +61,7 @@ TEST_P(ShimOnGpu, WithoutDeviceWideFreesTheKernelWouldOverwriteTheNewOwner)
 
 TEST_P(ShimOnGpu, ABlockReusedInTheLegacyOrderIsSafeOnANonBlockingStreamCreatedLater)
 {
-  auto const config = write_config("shim_gpu_one_block.toml",
-                                   "[[resource]]\ntype = \"pool\"\ninitial_size = \"34MiB\"\nmaximum_size = \"34MiB\"\n\n"
-                                   "[[resource]]\ntype = \"cuda\"\n");
+  auto const config = one_block_pool();
   auto const r = run_program(program(), "new-stream-reuse", {{"RMM_CONFIG", config}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
