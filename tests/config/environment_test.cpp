@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -204,6 +205,46 @@ TEST(ConfigEnvironment, OneTableHasEveryVariableAndTheReferencePrintsIt)
   EXPECT_NE(doc.find(expected), std::string::npos)
     << "docs/configuration.md must print the table of environment variables as the code has it:\n"
     << expected;
+}
+
+TEST(ConfigReference, EveryKeyOfTheSchemaHasItsRowAndEveryRowItsKey)
+{
+  std::ifstream file{RMM_CONFIGURATION_DOC};
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(file, line);) {
+    if (line.starts_with("| `")) { rows.push_back(line); }
+  }
+  ASSERT_FALSE(rows.empty());
+  // A key's row names it ("pool.initial_size", or "initial_size" in a table of one type or of
+  // [shim]) in its first cell and its environment variable in another.
+  auto const documented = [&](std::string const& first_cell, std::string const& variable) {
+    return std::any_of(rows.begin(), rows.end(), [&](std::string const& row) {
+      return row.starts_with("| `" + first_cell + "` |") && row.find("| `" + variable + "` |") != std::string::npos;
+    });
+  };
+  std::vector<std::string> key_cells;
+  for (auto const& key : rmm::config::shim_schema()) {
+    EXPECT_TRUE(documented(std::string{key.name}, override_variable("shim", key.name))) << "[shim] " << key.name;
+    key_cells.emplace_back(key.name);
+  }
+  for (auto const& schema : rmm::config::layer_schemas()) {
+    for (auto const& key : schema.keys) {
+      auto const qualified = std::string{schema.type} + "." + std::string{key.name};
+      auto const variable  = override_variable(schema.type, key.name);
+      EXPECT_TRUE(documented(qualified, variable) || documented(std::string{key.name}, variable))
+        << qualified << " has no row in docs/configuration.md";
+      key_cells.push_back(qualified);
+      key_cells.emplace_back(key.name);
+    }
+  }
+  // The other way: a row with an override variable belongs to a key the schema has (the table of
+  // environment variables names the variable itself in its first cell).
+  for (auto const& row : rows) {
+    if (row.find("| `RMM_") == std::string::npos || row.starts_with("| `RMM_")) { continue; }
+    auto const cell = row.substr(3, row.find('`', 3) - 3);
+    EXPECT_NE(std::find(key_cells.begin(), key_cells.end(), cell), key_cells.end())
+      << "docs/configuration.md documents `" << cell << "`, which the schema does not have";
+  }
 }
 
 }  // namespace
