@@ -169,21 +169,27 @@ bool in_legacy_order(shim_state& s, int device) noexcept
 /// creation of the device's first non-blocking stream).
 void wait_for_legacy_stream() noexcept { (void)real()->stream_synchronize(CU_STREAM_LEGACY); }
 
-}  // namespace
-
-std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, api_level)
+/// The device whose stack serves an allocation request, or nothing (the reason counted) for a
+/// null out-pointer or zero bytes, or a current context that is not a device's primary one.
+std::optional<int> device_to_serve(shim_state& s, CUdeviceptr const* out, std::size_t bytes) noexcept
 {
-  if (!active()) { return std::nullopt; }
-  auto& s = state();
   if (out == nullptr || bytes == 0) {
     s.count.passed(pass_reason::null_or_empty);
     return std::nullopt;
   }
   auto const device = current_primary_device();
-  if (!device) {
-    s.count.passed(pass_reason::other_context);
-    return std::nullopt;
-  }
+  if (!device) { s.count.passed(pass_reason::other_context); }
+  return device;
+}
+
+}  // namespace
+
+std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, api_level)
+{
+  if (!active()) { return std::nullopt; }
+  auto& s           = state();
+  auto const device = device_to_serve(s, out, bytes);
+  if (!device) { return std::nullopt; }
   arm_exit_marker();
   passing_through_scope const own_work;  // whatever the stack calls never comes back into the shim
   auto& stack = stack_of(s, *device);
@@ -234,16 +240,9 @@ std::optional<CUresult> serve_async_allocation(
   CUdeviceptr* out, std::size_t bytes, CUstream stream, bool per_thread, api_level)
 {
   if (!active()) { return std::nullopt; }
-  auto& s = state();
-  if (out == nullptr || bytes == 0) {
-    s.count.passed(pass_reason::null_or_empty);
-    return std::nullopt;
-  }
-  auto const device = current_primary_device();
-  if (!device) {
-    s.count.passed(pass_reason::other_context);
-    return std::nullopt;
-  }
+  auto& s           = state();
+  auto const device = device_to_serve(s, out, bytes);
+  if (!device) { return std::nullopt; }
   if (s.program_pool[static_cast<std::size_t>(*device)].load(std::memory_order_relaxed)) {
     s.count.passed(pass_reason::program_pool);
     return std::nullopt;
