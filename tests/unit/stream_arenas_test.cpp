@@ -61,7 +61,8 @@ TEST_F(StreamArenas, ArenasOfDroppedStreamsDoNotAccumulate)
 
 TEST_F(StreamArenas, ReleaseGivesEmptyArenasBack)
 {
-  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};
+  // Enough up front that no allocation misses: a miss may retire arenas before release() does.
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 64 * MiB};
   std::vector<rmm::cuda_stream> streams(10);
   for (auto& s : streams) {
     void* p = pool.allocate(s, MiB);

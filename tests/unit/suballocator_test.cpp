@@ -363,5 +363,35 @@ TEST(PoolGrowth, IsTheConstructorsChoiceAndNeverFallsBackSilently)
                rmm::logic_error);
 }
 
+TEST(PoolGrowth, ASmallPoolMapsASixteenthOfItsSizeAtATimeALargeOne32MiB)
+{
+  RMM_CUDA_TRY(cudaSetDevice(0));
+  constexpr std::size_t granule = 2 * MiB;
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0, std::nullopt,
+                                     rmm::mr::pool_growth::virtual_memory};
+  rmm::cuda_stream stream;
+  std::vector<void*> blocks;
+  // What the pool holds beyond what is handed out stays within one growth step: a sixteenth of
+  // the pool (at least a granule), not a fixed 32 MiB that would be most of a small pool.
+  for (std::size_t live = MiB; live <= 160 * MiB; live += MiB) {
+    blocks.push_back(pool.allocate(stream, MiB));
+    auto const held = pool.pool_size();
+    ASSERT_LE(held - live, held / 16 + granule) << "after " << live / MiB << " MiB handed out";
+  }
+  // Past 512 MiB, a step is the usual 32 MiB.
+  blocks.push_back(pool.allocate(stream, 512 * MiB));
+  auto const before = pool.pool_size();
+  std::size_t added = 0;
+  while (pool.pool_size() == before) {
+    blocks.push_back(pool.allocate(stream, MiB));
+    ++added;
+    ASSERT_LE(added, 64U) << "the pool never grew";
+  }
+  EXPECT_EQ(pool.pool_size() - before, 32 * MiB);
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    pool.deallocate(stream, blocks[i], i == 160 ? 512 * MiB : MiB);
+  }
+}
+
 }  // namespace
 }  // namespace rmm::test

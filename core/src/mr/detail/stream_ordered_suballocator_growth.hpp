@@ -98,8 +98,12 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
                                            options_.maximum_size ? "maximum size" : "address range (the device's memory)",
                                            rmm::format_bytes(region_->mapped_bytes()))};
     }
-    auto const preferred =
-      std::min(std::max(minimum, align_up(options_.growth_step, granule)), align_down(room, granule));
+    // Small steps cost little here (free memory coalesces across them), so a pool grows by a
+    // sixteenth of its size, at most the growth step: a fixed 32 MiB would be most of what a pool
+    // that peaks at a few hundred MiB holds beyond its use.
+    auto const step =
+      std::max(granule, std::min(align_up(options_.growth_step, granule), align_up(reserved / 16, granule)));
+    auto const preferred = std::min(std::max(minimum, step), align_down(room, granule));
     memory_range range{};
     try {
       range = region_->grow(preferred);
