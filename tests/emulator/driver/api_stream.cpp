@@ -183,6 +183,47 @@ RMM_EMU_EXPORT CUresult cuStreamGetId_ptsz(CUstream h, unsigned long long* id)
   return get(h, true, id, [](Stream const& s) { return static_cast<unsigned long long>(s.id()); });
 }
 
+namespace {
+
+CUresult begin_capture(CUstream h, bool per_thread, CUstreamCaptureMode mode)
+{
+  RMM_EMU_RESOLVE(s, h, per_thread);
+  if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+      mode != CU_STREAM_CAPTURE_MODE_RELAXED) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (s->kind() == Stream::Kind::legacy) { return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
+  return s->begin_capture() ? CUDA_SUCCESS : CUDA_ERROR_ILLEGAL_STATE;
+}
+
+/// The graph a capture produced: the emulator builds none, so every capture gets this handle.
+CUgraph captured_graph()
+{
+  static char placeholder;
+  return reinterpret_cast<CUgraph>(&placeholder);
+}
+
+CUresult end_capture(CUstream h, bool per_thread, CUgraph* graph)
+{
+  RMM_EMU_RESOLVE(s, h, per_thread);
+  if (graph == nullptr) { return CUDA_ERROR_INVALID_VALUE; }
+  switch (s->end_capture()) {
+    case CU_STREAM_CAPTURE_STATUS_ACTIVE: *graph = captured_graph(); return CUDA_SUCCESS;
+    case CU_STREAM_CAPTURE_STATUS_INVALIDATED: *graph = nullptr; return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    default: return CUDA_ERROR_ILLEGAL_STATE;
+  }
+}
+
+}  // namespace
+
+RMM_EMU_EXPORT CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode mode) { return begin_capture(h, false, mode); }
+RMM_EMU_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream h, CUstreamCaptureMode mode)
+{
+  return begin_capture(h, true, mode);
+}
+RMM_EMU_EXPORT CUresult cuStreamEndCapture(CUstream h, CUgraph* graph) { return end_capture(h, false, graph); }
+RMM_EMU_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream h, CUgraph* graph) { return end_capture(h, true, graph); }
+
 RMM_EMU_EXPORT CUresult cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus* status)
 {
   return capture_info(h, false, status);

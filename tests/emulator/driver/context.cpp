@@ -97,6 +97,9 @@ std::uint64_t Context::enqueue(Stream& s, std::function<void()> fn, std::vector<
   std::lock_guard lock(order_mutex_);
   if (s.kind() == Stream::Kind::legacy) {
     for (auto const& other : streams_) {
+      // The legacy stream cannot wait for a stream whose work goes into a graph: the driver ends
+      // that capture as invalid.
+      if (other->blocking()) { other->invalidate_capture(); }
       if (other->blocking() && !other->idle()) { deps.push_back({other, other->last_enqueued()}); }
     }
   } else if (s.blocking() && !legacy_->idle()) {

@@ -225,4 +225,21 @@ void unregister_stream(Stream const& s)
   if (handle != nullptr) { (void)unregister_stream(handle); }
 }
 
+bool Stream::begin_capture()
+{
+  auto expected = CU_STREAM_CAPTURE_STATUS_NONE;
+  return capture_.compare_exchange_strong(expected, CU_STREAM_CAPTURE_STATUS_ACTIVE, std::memory_order_acq_rel);
+}
+
+CUstreamCaptureStatus Stream::end_capture()
+{
+  return capture_.exchange(CU_STREAM_CAPTURE_STATUS_NONE, std::memory_order_acq_rel);
+}
+
+void Stream::invalidate_capture()
+{
+  auto expected = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  (void)capture_.compare_exchange_strong(expected, CU_STREAM_CAPTURE_STATUS_INVALIDATED, std::memory_order_acq_rel);
+}
+
 }  // namespace rmm_emu

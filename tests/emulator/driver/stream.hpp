@@ -62,8 +62,15 @@ class Stream : public std::enable_shared_from_this<Stream> {
   // No new handle-based work; the worker finishes what is queued, then leaves.
   void destroy();
 
-  // Placeholder for stream capture (future work): always "not capturing" today.
-  CUstreamCaptureStatus capture_status() const { return CU_STREAM_CAPTURE_STATUS_NONE; }
+  // Stream capture, as far as it matters to allocators: the status, and its invalidation when the
+  // legacy stream would have to synchronize with a capturing blocking stream. Work submitted to a
+  // capturing stream still runs (no graph is built).
+  CUstreamCaptureStatus capture_status() const { return capture_.load(std::memory_order_acquire); }
+  // False when the stream is capturing already.
+  bool begin_capture();
+  // The status the capture ended with (NONE: there was none).
+  CUstreamCaptureStatus end_capture();
+  void invalidate_capture();
 
  private:
   struct Op {
@@ -89,6 +96,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::atomic<std::uint64_t> completed_{0};
   bool worker_running_ = false;
   bool destroyed_ = false;
+  std::atomic<CUstreamCaptureStatus> capture_{CU_STREAM_CAPTURE_STATUS_NONE};
 };
 
 // True on a stream worker thread (host functions run there; they must not block on streams).

@@ -154,6 +154,8 @@ cudaError_t load()
   RMM_RT_LOAD_PT(memPrefetchAsync, cuMemPrefetchAsync, 12020, 12020, ptsz);
   RMM_RT_LOAD(getErrorString, cuGetErrorString, 6000);
   RMM_RT_LOAD(getErrorName, cuGetErrorName, 6000);
+  RMM_RT_LOAD_PT(streamBeginCapture, cuStreamBeginCapture, 10010, 10010, ptsz);
+  RMM_RT_LOAD_PT(streamEndCapture, cuStreamEndCapture, 10000, 10000, ptsz);
   RMM_RT_LOAD_PT(streamIsCapturing, cuStreamIsCapturing, 10000, 10000, ptsz);
   RMM_RT_LOAD_PT(streamGetCaptureInfo, cuStreamGetCaptureInfo, 12030, 12030, ptsz);
   RMM_RT_LOAD(threadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010);

@@ -105,6 +105,8 @@ struct Driver {
   Flavours<PFN_cuStreamAddCallback_v5000> streamAddCallback;
   Flavours<PFN_cuStreamSynchronize_v2000> streamSynchronize;
   Flavours<PFN_cuStreamQuery_v2000> streamQuery;
+  Flavours<PFN_cuStreamBeginCapture_v10010> streamBeginCapture;
+  Flavours<PFN_cuStreamEndCapture_v10000> streamEndCapture;
   Flavours<PFN_cuStreamIsCapturing_v10000> streamIsCapturing;
   Flavours<PFN_cuStreamGetCaptureInfo_v12030> streamGetCaptureInfo;
   PFN_cuThreadExchangeStreamCaptureMode_v10010 threadExchangeStreamCaptureMode;

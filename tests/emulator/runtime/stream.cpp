@@ -125,6 +125,27 @@ RMM_RT_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t s, int* d) { ret
 RMM_RT_EXPORT cudaError_t cudaStreamGetId(cudaStream_t s, unsigned long long* id) { return get(D().streamGetId.legacy, s, id); }
 RMM_RT_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t s, unsigned long long* id) { return get(D().streamGetId.per_thread, s, id); }
 
+RMM_RT_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode)
+{
+  RMM_RT_ENTER_CONTEXT();
+  return result(D().streamBeginCapture.legacy(s, static_cast<CUstreamCaptureMode>(mode)));
+}
+RMM_RT_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t s, cudaStreamCaptureMode mode)
+{
+  RMM_RT_ENTER_CONTEXT();
+  return result(D().streamBeginCapture.per_thread(s, static_cast<CUstreamCaptureMode>(mode)));
+}
+RMM_RT_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* graph)
+{
+  RMM_RT_ENTER_CONTEXT();
+  return result(D().streamEndCapture.legacy(s, reinterpret_cast<CUgraph*>(graph)));
+}
+RMM_RT_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t s, cudaGraph_t* graph)
+{
+  RMM_RT_ENTER_CONTEXT();
+  return result(D().streamEndCapture.per_thread(s, reinterpret_cast<CUgraph*>(graph)));
+}
+
 RMM_RT_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) { return is_capturing(s, status, false); }
 RMM_RT_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t s, cudaStreamCaptureStatus* status) { return is_capturing(s, status, true); }
 
