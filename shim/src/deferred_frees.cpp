@@ -35,7 +35,7 @@ void deferred_frees::defer(int device, std::uintptr_t ptr, std::size_t size)
 
 bool deferred_frees::close(int device, per_device& d, epoch& e)
 {
-  if (captures_.load(std::memory_order_acquire) > 0) { return false; }
+  if (capturing()) { return false; }
   auto const* driver = real();
   scoped_device_context const on_device{device};
   auto const next_event = [&]() -> CUevent {
@@ -164,7 +164,7 @@ void deferred_frees::stream_created(CUstream stream, unsigned int flags, int dev
   // Blocks handed out in the legacy stream's order may still be used by work queued before this
   // stream existed; the stream does not take part in the legacy stream's synchronization.
   // While a capture is in progress nothing may touch the legacy stream: no fence (docs/shim.md).
-  if (captures_.load(std::memory_order_acquire) > 0) { return; }
+  if (capturing()) { return; }
   auto const* driver = real();
   CUevent fence{};
   bool fenced = driver->event_create(&fence, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS;
@@ -178,6 +178,7 @@ void deferred_frees::stream_created(CUstream stream, unsigned int flags, int dev
 
 void deferred_frees::stream_destroyed(CUstream stream) noexcept
 {
+  capture_checked(stream, 0, false);  // a stream destroyed while capturing captures no more
   std::lock_guard lock{streams_mutex_};
   auto const found = std::find_if(
     non_blocking_streams_.begin(), non_blocking_streams_.end(), [stream](auto const& s) { return s.first == stream; });
@@ -206,7 +207,7 @@ void deferred_frees::stream_destroyed(CUstream stream) noexcept
 
 bool deferred_frees::legacy_order_suffices(int device) noexcept
 {
-  if (captures_.load(std::memory_order_acquire) > 0) { return false; }
+  if (capturing()) { return false; }
   auto& d = devices_[static_cast<std::size_t>(device)];
   if (d.non_blocking_streams.load(std::memory_order_seq_cst) == 0) { return true; }
   (void)drained(device);
@@ -262,7 +263,25 @@ std::size_t deferred_frees::non_blocking_streams_created(int device) const noexc
   return devices_[static_cast<std::size_t>(device)].streams_created.load(std::memory_order_relaxed);
 }
 
-void deferred_frees::capture_began() noexcept { captures_.fetch_add(1, std::memory_order_acq_rel); }
-void deferred_frees::capture_ended() noexcept { captures_.fetch_sub(1, std::memory_order_acq_rel); }
+void deferred_frees::capture_noted(CUstream stream, std::uint64_t thread) noexcept
+{
+  std::lock_guard lock{captures_mutex_};
+  std::pair const key{stream, thread};
+  if (std::find(capturing_.begin(), capturing_.end(), key) != capturing_.end()) { return; }  // begun twice
+  try {
+    capturing_.push_back(key);
+  } catch (...) {  // out of host memory: the capture goes unnoticed, as before the shim watched them
+    return;
+  }
+  captures_.store(static_cast<int>(capturing_.size()), std::memory_order_release);
+}
+
+void deferred_frees::capture_checked(CUstream stream, std::uint64_t thread, bool still_capturing) noexcept
+{
+  if (still_capturing) { return; }
+  std::lock_guard lock{captures_mutex_};
+  std::erase(capturing_, std::pair{stream, thread});
+  captures_.store(static_cast<int>(capturing_.size()), std::memory_order_release);
+}
 
 }  // namespace rmm::shim

@@ -14,6 +14,7 @@
 #include <array>
 #include <atomic>
 #include <optional>
+#include <utility>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -64,10 +65,14 @@ class deferred_frees {
   [[nodiscard]] std::size_t frees_through_epochs(int device) const noexcept;
   [[nodiscard]] std::size_t non_blocking_streams_created(int device) const noexcept;
 
-  /// Stream captures in progress in the process: while any is, no epoch is closed (recording on
-  /// the legacy stream would invalidate a capture of a blocking stream).
-  void capture_began() noexcept;
-  void capture_ended() noexcept;
+  /// Stream captures in progress in the process: while any is, no epoch is closed and nothing is
+  /// ordered on the legacy stream (work there would invalidate a capture of a blocking stream).
+  /// `stream` with `thread` names a capture (`thread` tells the per-thread default streams apart,
+  /// 0 for other streams). Noted before the capture may begin, checked when it may have ended (or
+  /// did not begin): forgotten once the driver says the stream no longer captures.
+  void capture_noted(CUstream stream, std::uint64_t thread) noexcept;
+  void capture_checked(CUstream stream, std::uint64_t thread, bool still_capturing) noexcept;
+  [[nodiscard]] bool capturing() const noexcept { return captures_.load(std::memory_order_acquire) > 0; }
 
   static constexpr int max_devices = 64;
   static constexpr std::size_t frees_per_epoch       = 64;
@@ -117,7 +122,9 @@ class deferred_frees {
   std::vector<std::pair<CUstream, int>> non_blocking_streams_;
   std::vector<draining_stream> draining_;  // under streams_mutex_
   std::atomic<int> draining_count_{0};     // its size, read without the lock
-  std::atomic<int> captures_{0};
+  std::mutex captures_mutex_;
+  std::vector<std::pair<CUstream, std::uint64_t>> capturing_;  // under captures_mutex_
+  std::atomic<int> captures_{0};                                // its size, read without the lock
 };
 
 }  // namespace rmm::shim

@@ -162,6 +162,7 @@ std::optional<block_owner> claim_block(shim_state& s, CUdeviceptr ptr) noexcept
 /// non-blocking stream, since every other stream then synchronizes with the legacy stream.
 bool in_legacy_order(shim_state& s, int device) noexcept
 {
+  if (s.deferred.capturing()) { return false; }  // nothing may be ordered on the legacy stream meanwhile
   return settings().free == free_policy::stream_ordered || s.deferred.legacy_order_suffices(device);
 }
 
@@ -342,6 +343,35 @@ void note_stream_created(CUstream stream, unsigned int flags) noexcept
 void note_stream_destroyed(CUstream stream) noexcept
 {
   if (settings().enabled) { state().deferred.stream_destroyed(stream); }
+}
+
+namespace {
+
+/// How the shim names a capture: the per-thread default stream is another stream in each thread.
+std::pair<CUstream, std::uint64_t> capture_key(CUstream stream, bool per_thread) noexcept
+{
+  if (per_thread && stream == nullptr) { stream = CU_STREAM_PER_THREAD; }
+  static std::atomic<std::uint64_t> next_thread{1};
+  thread_local std::uint64_t const thread = next_thread.fetch_add(1, std::memory_order_relaxed);
+  return {stream, stream == CU_STREAM_PER_THREAD ? thread : 0};
+}
+
+}  // namespace
+
+void note_capture_beginning(CUstream stream, bool per_thread) noexcept
+{
+  if (!settings().enabled) { return; }
+  auto const [handle, thread] = capture_key(stream, per_thread);
+  state().deferred.capture_noted(handle, thread);
+}
+
+void note_capture_ended(CUstream stream, bool per_thread) noexcept
+{
+  if (!settings().enabled) { return; }
+  auto const [handle, thread] = capture_key(stream, per_thread);
+  CUstreamCaptureStatus status{CU_STREAM_CAPTURE_STATUS_NONE};
+  bool const still = real()->stream_is_capturing(handle, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+  state().deferred.capture_checked(handle, thread, still);
 }
 
 void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept

@@ -44,6 +44,10 @@ void adjust_memory_info(std::size_t* free, std::size_t* total) noexcept;
 /// need to know.
 void note_stream_created(CUstream stream, unsigned int flags) noexcept;
 void note_stream_destroyed(CUstream stream) noexcept;
+/// Around the program's stream captures: counted from just before one begins until the stream
+/// no longer captures (`per_thread`: the per-thread default stream flavour of the call).
+void note_capture_beginning(CUstream stream, bool per_thread) noexcept;
+void note_capture_ended(CUstream stream, bool per_thread) noexcept;
 void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept;
 
 /// True while this thread runs the real function of a call the shim passed through: a call

@@ -128,3 +128,34 @@ RMM_SHIM_EXPORT CUresult cuStreamDestroy_v2(CUstream stream)
   rmm::shim::note_stream_destroyed(stream);  // before: the handle may be reused at once
   return pass_through([&] { return real()->stream_destroy(stream); });
 }
+
+// Noted before the capture begins: an epoch closing meanwhile would record on the legacy stream.
+RMM_SHIM_EXPORT CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode)
+{
+  rmm::shim::note_capture_beginning(stream, false);
+  auto const result = pass_through([&] { return real()->stream_begin_capture(stream, mode); });
+  rmm::shim::note_capture_ended(stream, false);  // a capture that did not begin; one that did stays counted
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode)
+{
+  rmm::shim::note_capture_beginning(stream, true);
+  auto const result = pass_through([&] { return real()->stream_begin_capture_ptsz(stream, mode); });
+  rmm::shim::note_capture_ended(stream, true);
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph)
+{
+  auto const result = pass_through([&] { return real()->stream_end_capture(stream, graph); });
+  rmm::shim::note_capture_ended(stream, false);
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph)
+{
+  auto const result = pass_through([&] { return real()->stream_end_capture_ptsz(stream, graph); });
+  rmm::shim::note_capture_ended(stream, true);
+  return result;
+}

@@ -31,4 +31,8 @@ CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool);
 CUresult cuStreamCreate(CUstream* stream, unsigned int flags);
 CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int priority);
 CUresult cuStreamDestroy_v2(CUstream stream);
+CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode);
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode);
+CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph);
+CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph);
 }

@@ -14,7 +14,7 @@ constexpr int current = INT_MAX;
 
 // Versions: the CUDA version that introduced the ABI each wrapper has (cuda.h's _v2 forms of the
 // memory functions came with 3.2; cuGetProcAddress gained its status argument in 12.0).
-std::array<wrapped_entry_point, 17> const table{{
+std::array<wrapped_entry_point, 21> const table{{
   {"cuGetProcAddress", 11030, 12000, false, "cuGetProcAddress", reinterpret_cast<void*>(&::cuGetProcAddress)},
   {"cuGetProcAddress", 12000, current, false, "cuGetProcAddress_v2", reinterpret_cast<void*>(&::cuGetProcAddress_v2)},
   {"cuMemAlloc", 3020, current, false, "cuMemAlloc_v2", reinterpret_cast<void*>(&::cuMemAlloc_v2)},
@@ -32,6 +32,14 @@ std::array<wrapped_entry_point, 17> const table{{
   {"cuStreamCreateWithPriority", 5050, current, false, "cuStreamCreateWithPriority",
    reinterpret_cast<void*>(&::cuStreamCreateWithPriority)},
   {"cuStreamDestroy", 4000, current, false, "cuStreamDestroy_v2", reinterpret_cast<void*>(&::cuStreamDestroy_v2)},
+  // Captures: while one is in progress the shim leaves the legacy default stream alone.
+  {"cuStreamBeginCapture", 10010, current, false, "cuStreamBeginCapture_v2",
+   reinterpret_cast<void*>(&::cuStreamBeginCapture_v2)},
+  {"cuStreamBeginCapture", 10010, current, true, "cuStreamBeginCapture_v2_ptsz",
+   reinterpret_cast<void*>(&::cuStreamBeginCapture_v2_ptsz)},
+  {"cuStreamEndCapture", 10000, current, false, "cuStreamEndCapture", reinterpret_cast<void*>(&::cuStreamEndCapture)},
+  {"cuStreamEndCapture", 10000, current, true, "cuStreamEndCapture_ptsz",
+   reinterpret_cast<void*>(&::cuStreamEndCapture_ptsz)},
   // The stream flavour of these two does not matter: one wrapper serves both requests.
   {"cuStreamCreate", 2000, current, true, "", reinterpret_cast<void*>(&::cuStreamCreate)},
   {"cuStreamDestroy", 4000, current, true, "", reinterpret_cast<void*>(&::cuStreamDestroy_v2)},

@@ -47,7 +47,11 @@ bool bind_all(real_driver& d)
     bind(d, d.device_set_mem_pool, "cuDeviceSetMemPool", 12000) &&
     bind(d, d.stream_create, "cuStreamCreate", 12000) &&
     bind(d, d.stream_create_with_priority, "cuStreamCreateWithPriority", 12000) &&
-    bind(d, d.stream_destroy, "cuStreamDestroy", 12000) && bind(d, d.ctx_get_current, "cuCtxGetCurrent", 12000) &&
+    bind(d, d.stream_destroy, "cuStreamDestroy", 12000) &&
+    bind(d, d.stream_begin_capture, "cuStreamBeginCapture", 12000) &&
+    bind(d, d.stream_begin_capture_ptsz, "cuStreamBeginCapture", 12000, true) &&
+    bind(d, d.stream_end_capture, "cuStreamEndCapture", 12000) &&
+    bind(d, d.stream_end_capture_ptsz, "cuStreamEndCapture", 12000, true) && bind(d, d.ctx_get_current, "cuCtxGetCurrent", 12000) &&
     bind(d, d.ctx_set_current, "cuCtxSetCurrent", 12000) && bind(d, d.ctx_get_device, "cuCtxGetDevice", 12000) &&
     bind(d, d.ctx_synchronize, "cuCtxSynchronize", 12000) &&
     bind(d, d.primary_ctx_retain, "cuDevicePrimaryCtxRetain", 12000) &&

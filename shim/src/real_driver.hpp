@@ -33,6 +33,10 @@ struct real_driver {
   PFN_cuStreamCreate_v2000 stream_create{};
   PFN_cuStreamCreateWithPriority_v5050 stream_create_with_priority{};
   PFN_cuStreamDestroy_v4000 stream_destroy{};
+  PFN_cuStreamBeginCapture_v10010 stream_begin_capture{};
+  PFN_cuStreamBeginCapture_v10010_ptsz stream_begin_capture_ptsz{};
+  PFN_cuStreamEndCapture_v10000 stream_end_capture{};
+  PFN_cuStreamEndCapture_v10000_ptsz stream_end_capture_ptsz{};
 
   // Used by the shim itself.
   PFN_cuCtxGetCurrent_v4000 ctx_get_current{};

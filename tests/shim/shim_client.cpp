@@ -496,6 +496,40 @@ int destroyed_stream_still_writing()
   return 0;
 }
 
+/// The program captures a blocking stream and meanwhile allocates and frees far more blocks than an
+/// epoch holds: first with only blocking streams (frees in the legacy stream's order), then with a
+/// non-blocking stream too (frees in epochs). Work on the legacy stream while a blocking stream
+/// captures would invalidate the capture, so the shim must leave that stream alone until it ends.
+int capture_of_a_blocking_stream()
+{
+  cudaStream_t captured{};
+  check(cudaStreamCreate(&captured), "cudaStreamCreate");
+  cudaStream_t side{};
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) { check(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+    check(cudaStreamBeginCapture(captured, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+    for (int i = 0; i < 200; ++i) {
+      void* p = nullptr;
+      check(cudaMalloc(&p, 4096), "cudaMalloc (while capturing)");
+      check(cudaFree(p), "cudaFree (while capturing)");
+    }
+    cudaGraph_t graph{};
+    auto const ended = cudaStreamEndCapture(captured, &graph);
+    std::printf("capture_%d=%s\n", round, cudaGetErrorName(ended));
+    if (ended == cudaSuccess) { (void)cudaGraphDestroy(graph); }
+  }
+  // After the capture, the frees made during it are given back and reused.
+  for (int i = 0; i < 200; ++i) {
+    void* p = nullptr;
+    check(cudaMalloc(&p, 4096), "cudaMalloc (after the capture)");
+    check(cudaFree(p), "cudaFree (after the capture)");
+  }
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  check(cudaStreamDestroy(side), "cudaStreamDestroy");
+  check(cudaStreamDestroy(captured), "cudaStreamDestroy");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -528,6 +562,8 @@ int main(int argc, char** argv)
     result = new_stream_after_legacy_reuse();
   } else if (scenario == "destroyed-stream-still-writing") {
     result = destroyed_stream_still_writing();
+  } else if (scenario == "capture") {
+    result = capture_of_a_blocking_stream();
   } else if (scenario == "live-at-exit") {
     result = live_at_exit();
   } else {

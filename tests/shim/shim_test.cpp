@@ -175,6 +175,17 @@ TEST(Shim, WorkOfADestroyedStreamStillKeepsItsFreedBlockFromANewOwner)
   EXPECT_EQ(r.value("second_owner_sees"), "5555") << "the destroyed stream's write landed after the new owner's";
 }
 
+TEST(Shim, ACaptureOfABlockingStreamIsNotInvalidatedByTheShimsOwnWork)
+{
+  auto const r = run("capture", {});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("capture_0"), "cudaSuccess") << "with only blocking streams";
+  EXPECT_EQ(r.value("capture_1"), "cudaSuccess") << "with a non-blocking stream (frees in epochs)";
+  EXPECT_EQ(r.reported("allocations"), 600) << r.report;
+  EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
+  EXPECT_GE(r.reported("frees_through_epochs"), 400) << "the frees made while capturing wait for an epoch";
+}
+
 TEST(Shim, TheEventLogShowsEachFreeWhenTheProgramMadeIt)
 {
   // Under the device-wide policy a freed block returns to the stack only once its epoch completed;
