@@ -62,9 +62,11 @@ for stage in "$@"; do
       for tree in new base; do
         dir=build-gpu/bench; [[ $tree == base ]] && dir=$here/base/build-base/bench
         [[ -x $dir/random_allocations_bench ]] || continue
-        $dir/random_allocations_bench --benchmark_filter='random_allocations/pool/' --benchmark_repetitions=3 \
-          --benchmark_report_aggregates_only=true $(json random_allocations_$tree) 2>&1 | grep median | sed "s/^/$tree /"
-      done ;;
+        $dir/random_allocations_bench --benchmark_filter='random_allocations(_default_stream)?/pool/' \
+          --benchmark_repetitions=3 --benchmark_report_aggregates_only=true $(json random_allocations_$tree) 2>&1 |
+          grep median | sed "s/^/$tree /"
+      done
+      $bench/cuda_calls_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 2>&1 | grep median ;;
     bench) OUT=$results scripts/run-gpu-benchmarks.sh > "$results/bench.log" 2>&1; echo "bench rc=$?" ;;
     apps)
       # Numba's numpy, when wheels were carried in .whl: installed aside, first on its path only.

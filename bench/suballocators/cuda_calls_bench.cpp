@@ -1,5 +1,6 @@
-// The CUDA calls the sub-allocators make off their fast path, for sizing how often they may make
-// them: an event record (every 32 frees per arena) and a stream wait (each hand-over).
+// The CUDA calls the sub-allocators make, for sizing how often they may make them: an event record
+// (every 32 frees per arena), a stream wait (each hand-over) and a stream's id (every operation on
+// a user stream).
 
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>
@@ -34,7 +35,18 @@ void stream_wait_event(benchmark::State& state)
   RMM_CUDA_TRY(cudaEventDestroy(event));
 }
 
+void stream_get_id(benchmark::State& state)
+{
+  rmm::cuda_stream stream;
+  unsigned long long id{};
+  for (auto _ : state) {
+    RMM_CUDA_TRY(cudaStreamGetId(stream.value(), &id));
+    benchmark::DoNotOptimize(id);
+  }
+}
+
 BENCHMARK(event_record)->Unit(benchmark::kNanosecond);
+BENCHMARK(stream_get_id)->Unit(benchmark::kNanosecond);
 BENCHMARK(stream_wait_event)->Unit(benchmark::kNanosecond);
 
 }  // namespace

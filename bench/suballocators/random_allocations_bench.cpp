@@ -73,13 +73,14 @@ void run_sequence(std::vector<operation> const& ops, rmm::mr::any_device_resourc
   }
 }
 
-void random_allocations(benchmark::State& state, rmm::mr::any_device_resource (*make)())
+void run_random_allocations(benchmark::State& state, rmm::mr::any_device_resource (*make)(), bool default_stream)
 {
   auto const allocations = static_cast<std::size_t>(state.range(0));
   auto const max_size    = static_cast<std::size_t>(state.range(1)) << 20;
   auto const ops         = make_sequence(allocations, max_size);
   auto mr                = make();
-  rmm::cuda_stream stream;
+  rmm::cuda_stream own_stream;
+  auto const stream = default_stream ? rmm::cuda_stream_view{} : own_stream.view();
   run_sequence(ops, mr, stream);  // warm-up: pools reach their steady size
   stream.synchronize();
   for (auto _ : state) {
@@ -90,6 +91,18 @@ void random_allocations(benchmark::State& state, rmm::mr::any_device_resource (*
   state.counters["ns_per_op"] = benchmark::Counter(
     static_cast<double>(state.iterations() * ops.size()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert,
     benchmark::Counter::kIs1000);
+}
+
+void random_allocations(benchmark::State& state, rmm::mr::any_device_resource (*make)())
+{
+  run_random_allocations(state, make, false);
+}
+
+/// The same on the legacy default stream, whose identity the engine asks the driver once per thread
+/// (a user stream's, on every call): the difference is the price of that question.
+void random_allocations_default_stream(benchmark::State& state, rmm::mr::any_device_resource (*make)())
+{
+  run_random_allocations(state, make, true);
 }
 
 void full_grid(benchmark::internal::Benchmark* b)
@@ -106,6 +119,10 @@ BENCHMARK_CAPTURE(random_allocations, cuda_async, &make_cuda_async)
   ->Unit(benchmark::kMillisecond)
   ->UseRealTime();
 BENCHMARK_CAPTURE(random_allocations, pool, &make_pool)->Apply(full_grid)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(random_allocations_default_stream, pool, &make_pool)
+  ->Apply(full_grid)
+  ->Unit(benchmark::kMillisecond)
+  ->UseRealTime();
 BENCHMARK_CAPTURE(random_allocations, binning, &make_binning)
   ->Apply(full_grid)
   ->Unit(benchmark::kMillisecond)
