@@ -74,6 +74,28 @@ TEST_F(Suballocator, GrowsOnDemandAndReleasesFreeChunks)
   EXPECT_EQ(stats.upstream_chunks, 0U);
 }
 
+TEST_F(Suballocator, APoolServingOneStreamKeepsItsFreeMemoryInOnePiece)
+{
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 64 * MiB, 64 * MiB};
+  rmm::cuda_stream stream;
+  void* half = pool.allocate(stream, 32 * MiB);
+  pool.deallocate(stream, half, 32 * MiB);
+  // The freed block merged with the rest of the reserve: the stream can have all of it at once.
+  auto const stats = pool.statistics();
+  EXPECT_EQ(stats.free_blocks, 1U);
+  EXPECT_EQ(stats.largest_free_block, 64 * MiB);
+  void* all = pool.allocate(stream, 64 * MiB);
+  EXPECT_EQ(all, half);
+  write_tag(all, 64 * MiB, 7, stream);
+  pool.deallocate(stream, all, 64 * MiB);
+  // Another stream still gets the memory, after the first one's work on it.
+  rmm::cuda_stream other;
+  void* most = pool.allocate(other, 48 * MiB);
+  write_tag(most, 48 * MiB, 9, other);
+  EXPECT_TRUE(has_tag(most, 48 * MiB, 9, other));
+  pool.deallocate(other, most, 48 * MiB);
+}
+
 TEST_F(Suballocator, ReleaseKeepsMemoryThatIsInUse)
 {
   rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};

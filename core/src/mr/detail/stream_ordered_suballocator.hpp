@@ -141,6 +141,7 @@ class stream_ordered_suballocator {
     std::uint64_t claimed_seq{0};    // frees a record has been started for (rate limit)
     std::uint64_t covered_seq{0};    // frees a completed record of `event` covers
     std::uint64_t harvested_seq{0};  // covered frees already moved to the clean reserve
+    bool holds_clean{false};         // has blocks taken from the clean reserve whole (sequence 0)
     FreeStore free;
     std::shared_ptr<chunk_starts const> chunks;  // snapshot, refreshed when chunks_version_ moves
     std::uint64_t chunks_version{~std::uint64_t{0}};
@@ -161,6 +162,11 @@ class stream_ordered_suballocator {
   /// The arena a block of `size` bytes belongs to on `stream`.
   [[nodiscard]] arena_key key_for(cudaStream_t stream, std::size_t size) const;
   [[nodiscard]] bool is_shared_large(cudaStream_t stream, std::size_t size) const noexcept;
+  /// Whether a miss takes a whole clean block and keeps the rest in its arena: for
+  /// a pool serving one stream only, whose frees then merge with that rest (a cut would leave it in
+  /// the reserve, where nothing freed on the stream merges with it). The rest goes back to the
+  /// reserve at the first scan of another stream or a synchronous allocation.
+  [[nodiscard]] bool keeps_clean_rest(cudaStream_t stream, std::size_t size) const noexcept;
   /// Clean memory for `requester`: a cut of a clean block, or, for a shared large block, the whole
   /// good-fit block with the rest kept next to it in the requester's arena.
   std::optional<memory_range> take_clean(arena& requester, cudaStream_t stream, std::size_t size);
@@ -232,6 +238,7 @@ class stream_ordered_suballocator {
   std::vector<std::unique_ptr<arena>> all_arenas_;  // owns live and spare arenas; never shrinks
   std::vector<arena*> spare_arenas_;
   std::atomic<std::size_t> arena_count_{0};  // arenas_.size(), readable without the lock
+  std::atomic<bool> synchronous_use_{false};  // allocate_sync was called: the reserve must stay shared
 
   arena clean_;  // free memory with no pending work on any stream
 

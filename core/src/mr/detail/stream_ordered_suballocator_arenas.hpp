@@ -15,6 +15,14 @@ bool stream_ordered_suballocator<FreeStore>::is_shared_large(cudaStream_t stream
 }
 
 template <class FreeStore>
+bool stream_ordered_suballocator<FreeStore>::keeps_clean_rest(cudaStream_t stream, std::size_t size) const noexcept
+{
+  if (is_shared_large(stream, size)) { return true; }
+  return !options_.per_thread_default_arenas && arena_count_.load(std::memory_order_relaxed) == 1 &&
+         !synchronous_use_.load(std::memory_order_relaxed);
+}
+
+template <class FreeStore>
 auto stream_ordered_suballocator<FreeStore>::key_for(cudaStream_t stream, std::size_t size) const -> arena_key
 {
   arena_key key{stream_id(stream, device_), 0};
@@ -35,7 +43,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_clean(a
                                                                               std::size_t size)
 {
   if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
-    if (is_shared_large(stream, size)) {
+    if (keeps_clean_rest(stream, size)) {
       // Take the whole block: the rest stays next to what is handed out, in the arena it will be
       // freed to, so the two coalesce again (a cut would leave the rest in the clean reserve, where
       // nothing freed on the stream merges with it, and large free blocks would splinter at every
@@ -52,6 +60,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_clean(a
         std::lock_guard lock{requester.mutex};
         refresh_chunks(requester);
         (void)requester.free.insert({whole->start + size, whole->size - size}, *requester.chunks, 0);
+        requester.holds_clean = true;
       }
       return memory_range{whole->start, size};
     }
@@ -144,7 +153,11 @@ auto stream_ordered_suballocator<FreeStore>::harvest(arena const* requester) -> 
       if (passed) {
         a->free.drain_freed_before(covered, [&completed](memory_range r) { completed.push_back(r); });
         a->harvested_seq = std::max(a->harvested_seq, covered);
+      } else if (a->holds_clean) {
+        // Taken from the reserve whole and never freed on the stream: clean without any wait.
+        a->free.drain_freed_before(0, [&completed](memory_range r) { completed.push_back(r); });
       }
+      a->holds_clean = false;
       result.stranded_bytes += a->free.free_bytes();
       if (a->free.free_bytes() == 0 && !a->used_since_scan && a->pins == 0) { idle.push_back(a); }
       a->used_since_scan = false;

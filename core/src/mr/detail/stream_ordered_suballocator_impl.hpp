@@ -275,6 +275,7 @@ void* stream_ordered_suballocator<FreeStore>::allocate_sync(std::size_t bytes)
 {
   if (bytes == 0) { return nullptr; }
   check_request(bytes);
+  if (!synchronous_use_.load(std::memory_order_relaxed)) { synchronous_use_.store(true, std::memory_order_relaxed); }
   auto const size = block_size(bytes);
   std::optional<memory_range> range = take_from(clean_, size);
   harvest_result scan{};
