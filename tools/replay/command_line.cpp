@@ -1,7 +1,7 @@
 #include "command_line.hpp"
 
 #include <rmm/config/schema.hpp>
-#include <rmm/config/size.hpp>
+#include <rmm/parse_bytes.hpp>
 
 #include <fmt/format.h>
 
@@ -38,11 +38,11 @@ class argument_reader {
 /// A size on the command line, read as the configuration reads one (binary units, no percentages).
 std::size_t size_value(std::string_view option, std::string const& text)
 {
-  auto const parsed = rmm::config::parse_size(text, false);
-  if (auto const* problem = std::get_if<rmm::config::size_problem>(&parsed)) {
+  auto const parsed = rmm::parse_bytes(text);
+  if (auto const* problem = std::get_if<rmm::bytes_problem>(&parsed)) {
     throw usage_error{fmt::format("{} '{}' is not a size: expected {}", option, text, problem->expected)};
   }
-  return std::get<rmm::config::size_spec>(parsed).bytes;
+  return std::get<std::uint64_t>(parsed);
 }
 
 void add_resources(std::vector<std::string>& resources, std::string const& list)
