@@ -9,10 +9,12 @@
 
 namespace rmm::mr {
 
-struct aligned_resource_adaptor::state {
-  state(any_device_resource upstream_resource, std::size_t alignment_, std::size_t threshold_)
-    : upstream{std::move(upstream_resource)}, alignment{alignment_}, threshold{threshold_}
+namespace detail {
+struct aligned_state {
+  aligned_state(std::size_t alignment_, std::size_t threshold_) : alignment{alignment_}, threshold{threshold_}
   {
+    RMM_EXPECTS(is_pow2(alignment),
+                "aligned_resource_adaptor: the alignment must be a power of two, not " + std::to_string(alignment));
   }
 
   /// Zero bytes pass through as well: they have nothing to align, and the aligned address inside
@@ -28,30 +30,23 @@ struct aligned_resource_adaptor::state {
     return bytes + alignment - CUDA_ALLOCATION_ALIGNMENT;
   }
 
-  any_device_resource upstream;
   std::size_t const alignment;
   std::size_t const threshold;
-  detail::sharded_pointer_map<void*> upstream_address;  ///< aligned address -> upstream's, when they differ
+  sharded_pointer_map<void*> upstream_address;  ///< aligned address -> upstream's, when they differ
 };
+}  // namespace detail
 
 aligned_resource_adaptor::aligned_resource_adaptor(any_device_resource upstream,
                                                    std::size_t alignment,
                                                    std::size_t alignment_threshold)
+  : adaptor_resource{std::move(upstream), std::make_shared<detail::aligned_state>(alignment, alignment_threshold)}
 {
-  RMM_EXPECTS(is_pow2(alignment),
-              "aligned_resource_adaptor: the alignment must be a power of two, not " + std::to_string(alignment));
-  state_ = std::make_shared<state>(std::move(upstream), alignment, alignment_threshold);
-}
-
-device_async_resource_ref aligned_resource_adaptor::get_upstream_resource() const noexcept
-{
-  return state_->upstream;
 }
 std::size_t aligned_resource_adaptor::alignment() const noexcept
 {
-  return std::max(state_->alignment, CUDA_ALLOCATION_ALIGNMENT);
+  return std::max(state().alignment, CUDA_ALLOCATION_ALIGNMENT);
 }
-std::size_t aligned_resource_adaptor::alignment_threshold() const noexcept { return state_->threshold; }
+std::size_t aligned_resource_adaptor::alignment_threshold() const noexcept { return state().threshold; }
 
 namespace {
 
@@ -67,46 +62,26 @@ std::string padded_request_context(std::size_t bytes, std::size_t alignment, std
 
 void* aligned_resource_adaptor::allocate_padded(std::size_t bytes, detail::allocation_order order)
 {
-  auto const padded = state_->upstream_size(bytes);
+  auto const padded = state().upstream_size(bytes);
   try {
-    return order.allocate(state_->upstream, padded);
+    return order.allocate(upstream(), padded);
   } catch (rmm::out_of_memory const& error) {
-    throw rmm::out_of_memory{padded_request_context(bytes, state_->alignment, padded) + error.what()};
+    throw rmm::out_of_memory{padded_request_context(bytes, state().alignment, padded) + error.what()};
   } catch (rmm::bad_alloc const& error) {
-    throw rmm::bad_alloc{padded_request_context(bytes, state_->alignment, padded) + error.what()};
+    throw rmm::bad_alloc{padded_request_context(bytes, state().alignment, padded) + error.what()};
   }
-}
-
-void* aligned_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view stream)
-{
-  return allocate_in(bytes, detail::allocation_order::on(stream));
-}
-
-void aligned_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
-{
-  deallocate_in(ptr, bytes, detail::allocation_order::on(stream));
-}
-
-void* aligned_resource_adaptor::do_allocate_sync(std::size_t bytes)
-{
-  return allocate_in(bytes, detail::allocation_order::host());
-}
-
-void aligned_resource_adaptor::do_deallocate_sync(void* ptr, std::size_t bytes) noexcept
-{
-  deallocate_in(ptr, bytes, detail::allocation_order::host());
 }
 
 void* aligned_resource_adaptor::allocate_in(std::size_t bytes, detail::allocation_order order)
 {
-  if (state_->passes_through(bytes)) { return order.allocate(state_->upstream, bytes); }
+  if (state().passes_through(bytes)) { return order.allocate(upstream(), bytes); }
   void* ptr = allocate_padded(bytes, order);
-  void* aligned = reinterpret_cast<void*>(align_up(reinterpret_cast<std::uintptr_t>(ptr), state_->alignment));
+  void* aligned = reinterpret_cast<void*>(align_up(reinterpret_cast<std::uintptr_t>(ptr), state().alignment));
   if (aligned != ptr) {
     try {
-      state_->upstream_address.insert(aligned, ptr);
+      state().upstream_address.insert(aligned, ptr);
     } catch (...) {
-      order.deallocate(state_->upstream, ptr, state_->upstream_size(bytes));
+      order.deallocate(upstream(), ptr, state().upstream_size(bytes));
       throw;
     }
   }
@@ -115,19 +90,13 @@ void* aligned_resource_adaptor::allocate_in(std::size_t bytes, detail::allocatio
 
 void aligned_resource_adaptor::deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept
 {
-  if (state_->passes_through(bytes)) {
-    order.deallocate(state_->upstream, ptr, bytes);
+  if (state().passes_through(bytes)) {
+    order.deallocate(upstream(), ptr, bytes);
     return;
   }
   void* upstream_ptr = ptr;  // unchanged when the upstream's address was already aligned
-  state_->upstream_address.extract(ptr, upstream_ptr);
-  order.deallocate(state_->upstream, upstream_ptr, state_->upstream_size(bytes));
-}
-
-bool aligned_resource_adaptor::do_is_equal(device_memory_resource const& other) const noexcept
-{
-  auto const* aligned = dynamic_cast<aligned_resource_adaptor const*>(&other);
-  return aligned != nullptr && aligned->state_ == state_;
+  state().upstream_address.extract(ptr, upstream_ptr);
+  order.deallocate(upstream(), upstream_ptr, state().upstream_size(bytes));
 }
 
 }  // namespace rmm::mr

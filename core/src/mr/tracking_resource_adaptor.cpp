@@ -15,10 +15,11 @@
 
 namespace rmm::mr {
 
-struct tracking_resource_adaptor::state {
-  state(any_device_resource upstream_resource, bool capture) : upstream{std::move(upstream_resource)}, capture_stacks{capture}
-  {
-  }
+namespace detail {
+struct tracking_state {
+  using allocation_info = tracking_resource_adaptor::allocation_info;
+
+  explicit tracking_state(bool capture) : capture_stacks{capture} {}
 
   void insert_zero_byte(void const* ptr, allocation_info info)
   {
@@ -54,9 +55,8 @@ struct tracking_resource_adaptor::state {
     return all;
   }
 
-  any_device_resource upstream;
   bool const capture_stacks;
-  detail::sharded_pointer_map<allocation_info> outstanding;  ///< allocations of at least one byte
+  sharded_pointer_map<allocation_info> outstanding;  ///< allocations of at least one byte
   // Zero-byte allocations are kept apart, as a list per address: an upstream may give every one of
   // them the same address (CUDA gives null), or the address of a block it hands out next. They
   // are rare, so one lock does.
@@ -66,15 +66,11 @@ struct tracking_resource_adaptor::state {
   std::atomic<std::size_t> unknown_frees{0};
   std::atomic<std::size_t> size_mismatches{0};
 };
+}  // namespace detail
 
 tracking_resource_adaptor::tracking_resource_adaptor(any_device_resource upstream, bool capture_stacks)
-  : state_{std::make_shared<state>(std::move(upstream), capture_stacks)}
+  : adaptor_resource{std::move(upstream), std::make_shared<detail::tracking_state>(capture_stacks)}
 {
-}
-
-device_async_resource_ref tracking_resource_adaptor::get_upstream_resource() const noexcept
-{
-  return state_->upstream;
 }
 
 std::map<void*, tracking_resource_adaptor::allocation_info> tracking_resource_adaptor::get_outstanding_allocations()
@@ -82,29 +78,29 @@ std::map<void*, tracking_resource_adaptor::allocation_info> tracking_resource_ad
 {
   std::map<void*, allocation_info> snapshot;
   // emplace keeps the first record of an address: a real block before zero-byte allocations there.
-  state_->outstanding.for_each(
+  state().outstanding.for_each(
     [&](void const* ptr, allocation_info const& info) { snapshot.emplace(const_cast<void*>(ptr), info); });
-  std::lock_guard lock{state_->zero_byte_mutex};
-  for (auto const& [ptr, infos] : state_->zero_byte) { snapshot.emplace(const_cast<void*>(ptr), infos.front()); }
+  std::lock_guard lock{state().zero_byte_mutex};
+  for (auto const& [ptr, infos] : state().zero_byte) { snapshot.emplace(const_cast<void*>(ptr), infos.front()); }
   return snapshot;
 }
 
 std::size_t tracking_resource_adaptor::get_allocated_bytes() const noexcept
 {
-  return state_->allocated_bytes.load(std::memory_order_relaxed);
+  return state().allocated_bytes.load(std::memory_order_relaxed);
 }
 std::size_t tracking_resource_adaptor::get_unknown_frees() const noexcept
 {
-  return state_->unknown_frees.load(std::memory_order_relaxed);
+  return state().unknown_frees.load(std::memory_order_relaxed);
 }
 std::size_t tracking_resource_adaptor::get_size_mismatches() const noexcept
 {
-  return state_->size_mismatches.load(std::memory_order_relaxed);
+  return state().size_mismatches.load(std::memory_order_relaxed);
 }
 
 std::string tracking_resource_adaptor::get_outstanding_allocations_str() const
 {
-  auto const allocations = state_->every_allocation();
+  auto const allocations = state().every_allocation();
   std::size_t bytes{0};
   for (auto const& [ptr, info] : allocations) { bytes += info.allocation_size; }
   auto report = fmt::format("Outstanding allocations: {} ({})\n", allocations.size(), rmm::format_bytes_exact(bytes));
@@ -122,39 +118,22 @@ void tracking_resource_adaptor::log_outstanding_allocations() const
   }
 }
 
-void* tracking_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view stream)
-{
-  return allocate_in(bytes, detail::allocation_order::on(stream));
-}
-
-void tracking_resource_adaptor::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
-{
-  deallocate_in(ptr, bytes, detail::allocation_order::on(stream));
-}
-
-void* tracking_resource_adaptor::do_allocate_sync(std::size_t bytes) { return allocate_in(bytes, detail::allocation_order::host()); }
-
-void tracking_resource_adaptor::do_deallocate_sync(void* ptr, std::size_t bytes) noexcept
-{
-  deallocate_in(ptr, bytes, detail::allocation_order::host());
-}
-
 void* tracking_resource_adaptor::allocate_in(std::size_t bytes, detail::allocation_order order)
 {
-  void* ptr = order.allocate(state_->upstream, bytes);
+  void* ptr = order.allocate(upstream(), bytes);
   try {
-    allocation_info info{bytes, state_->capture_stacks ? std::optional<rmm::detail::stack_trace>{std::in_place}
+    allocation_info info{bytes, state().capture_stacks ? std::optional<rmm::detail::stack_trace>{std::in_place}
                                                          : std::nullopt};
     if (bytes == 0) {
-      state_->insert_zero_byte(ptr, std::move(info));
+      state().insert_zero_byte(ptr, std::move(info));
     } else {
-      state_->outstanding.insert(ptr, std::move(info));
+      state().outstanding.insert(ptr, std::move(info));
     }
   } catch (...) {
-    order.deallocate(state_->upstream, ptr, bytes);
+    order.deallocate(upstream(), ptr, bytes);
     throw;
   }
-  state_->allocated_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  state().allocated_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return ptr;
 }
 
@@ -164,10 +143,10 @@ void tracking_resource_adaptor::deallocate_in(void* ptr, std::size_t bytes, deta
   // address are each matched with their own free.
   allocation_info record;
   bool const known = bytes == 0
-                       ? state_->extract_zero_byte(ptr, record) || state_->outstanding.extract(ptr, record)
-                       : state_->outstanding.extract(ptr, record) || state_->extract_zero_byte(ptr, record);
+                       ? state().extract_zero_byte(ptr, record) || state().outstanding.extract(ptr, record)
+                       : state().outstanding.extract(ptr, record) || state().extract_zero_byte(ptr, record);
   if (!known) {
-    state_->unknown_frees.fetch_add(1, std::memory_order_relaxed);
+    state().unknown_frees.fetch_add(1, std::memory_order_relaxed);
     RMM_LOG_ERROR(
       "tracking_resource_adaptor: free of {} ({}) which this resource did not allocate or already freed; "
       "not passed to the upstream",
@@ -176,19 +155,13 @@ void tracking_resource_adaptor::deallocate_in(void* ptr, std::size_t bytes, deta
   }
   auto const allocated_size = record.allocation_size;
   if (allocated_size != bytes) {
-    state_->size_mismatches.fetch_add(1, std::memory_order_relaxed);
+    state().size_mismatches.fetch_add(1, std::memory_order_relaxed);
     RMM_LOG_ERROR("tracking_resource_adaptor: free of {} with size {} but it was allocated with {}; freeing {}",
                   fmt::ptr(ptr), rmm::format_bytes_exact(bytes),
                   rmm::format_bytes_exact(allocated_size), rmm::format_bytes_exact(allocated_size));
   }
-  state_->allocated_bytes.fetch_sub(allocated_size, std::memory_order_relaxed);
-  order.deallocate(state_->upstream, ptr, allocated_size);
-}
-
-bool tracking_resource_adaptor::do_is_equal(device_memory_resource const& other) const noexcept
-{
-  auto const* tracking = dynamic_cast<tracking_resource_adaptor const*>(&other);
-  return tracking != nullptr && tracking->state_ == state_;
+  state().allocated_bytes.fetch_sub(allocated_size, std::memory_order_relaxed);
+  order.deallocate(upstream(), ptr, allocated_size);
 }
 
 }  // namespace rmm::mr

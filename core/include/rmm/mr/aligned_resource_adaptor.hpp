@@ -2,14 +2,17 @@
 
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_stream_view.hpp>
-#include <rmm/mr/detail/allocation_order.hpp>
-#include <rmm/mr/device_memory_resource.hpp>
+#include <rmm/mr/detail/adaptor_resource.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <cstddef>
 #include <memory>
 
 namespace rmm::mr {
+
+namespace detail {
+struct aligned_state;
+}
 
 /**
  * Gives allocations of at least `alignment_threshold` bytes an alignment larger than the 256
@@ -20,7 +23,8 @@ namespace rmm::mr {
  *
  * Copies share the table of adjusted addresses and compare equal.
  */
-class aligned_resource_adaptor final : public device_memory_resource {
+class aligned_resource_adaptor final
+  : public detail::adaptor_resource<aligned_resource_adaptor, detail::aligned_state> {
  public:
   static constexpr std::size_t default_alignment_threshold = 0;
 
@@ -29,22 +33,15 @@ class aligned_resource_adaptor final : public device_memory_resource {
                                     std::size_t alignment           = CUDA_ALLOCATION_ALIGNMENT,
                                     std::size_t alignment_threshold = default_alignment_threshold);
 
-  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
   [[nodiscard]] std::size_t alignment() const noexcept;
   [[nodiscard]] std::size_t alignment_threshold() const noexcept;
 
  private:
   void* allocate_padded(std::size_t bytes, detail::allocation_order order);
-  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
-  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
-  void* do_allocate_sync(std::size_t bytes) override;
-  void do_deallocate_sync(void* ptr, std::size_t bytes) noexcept override;
+  friend detail::adaptor_resource<aligned_resource_adaptor, detail::aligned_state>;
+  /// The adaptor's work, once for both orders.
   void* allocate_in(std::size_t bytes, detail::allocation_order order);
   void deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept;
-  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
-
-  struct state;
-  std::shared_ptr<state> state_;
 };
 
 }  // namespace rmm::mr

@@ -1,8 +1,7 @@
 #pragma once
 
 #include <rmm/cuda_stream_view.hpp>
-#include <rmm/mr/detail/allocation_order.hpp>
-#include <rmm/mr/device_memory_resource.hpp>
+#include <rmm/mr/detail/adaptor_resource.hpp>
 #include <rmm/mr/log_sink.hpp>
 #include <rmm/resource_ref.hpp>
 
@@ -37,7 +36,8 @@ class event_log_writer;
  *
  * Copies share the log and compare equal.
  */
-class logging_resource_adaptor final : public device_memory_resource {
+class logging_resource_adaptor final
+  : public detail::adaptor_resource<logging_resource_adaptor, detail::event_log_writer> {
  public:
   /// Logs to the file `filename` (truncated), by default the one RMM_LOG_FILE names. Throws
   /// rmm::logic_error when no name is given and RMM_LOG_FILE is not set, or the file cannot be
@@ -50,7 +50,6 @@ class logging_resource_adaptor final : public device_memory_resource {
   /// Logs to every sink in `sinks` (at least one).
   logging_resource_adaptor(any_device_resource upstream, std::vector<log_sink_ptr> sinks, bool auto_flush = false);
 
-  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
 
   /// Writes every event logged so far and flushes the sinks.
   void flush();
@@ -62,17 +61,10 @@ class logging_resource_adaptor final : public device_memory_resource {
   [[nodiscard]] static std::string default_log_file();
 
  private:
-  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
-  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
-  void* do_allocate_sync(std::size_t bytes) override;
-  void do_deallocate_sync(void* ptr, std::size_t bytes) noexcept override;
+  friend detail::adaptor_resource<logging_resource_adaptor, detail::event_log_writer>;
   /// The adaptor's work, once for both orders.
   void* allocate_in(std::size_t bytes, detail::allocation_order order);
   void deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept;
-  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
-
-  any_device_resource upstream_;
-  std::shared_ptr<detail::event_log_writer> writer_;
 };
 
 }  // namespace rmm::mr

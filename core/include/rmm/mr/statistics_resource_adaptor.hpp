@@ -1,8 +1,7 @@
 #pragma once
 
 #include <rmm/cuda_stream_view.hpp>
-#include <rmm/mr/detail/allocation_order.hpp>
-#include <rmm/mr/device_memory_resource.hpp>
+#include <rmm/mr/detail/adaptor_resource.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <cstddef>
@@ -11,6 +10,10 @@
 #include <utility>
 
 namespace rmm::mr {
+
+namespace detail {
+struct statistics_state;
+}
 
 /**
  * Counts what passes through it: bytes and allocations currently outstanding, their peak and
@@ -22,7 +25,8 @@ namespace rmm::mr {
  *
  * Copies share the counters and compare equal.
  */
-class statistics_resource_adaptor final : public device_memory_resource {
+class statistics_resource_adaptor final
+  : public detail::adaptor_resource<statistics_resource_adaptor, detail::statistics_state> {
  public:
   struct counter {
     std::int64_t value{0};  ///< outstanding now
@@ -37,7 +41,6 @@ class statistics_resource_adaptor final : public device_memory_resource {
 
   explicit statistics_resource_adaptor(any_device_resource upstream);
 
-  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
 
   /// Bytes of the current (top) level.
   [[nodiscard]] counter get_bytes_counter() const noexcept;
@@ -51,17 +54,10 @@ class statistics_resource_adaptor final : public device_memory_resource {
   std::pair<counter, counter> pop_counters();
 
  private:
-  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
-  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
-  void* do_allocate_sync(std::size_t bytes) override;
-  void do_deallocate_sync(void* ptr, std::size_t bytes) noexcept override;
+  friend detail::adaptor_resource<statistics_resource_adaptor, detail::statistics_state>;
   /// The adaptor's work, once for both orders.
   void* allocate_in(std::size_t bytes, detail::allocation_order order);
   void deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept;
-  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
-
-  struct state;
-  std::shared_ptr<state> state_;
 };
 
 }  // namespace rmm::mr

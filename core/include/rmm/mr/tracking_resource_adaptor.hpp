@@ -2,8 +2,7 @@
 
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/detail/stack_trace.hpp>
-#include <rmm/mr/detail/allocation_order.hpp>
-#include <rmm/mr/device_memory_resource.hpp>
+#include <rmm/mr/detail/adaptor_resource.hpp>
 #include <rmm/resource_ref.hpp>
 
 #include <cstddef>
@@ -13,6 +12,10 @@
 #include <string>
 
 namespace rmm::mr {
+
+namespace detail {
+struct tracking_state;
+}
 
 /**
  * Remembers every outstanding allocation (its size and, optionally, the stack that made it) to
@@ -26,7 +29,8 @@ namespace rmm::mr {
  *
  * Copies share the record and compare equal.
  */
-class tracking_resource_adaptor final : public device_memory_resource {
+class tracking_resource_adaptor final
+  : public detail::adaptor_resource<tracking_resource_adaptor, detail::tracking_state> {
  public:
   struct allocation_info {
     std::size_t allocation_size{};
@@ -36,7 +40,6 @@ class tracking_resource_adaptor final : public device_memory_resource {
   /// `capture_stacks`: record the call stack of each allocation (costs a few microseconds each).
   explicit tracking_resource_adaptor(any_device_resource upstream, bool capture_stacks = false);
 
-  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
 
   /// A snapshot of the outstanding allocations, by address. Zero-byte allocations sharing an
   /// address (with each other or with a block) appear once; the report below lists each.
@@ -53,17 +56,10 @@ class tracking_resource_adaptor final : public device_memory_resource {
   void log_outstanding_allocations() const;
 
  private:
-  void* do_allocate(std::size_t bytes, cuda_stream_view stream) override;
-  void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
-  void* do_allocate_sync(std::size_t bytes) override;
-  void do_deallocate_sync(void* ptr, std::size_t bytes) noexcept override;
+  friend detail::adaptor_resource<tracking_resource_adaptor, detail::tracking_state>;
   /// The adaptor's work, once for both orders.
   void* allocate_in(std::size_t bytes, detail::allocation_order order);
   void deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept;
-  [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
-
-  struct state;
-  std::shared_ptr<state> state_;
 };
 
 }  // namespace rmm::mr
