@@ -38,7 +38,8 @@ struct failure_callback_state {
 template <class ExceptionType = rmm::out_of_memory>
 class failure_callback_resource_adaptor final
   : public detail::adaptor_resource<failure_callback_resource_adaptor<ExceptionType>, detail::failure_callback_state> {
-  using base = detail::adaptor_resource<failure_callback_resource_adaptor<ExceptionType>, detail::failure_callback_state>;
+  using base =
+    detail::adaptor_resource<failure_callback_resource_adaptor<ExceptionType>, detail::failure_callback_state>;
 
  public:
   /// Throws rmm::logic_error if `callback` is empty.
