@@ -94,9 +94,8 @@ int register_all()
   register_adaptor("adaptor_overhead/limiting", [](pool_memory_resource& pool) {
     return any_device_resource{limiting_resource_adaptor{pool, std::size_t{8} << 30}};
   });
-  register_adaptor("adaptor_overhead/thread_safe", [](pool_memory_resource& pool) {
-    return any_device_resource{thread_safe_resource_adaptor{pool}};
-  });
+  register_adaptor("adaptor_overhead/thread_safe",
+                   [](pool_memory_resource& pool) { return any_device_resource{thread_safe_resource_adaptor{pool}}; });
   register_adaptor("adaptor_overhead/aligned_4k", [](pool_memory_resource& pool) {
     return any_device_resource{aligned_resource_adaptor{pool, 4096, 0}};
   });

@@ -37,9 +37,7 @@ __global__ void compute_bound_kernel(std::int64_t* out)
 {
   auto const begin = clock64();
   auto now         = begin;
-  while (now - begin < cycles_per_kernel) {
-    now = clock64();
-  }
+  while (now - begin < cycles_per_kernel) { now = clock64(); }
   *out = now;
 }
 

@@ -29,7 +29,7 @@
 
 namespace {
 
-using element_t = std::int32_t;
+using element_t  = std::int32_t;
 using clock_type = std::chrono::steady_clock;
 
 double seconds_of(auto&& work)
@@ -62,9 +62,7 @@ constexpr benchmark::IterationCount timed_iterations = 200;
 void device_vector_baseline(benchmark::State& state)
 {
   auto const n = static_cast<std::size_t>(state.range(0));
-  for (auto _ : state) {
-    construct_device_vector(n);
-  }
+  for (auto _ : state) { construct_device_vector(n); }
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(n * sizeof(element_t)));
 }
 
@@ -85,8 +83,7 @@ void against_baseline(benchmark::State& state, std::function<void(std::size_t)> 
     state.ResumeTiming();
   }
   state.counters["speedup_vs_device_vector"] = own > 0 ? baseline / own : 0.0;
-  state.counters["device_vector_us"] =
-    benchmark::Counter(1e6 * baseline / static_cast<double>(state.iterations()));
+  state.counters["device_vector_us"] = benchmark::Counter(1e6 * baseline / static_cast<double>(state.iterations()));
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(n * sizeof(element_t)));
 }
 

@@ -14,9 +14,7 @@ void event_record(benchmark::State& state)
   rmm::cuda_stream stream;
   cudaEvent_t event{};
   RMM_CUDA_TRY(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-  for (auto _ : state) {
-    RMM_CUDA_TRY(cudaEventRecord(event, stream.value()));
-  }
+  for (auto _ : state) { RMM_CUDA_TRY(cudaEventRecord(event, stream.value())); }
   stream.synchronize();
   RMM_CUDA_TRY(cudaEventDestroy(event));
 }
@@ -28,9 +26,7 @@ void stream_wait_event(benchmark::State& state)
   cudaEvent_t event{};
   RMM_CUDA_TRY(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
   RMM_CUDA_TRY(cudaEventRecord(event, producer.value()));
-  for (auto _ : state) {
-    RMM_CUDA_TRY(cudaStreamWaitEvent(consumer.value(), event, 0));
-  }
+  for (auto _ : state) { RMM_CUDA_TRY(cudaStreamWaitEvent(consumer.value(), event, 0)); }
   consumer.synchronize();
   RMM_CUDA_TRY(cudaEventDestroy(event));
 }

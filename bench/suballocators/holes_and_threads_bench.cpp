@@ -18,35 +18,27 @@ namespace {
 // holes (RMM's pool) pays for every one of them.
 void holes(benchmark::State& state, rmm::mr::any_device_resource (*make)())
 {
-  auto const hole_count  = static_cast<std::size_t>(state.range(0));
+  auto const hole_count           = static_cast<std::size_t>(state.range(0));
   constexpr std::size_t hole_size = 64 << 10;
   auto mr                         = make();
   rmm::cuda_stream stream;
   std::vector<void*> blocks;
   blocks.reserve(2 * hole_count);
-  for (std::size_t i = 0; i < 2 * hole_count; ++i) {
-    blocks.push_back(mr.allocate(stream, hole_size));
-  }
-  for (std::size_t i = 0; i < blocks.size(); i += 2) {
-    mr.deallocate(stream, blocks[i], hole_size);
-  }
+  for (std::size_t i = 0; i < 2 * hole_count; ++i) { blocks.push_back(mr.allocate(stream, hole_size)); }
+  for (std::size_t i = 0; i < blocks.size(); i += 2) { mr.deallocate(stream, blocks[i], hole_size); }
   for (auto _ : state) {
     void* p = mr.allocate(stream, 2 * hole_size);
     benchmark::DoNotOptimize(p);
     mr.deallocate(stream, p, 2 * hole_size);
   }
-  for (std::size_t i = 1; i < blocks.size(); i += 2) {
-    mr.deallocate(stream, blocks[i], hole_size);
-  }
+  for (std::size_t i = 1; i < blocks.size(); i += 2) { mr.deallocate(stream, blocks[i], hole_size); }
   stream.synchronize();
   state.counters["holes"] = static_cast<double>(hole_count);
 }
 
 void hole_counts(benchmark::internal::Benchmark* b)
 {
-  for (long h = 16; h <= 65536; h *= 4) {
-    b->Arg(h);
-  }
+  for (long h = 16; h <= 65536; h *= 4) { b->Arg(h); }
 }
 
 BENCHMARK_CAPTURE(holes, pool, &make_pool)->Apply(hole_counts)->Unit(benchmark::kNanosecond);
@@ -87,19 +79,17 @@ void threads(benchmark::State& state)
       live.pop_back();
     }
   }
-  for (auto const& b : live) {
-    mr->deallocate(stream, b.ptr, b.size);
-  }
+  for (auto const& b : live) { mr->deallocate(stream, b.ptr, b.size); }
   stream.synchronize();
   state.SetItemsProcessed(state.iterations());
 }
 
-#define RMM_THREAD_SWEEP(name, make)                    \
-  BENCHMARK(threads)                                    \
-    ->Name("threads/" name)                             \
-    ->Setup(make_shared_resource<make>)                 \
-    ->Teardown(drop_shared_resource)                    \
-    ->ThreadRange(1, 16)                                \
+#define RMM_THREAD_SWEEP(name, make)    \
+  BENCHMARK(threads)                    \
+    ->Name("threads/" name)             \
+    ->Setup(make_shared_resource<make>) \
+    ->Teardown(drop_shared_resource)    \
+    ->ThreadRange(1, 16)                \
     ->UseRealTime()
 
 RMM_THREAD_SWEEP("pool", make_pool);

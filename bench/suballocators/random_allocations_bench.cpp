@@ -34,9 +34,9 @@ std::vector<operation> make_sequence(std::size_t allocations, std::size_t max_si
   std::size_t live_bytes = 0;
   std::size_t allocated  = 0;
   while (allocated < allocations || !live.empty()) {
-    auto const size     = size_of(rng);
-    bool const allocate = allocated < allocations &&
-                          (live.empty() || (percent(rng) < 73 && live_bytes + size < max_usage));
+    auto const size = size_of(rng);
+    bool const allocate =
+      allocated < allocations && (live.empty() || (percent(rng) < 73 && live_bytes + size < max_usage));
     if (allocate) {
       ops.push_back({true, size, 0});
       live.push_back(size);
@@ -88,9 +88,9 @@ void run_random_allocations(benchmark::State& state, rmm::mr::any_device_resourc
     stream.synchronize();
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * ops.size()));
-  state.counters["ns_per_op"] = benchmark::Counter(
-    static_cast<double>(state.iterations() * ops.size()), benchmark::Counter::kIsRate | benchmark::Counter::kInvert,
-    benchmark::Counter::kIs1000);
+  state.counters["ns_per_op"] =
+    benchmark::Counter(static_cast<double>(state.iterations() * ops.size()),
+                       benchmark::Counter::kIsRate | benchmark::Counter::kInvert, benchmark::Counter::kIs1000);
 }
 
 void random_allocations(benchmark::State& state, rmm::mr::any_device_resource (*make)())
@@ -127,7 +127,10 @@ BENCHMARK_CAPTURE(random_allocations, binning, &make_binning)
   ->Apply(full_grid)
   ->Unit(benchmark::kMillisecond)
   ->UseRealTime();
-BENCHMARK_CAPTURE(random_allocations, arena, &make_arena)->Apply(full_grid)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(random_allocations, arena, &make_arena)
+  ->Apply(full_grid)
+  ->Unit(benchmark::kMillisecond)
+  ->UseRealTime();
 
 }  // namespace
 }  // namespace rmm::bench

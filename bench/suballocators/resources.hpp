@@ -26,12 +26,12 @@ inline rmm::mr::any_device_resource make_pool()
 }
 
 /// RMM: binning over a pool with fixed-size bins of 256 KiB .. 4 MiB.
-inline rmm::mr::any_device_resource make_binning()
-{
-  return rmm::mr::binning_memory_resource{make_pool(), 18, 22};
-}
+inline rmm::mr::any_device_resource make_binning() { return rmm::mr::binning_memory_resource{make_pool(), 18, 22}; }
 
 /// RMM: arena over cuda, its default size (half of the free memory).
-inline rmm::mr::any_device_resource make_arena() { return rmm::mr::arena_memory_resource{rmm::mr::cuda_memory_resource{}}; }
+inline rmm::mr::any_device_resource make_arena()
+{
+  return rmm::mr::arena_memory_resource{rmm::mr::cuda_memory_resource{}};
+}
 
 }  // namespace rmm::bench

@@ -82,9 +82,7 @@ void stress_thread(rmm::mr::pool_memory_resource& pool,
       free_one(rng() % live.size());
     }
   }
-  while (!live.empty()) {
-    free_one(live.size() - 1);
-  }
+  while (!live.empty()) { free_one(live.size() - 1); }
 }
 
 void multi_stream_reservation(benchmark::State& state)
@@ -106,9 +104,7 @@ void multi_stream_reservation(benchmark::State& state)
         stress_thread(pool, shared, own_stream_only, static_cast<unsigned>(t + 1), operations, p);
       });
     }
-    for (auto& w : workers) {
-      w.join();
-    }
+    for (auto& w : workers) { w.join(); }
     RMM_CUDA_TRY(cudaDeviceSynchronize());
     reserved_over_live = static_cast<double>(p.peak_reserved.load()) / static_cast<double>(p.peak_live.load());
   }
@@ -130,12 +126,8 @@ void churn(rmm::mr::pool_memory_resource& pool, int streams)
   for (int s = 0; s < streams; ++s) {
     rmm::cuda_stream stream;
     std::array<void*, 8> blocks{};
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      blocks[i] = pool.allocate(stream, (i + 1) * 4096);
-    }
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      pool.deallocate(stream, blocks[i], (i + 1) * 4096);
-    }
+    for (std::size_t i = 0; i < blocks.size(); ++i) { blocks[i] = pool.allocate(stream, (i + 1) * 4096); }
+    for (std::size_t i = 0; i < blocks.size(); ++i) { pool.deallocate(stream, blocks[i], (i + 1) * 4096); }
   }
 }
 
@@ -154,9 +146,7 @@ void short_lived_streams(benchmark::State& state)
 {
   rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};
   churn(pool, static_cast<int>(state.range(0)));
-  for (auto _ : state) {
-    churn(pool, 1);
-  }
+  for (auto _ : state) { churn(pool, 1); }
   state.counters["stream_arenas"] = arenas_of(pool.statistics());
   state.SetItemsProcessed(state.iterations());
 }

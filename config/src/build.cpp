@@ -72,7 +72,9 @@ rmm::mr::any_device_resource build(stack_description const& stack, cuda_device_i
   return build_layers(stack, device).front();
 }
 
-rmm::mr::any_device_resource build_from_file(std::filesystem::path const& path, cuda_device_id device, environment const& env)
+rmm::mr::any_device_resource build_from_file(std::filesystem::path const& path,
+                                             cuda_device_id device,
+                                             environment const& env)
 {
   return build(load_file(path, env), device);
 }

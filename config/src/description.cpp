@@ -38,7 +38,10 @@ parameter const& layer_description::at(std::string_view key) const
   return find_parameter(parameters, key, "layer " + std::string{type()});
 }
 
-parameter& layer_description::at(std::string_view key) { return find_parameter(parameters, key, "layer " + std::string{type()}); }
+parameter& layer_description::at(std::string_view key)
+{
+  return find_parameter(parameters, key, "layer " + std::string{type()});
+}
 
 parameter const& stack_description::shim_setting(std::string_view key) const
 {

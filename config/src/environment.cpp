@@ -17,9 +17,8 @@ namespace {
 std::string upper(std::string_view text)
 {
   std::string result{text};
-  std::transform(result.begin(), result.end(), result.begin(), [](unsigned char c) {
-    return static_cast<char>(std::toupper(c));
-  });
+  std::transform(result.begin(), result.end(), result.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   return result;
 }
 
@@ -75,9 +74,8 @@ void apply_override(stack_description& stack,
   auto const here = source_location{.file = {}, .line = 0, .column = 0, .variable = variable};
   std::vector<std::string> valid;
   for (auto const& key : target.keys) { valid.push_back(override_variable(target.type, key.name)); }
-  auto const key = std::find_if(target.keys.begin(), target.keys.end(), [&](key_schema const& k) {
-    return upper(k.name) == key_part;
-  });
+  auto const key = std::find_if(target.keys.begin(), target.keys.end(),
+                                [&](key_schema const& k) { return upper(k.name) == key_part; });
   if (key == target.keys.end()) {
     if (target.schema != nullptr && target.schema->kind == layer_kind::code_only) {
       throw config_error{here, fmt::format("an override for \"{}\"", target.type),
@@ -89,7 +87,9 @@ void apply_override(stack_description& stack,
     }
     std::vector<std::string_view> candidates(valid.begin(), valid.end());
     auto expected = "one of " + list_names(valid);
-    if (auto const guess = closest_match(variable, candidates)) { expected += fmt::format(" (did you mean {}?)", *guess); }
+    if (auto const guess = closest_match(variable, candidates)) {
+      expected += fmt::format(" (did you mean {}?)", *guess);
+    }
     throw config_error{here, fmt::format("the unknown setting {}", variable), std::move(expected)};
   }
 
@@ -108,7 +108,8 @@ void apply_override(stack_description& stack,
     }
     throw config_error{here, std::move(found), std::move(problem->expected)};
   }
-  auto& setting = *std::find_if(settings->begin(), settings->end(), [&](parameter const& p) { return p.key == key->name; });
+  auto& setting =
+    *std::find_if(settings->begin(), settings->end(), [&](parameter const& p) { return p.key == key->name; });
   setting.value    = std::get<parameter_value>(std::move(parsed));
   setting.origin   = value_origin::environment;
   setting.location = here;
@@ -151,11 +152,16 @@ namespace {
 std::vector<environment_variable> other_variables()
 {
   return {
-    {std::string{config_file_variable}, "", "the configuration file; without it, the built-in stack (`rmm-run --config` wins over it)", false},
+    {std::string{config_file_variable}, "",
+     "the configuration file; without it, the built-in stack (`rmm-run --config` wins over it)", false},
     {"RMM_LOG_FILE", "", "the file of a `logging_resource_adaptor` constructed without one (C++)", false},
     {"RMM_DEBUG_LOG_FILE", "", "where the debug log goes, appended; stderr without it", false},
-    {"RMM_DEBUG_LOG_LEVEL", "", "the debug log's level: trace, debug, info (default), warn, error, critical, off", false},
-    {"RMM_LOGGING_LEVEL", "", "not read at run time: the name of the build option that compiles debug-log levels out, never taken for an override of `logging`", false},
+    {"RMM_DEBUG_LOG_LEVEL", "", "the debug log's level: trace, debug, info (default), warn, error, critical, off",
+     false},
+    {"RMM_LOGGING_LEVEL", "",
+     "not read at run time: the name of the build option that compiles debug-log levels out, never taken for an "
+     "override of `logging`",
+     false},
   };
 }
 
@@ -171,8 +177,8 @@ std::vector<environment_variable> environment_variables()
   for (auto const& schema : layer_schemas()) {
     for (auto const& key : schema.keys) {
       table.push_back({override_variable(schema.type, key.name),
-                       fmt::format("`{}` of the topmost `{}` layer", key.name, schema.type), std::string{key.description},
-                       true});
+                       fmt::format("`{}` of the topmost `{}` layer", key.name, schema.type),
+                       std::string{key.description}, true});
     }
   }
   return table;
@@ -201,7 +207,8 @@ void apply_environment_overrides(stack_description& stack, environment const& en
 {
   auto const targets = override_targets();
   for (auto const& [variable, value] : env.variables()) {
-    if (!variable.starts_with(environment_prefix) || variable == config_file_variable || is_reserved_variable(variable)) {
+    if (!variable.starts_with(environment_prefix) || variable == config_file_variable ||
+        is_reserved_variable(variable)) {
       continue;
     }
     auto const name   = std::string_view{variable}.substr(environment_prefix.size());

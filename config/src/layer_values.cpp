@@ -86,8 +86,7 @@ void check_fits_device(layer_description const& layer, std::string_view key, bui
 {
   auto const bytes = resolved_size(layer, key, context);
   if (bytes && *bytes > context.total_bytes) {
-    fail_at(layer.at(key),
-            describe_size_setting(layer.at(key), context),
+    fail_at(layer.at(key), describe_size_setting(layer.at(key), context),
             fmt::format("at most the device's {} of memory (device {})", rmm::format_bytes_short(context.total_bytes),
                         context.device.value()));
   }

@@ -97,8 +97,9 @@ stack_description load_from_environment(environment const& env)
   auto const file = env.get(config_file_variable);
   if (!file) { return load_default(env); }
   if (file->empty()) {
-    throw config_error{source_location{.file = {}, .line = 0, .column = 0, .variable = std::string{config_file_variable}},
-                       "an empty value", "the path of a TOML configuration file, or RMM_CONFIG unset"};
+    throw config_error{
+      source_location{.file = {}, .line = 0, .column = 0, .variable = std::string{config_file_variable}},
+      "an empty value", "the path of a TOML configuration file, or RMM_CONFIG unset"};
   }
   return load_file(*file, env);
 }

@@ -46,7 +46,8 @@ void append_parameters(std::string& out,
 {
   for (std::size_t i = 0; i < parameters.size(); ++i) {
     auto const& setting = parameters[i];
-    auto const line     = fmt::format("{} = {}", setting.key, value_text(setting, i < keys.size() ? &keys[i] : nullptr, device));
+    auto const line =
+      fmt::format("{} = {}", setting.key, value_text(setting, i < keys.size() ? &keys[i] : nullptr, device));
     out += fmt::format("       {:<58} {}\n", line, origin_text(setting));
   }
 }
@@ -79,15 +80,16 @@ std::string describe(stack_description const& stack, std::optional<build_context
   auto const source = stack.stack_origin == value_origin::file ? stack.source : std::string{"the built-in stack"};
   out += fmt::format("stack from {}, top first (each layer allocates from the one below it)", source);
   if (device) {
-    out += fmt::format("; device {}: {} free of {}", device->device.value(), rmm::format_bytes_short(device->free_bytes),
-                       rmm::format_bytes_short(device->total_bytes));
+    out += fmt::format("; device {}: {} free of {}", device->device.value(),
+                       rmm::format_bytes_short(device->free_bytes), rmm::format_bytes_short(device->total_bytes));
   }
   out += ":\n";
   for (std::size_t i = 0; i < stack.layers.size(); ++i) {
     auto const& layer = stack.layers[i];
     auto const head   = fmt::format("  {}. {}", i + 1, layer.type());
-    out += fmt::format("{:<65} {}\n", head,
-                       layer.origin == value_origin::file ? "file " + layer.location.to_string() : std::string{"default"});
+    out +=
+      fmt::format("{:<65} {}\n", head,
+                  layer.origin == value_origin::file ? "file " + layer.location.to_string() : std::string{"default"});
     append_parameters(out, layer.parameters, layer.schema->keys, device);
   }
   out += "[shim] (read by the preload shim)\n";

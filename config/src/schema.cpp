@@ -34,8 +34,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b)
     row[0]        = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
       auto const above = row[j];
-      auto const same  = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      auto const same =
+        std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
       row[j]   = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
       diagonal = above;
     }
@@ -56,7 +56,7 @@ std::span<layer_schema const> layer_schemas() { return registry(); }
 layer_schema const* find_layer_schema(std::string_view type) noexcept
 {
   auto const& all = registry();
-  auto it = std::find_if(all.begin(), all.end(), [&](layer_schema const& s) { return s.type == type; });
+  auto it         = std::find_if(all.begin(), all.end(), [&](layer_schema const& s) { return s.type == type; });
   return it == all.end() ? nullptr : &*it;
 }
 
@@ -99,9 +99,7 @@ std::string describe_expected(key_schema const& key)
   switch (key.kind) {
     case value_kind::boolean: return "true or false";
     case value_kind::integer:
-      if (key.maximum != INT64_MAX) {
-        return fmt::format("an integer from {} to {}", key.minimum, key.maximum);
-      }
+      if (key.maximum != INT64_MAX) { return fmt::format("an integer from {} to {}", key.minimum, key.maximum); }
       return fmt::format("an integer of at least {}", key.minimum);
     case value_kind::size:
       return key.power_of_two ? "a power of two in bytes: an integer, or a string like \"4KiB\""
@@ -109,13 +107,10 @@ std::string describe_expected(key_schema const& key)
     case value_kind::size_or_percent:
       return "a size: bytes as an integer, a string like \"512MiB\" or \"8GiB\", or a percentage of free device "
              "memory like \"50%\"";
-    case value_kind::size_list:
-      return "a list of sizes in ascending order, like [256, 4096, \"64KiB\", \"1MiB\"]";
+    case value_kind::size_list: return "a list of sizes in ascending order, like [256, 4096, \"64KiB\", \"1MiB\"]";
     case value_kind::choice: {
       std::string names;
-      for (auto const choice : key.choices) {
-        names += (names.empty() ? "" : ", ") + fmt::format("\"{}\"", choice);
-      }
+      for (auto const choice : key.choices) { names += (names.empty() ? "" : ", ") + fmt::format("\"{}\"", choice); }
       return "one of " + names;
     }
     case value_kind::file_name_pattern:

@@ -33,8 +33,8 @@ any_device_resource build_plain(layer_description const&, build_context const&, 
 
 any_device_resource build_logging(layer_description const& layer, build_context const& context, upstream_t upstream)
 {
-  auto const file = expand_file_name_pattern(*string_value(layer, "file"), static_cast<long>(::getpid()),
-                                             context.device.value());
+  auto const file =
+    expand_file_name_pattern(*string_value(layer, "file"), static_cast<long>(::getpid()), context.device.value());
   return rmm::mr::logging_resource_adaptor{std::move(*upstream), file, bool_value(layer, "auto_flush")};
 }
 
@@ -45,15 +45,13 @@ any_device_resource build_tracking(layer_description const& layer, build_context
 
 any_device_resource build_limiting(layer_description const& layer, build_context const& context, upstream_t upstream)
 {
-  return rmm::mr::limiting_resource_adaptor{std::move(*upstream),
-                                            *resolved_size(layer, "limit", context),
+  return rmm::mr::limiting_resource_adaptor{std::move(*upstream), *resolved_size(layer, "limit", context),
                                             *resolved_size(layer, "alignment", context)};
 }
 
 any_device_resource build_aligned(layer_description const& layer, build_context const& context, upstream_t upstream)
 {
-  return rmm::mr::aligned_resource_adaptor{std::move(*upstream),
-                                           *resolved_size(layer, "alignment", context),
+  return rmm::mr::aligned_resource_adaptor{std::move(*upstream), *resolved_size(layer, "alignment", context),
                                            *resolved_size(layer, "alignment_threshold", context)};
 }
 

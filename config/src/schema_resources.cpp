@@ -53,10 +53,9 @@ any_device_resource build_cuda_async(layer_description const& layer, build_conte
   auto const initial   = resolved_size(layer, "initial_pool_size", context);
   auto const threshold = resolved_size(layer, "release_threshold", context);
   auto const handle    = string_value(layer, "export_handle_type");
-  return rmm::mr::cuda_async_memory_resource{
-    initial ? std::optional<std::size_t>{*initial} : std::nullopt,
-    threshold ? std::optional<std::size_t>{*threshold} : std::nullopt,
-    handle ? std::optional{handle_type(*handle)} : std::nullopt};
+  return rmm::mr::cuda_async_memory_resource{initial ? std::optional<std::size_t>{*initial} : std::nullopt,
+                                             threshold ? std::optional<std::size_t>{*threshold} : std::nullopt,
+                                             handle ? std::optional{handle_type(*handle)} : std::nullopt};
 }
 
 }  // namespace

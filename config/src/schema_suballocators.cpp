@@ -49,7 +49,7 @@ void check_pool_maximum(parameter const& initial, parameter const& maximum, std:
   // Sizes are below 2^63 (values are checked when read), so rounding up cannot overflow.
   auto const reserved = (initial_bytes + pool_granularity - 1) / pool_granularity * pool_granularity;
   if (maximum_bytes < reserved) {
-    auto const& culprit = set_last(initial, maximum);
+    auto const& culprit  = set_last(initial, maximum);
     auto const elsewhere = [&](parameter const& p) {
       return &p == &culprit ? std::string{} : fmt::format(" ({})", p.location.to_string());
     };
@@ -81,8 +81,7 @@ any_device_resource build_pool(layer_description const& layer, build_context con
   // sit between the pool and it.
   auto const growth_key = string_value(layer, "growth");
   bool const mapped     = growth_key ? *growth_key == "virtual_memory" : context.bottom_type == "cuda";
-  return rmm::mr::pool_memory_resource{std::move(*upstream),
-                                       *resolved_size(layer, "initial_size", context),
+  return rmm::mr::pool_memory_resource{std::move(*upstream), *resolved_size(layer, "initial_size", context),
                                        maximum ? std::optional<std::size_t>{*maximum} : std::nullopt,
                                        mapped ? rmm::mr::pool_growth::virtual_memory : rmm::mr::pool_growth::upstream};
 }
@@ -98,8 +97,9 @@ any_device_resource build_arena(layer_description const& layer, build_context co
 {
   // Unset: half of the free memory measured before the stack was built (the resource's own
   // default would measure after the layers below took their share).
-  auto const size = resolved_size(layer, "arena_size", context)
-                      .value_or(resolve_size(size_spec{.bytes = 0, .percent = 50, .is_percent = true}, context.free_bytes));
+  auto const size =
+    resolved_size(layer, "arena_size", context)
+      .value_or(resolve_size(size_spec{.bytes = 0, .percent = 50, .is_percent = true}, context.free_bytes));
   return rmm::mr::arena_memory_resource{std::move(*upstream), size, bool_value(layer, "dump_log_on_failure")};
 }
 
@@ -113,8 +113,7 @@ void check_fixed_size_on_device(layer_description const& layer, build_context co
   auto const block  = (*resolved_size(layer, "block_size", context) + 255) / 256 * 256;
   auto const blocks = static_cast<std::uint64_t>(*integer_value(layer, "blocks_to_preallocate"));
   if (block > context.total_bytes) {  // no count of such blocks fits: the block size is wrong
-    fail_at(block_setting,
-            describe_size_setting(block_setting, context),
+    fail_at(block_setting, describe_size_setting(block_setting, context),
             fmt::format("a block size of at most the device's {} of memory (device {})",
                         rmm::format_bytes_short(context.total_bytes), context.device.value()));
   }
@@ -129,8 +128,7 @@ void check_fixed_size_on_device(layer_description const& layer, build_context co
 
 any_device_resource build_fixed_size(layer_description const& layer, build_context const& context, upstream_t upstream)
 {
-  return rmm::mr::fixed_size_memory_resource{std::move(*upstream),
-                                             *resolved_size(layer, "block_size", context),
+  return rmm::mr::fixed_size_memory_resource{std::move(*upstream), *resolved_size(layer, "block_size", context),
                                              static_cast<std::size_t>(*integer_value(layer, "blocks_to_preallocate"))};
 }
 
@@ -151,8 +149,7 @@ void check_binning(layer_description const& layer)
       if (exponent->is_set()) {
         auto const& culprit = set_last(bins, *exponent);
         auto const& other   = &culprit == &bins ? *exponent : bins;
-        fail_at(culprit,
-                fmt::format("{} together with {} ({})", culprit.key, other.key, other.location.to_string()),
+        fail_at(culprit, fmt::format("{} together with {} ({})", culprit.key, other.key, other.location.to_string()),
                 "either bins (an explicit list) or min_size_exponent/max_size_exponent (a range of powers of two)");
       }
     }
@@ -162,8 +159,7 @@ void check_binning(layer_description const& layer)
   auto const max_exponent = integer_value(layer, "max_size_exponent").value_or(default_max_exponent);
   if (min_exponent > max_exponent) {
     auto const& culprit = min.is_set() && !max.is_set() ? min : set_last(min, max);
-    fail_at(culprit,
-            fmt::format("min_size_exponent = {} above max_size_exponent = {}", min_exponent, max_exponent),
+    fail_at(culprit, fmt::format("min_size_exponent = {} above max_size_exponent = {}", min_exponent, max_exponent),
             "min_size_exponent <= max_size_exponent (bins of 2^min to 2^max bytes)");
   }
 }
@@ -214,8 +210,7 @@ any_device_resource build_binning(layer_description const& layer, build_context 
   if (bins.empty()) {
     auto const min_exponent = integer_value(layer, "min_size_exponent").value_or(default_min_exponent);
     auto const max_exponent = integer_value(layer, "max_size_exponent").value_or(default_max_exponent);
-    return rmm::mr::binning_memory_resource{std::move(*upstream),
-                                            static_cast<std::int8_t>(min_exponent),
+    return rmm::mr::binning_memory_resource{std::move(*upstream), static_cast<std::int8_t>(min_exponent),
                                             static_cast<std::int8_t>(max_exponent)};
   }
   return rmm::mr::binning_memory_resource{std::move(*upstream), std::vector<std::size_t>(bins.begin(), bins.end())};
@@ -274,19 +269,20 @@ std::vector<layer_schema> suballocator_schemas()
      .summary = "blocks of one size in O(1); larger requests fail",
      .keys =
        {
-         {.name          = "block_size",
-          .kind          = value_kind::size,
-          .description   = "size of every block (rounded up to a multiple of 256)",
-          .default_value = size_spec{.bytes = rmm::mr::fixed_size_memory_resource::default_block_size,
-                                     .percent = 0,
-                                     .is_percent = false},
-          .minimum       = 1},
-         {.name          = "blocks_to_preallocate",
-          .kind          = value_kind::integer,
-          .description   = "blocks taken from the upstream at a time (the first batch when built)",
-          .default_value = static_cast<std::int64_t>(rmm::mr::fixed_size_memory_resource::default_blocks_to_preallocate),
-          .minimum       = 1,
-          .maximum       = std::int64_t{1} << 32},
+         {.name        = "block_size",
+          .kind        = value_kind::size,
+          .description = "size of every block (rounded up to a multiple of 256)",
+          .default_value =
+            size_spec{
+              .bytes = rmm::mr::fixed_size_memory_resource::default_block_size, .percent = 0, .is_percent = false},
+          .minimum = 1},
+         {.name        = "blocks_to_preallocate",
+          .kind        = value_kind::integer,
+          .description = "blocks taken from the upstream at a time (the first batch when built)",
+          .default_value =
+            static_cast<std::int64_t>(rmm::mr::fixed_size_memory_resource::default_blocks_to_preallocate),
+          .minimum = 1,
+          .maximum = std::int64_t{1} << 32},
        },
      .check_on_device = check_fixed_size_on_device,
      .build           = build_fixed_size},

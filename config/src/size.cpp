@@ -32,12 +32,13 @@ std::string generic_expectation(bool allow_percent)
 /// Digits, then optionally a point and more digits: no sign, exponent, "inf" or "nan".
 bool is_plain_decimal(std::string_view text)
 {
-  auto const digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
-  auto const point = text.find('.');
-  auto const whole = text.substr(0, point);
+  auto const digit    = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  auto const point    = text.find('.');
+  auto const whole    = text.substr(0, point);
   auto const fraction = point == std::string_view::npos ? std::string_view{} : text.substr(point + 1);
   return !whole.empty() && std::all_of(whole.begin(), whole.end(), digit) &&
-         (point == std::string_view::npos || (!fraction.empty() && std::all_of(fraction.begin(), fraction.end(), digit)));
+         (point == std::string_view::npos ||
+          (!fraction.empty() && std::all_of(fraction.begin(), fraction.end(), digit)));
 }
 
 std::variant<size_spec, size_problem> parse_percent(std::string_view number, bool allow_percent)

@@ -55,7 +55,8 @@ class reader {
 
   [[nodiscard]] source_location at(toml::source_region const& region) const
   {
-    return source_location{.file = source_name_, .line = region.begin.line, .column = region.begin.column, .variable = {}};
+    return source_location{
+      .file = source_name_, .line = region.begin.line, .column = region.begin.column, .variable = {}};
   }
 
   [[noreturn]] void fail(toml::source_region const& region, std::string found, std::string expected) const
@@ -139,7 +140,8 @@ class reader {
         names.push_back(known.type);
         list += (list.empty() ? "" : ", ") + std::string{known.type};
       }
-      fail(type_node->source(), fmt::format("the unknown type {}", quoted(type)), with_guess("one of " + list, type, names));
+      fail(type_node->source(), fmt::format("the unknown type {}", quoted(type)),
+           with_guess("one of " + list, type, names));
     }
     if (schema->kind == layer_kind::code_only) {
       fail(type_node->source(), fmt::format("type \"{}\"", type),
@@ -173,9 +175,7 @@ class reader {
   void read_shim(toml::key const& key, toml::node const& node, std::vector<parameter>& settings) const
   {
     auto const* table = node.as_table();
-    if (table == nullptr) {
-      fail(key.source(), fmt::format("\"shim\" as {}", describe_type(node)), "a [shim] table");
-    }
+    if (table == nullptr) { fail(key.source(), fmt::format("\"shim\" as {}", describe_type(node)), "a [shim] table"); }
     std::vector<std::string_view> names;
     for (auto const& k : shim_schema()) { names.push_back(k.name); }
     for (auto const& [name, value] : *table) {
@@ -184,9 +184,11 @@ class reader {
       if (known == shim_schema().end()) {
         std::string expected;
         for (auto const n : names) { expected += (expected.empty() ? "one of " : ", ") + std::string{n}; }
-        fail(name.source(), unknown_key_found(name.str(), "in [shim]"), with_guess(std::move(expected), name.str(), names));
+        fail(name.source(), unknown_key_found(name.str(), "in [shim]"),
+             with_guess(std::move(expected), name.str(), names));
       }
-      auto& setting = *std::find_if(settings.begin(), settings.end(), [&](parameter const& p) { return p.key == name.str(); });
+      auto& setting =
+        *std::find_if(settings.begin(), settings.end(), [&](parameter const& p) { return p.key == name.str(); });
       setting.value    = read_value(*known, value);
       setting.origin   = value_origin::file;
       setting.location = at(value.source());
@@ -228,9 +230,11 @@ class reader {
   {
     if (auto const* number = node.as_integer()) {
       if (number->get() < 0) {
-        fail(node.source(), fmt::format("{} = {}", key.name, number->get()), "a size above 0 (sizes cannot be negative)");
+        fail(node.source(), fmt::format("{} = {}", key.name, number->get()),
+             "a size above 0 (sizes cannot be negative)");
       }
-      auto const size = size_spec{.bytes = static_cast<std::uint64_t>(number->get()), .percent = 0, .is_percent = false};
+      auto const size =
+        size_spec{.bytes = static_cast<std::uint64_t>(number->get()), .percent = 0, .is_percent = false};
       if (auto problem = check_value(key, size)) {
         fail(node.source(), fmt::format("{} = {}", key.name, number->get()), std::move(problem->expected));
       }
@@ -251,8 +255,11 @@ class reader {
     auto const* array = node.as_array();
     if (array == nullptr) { wrong_type(key, node); }
     // Each element as a size of its own; the list rules (order, emptiness) afterwards.
-    auto const element_key = key_schema{.name = key.name, .kind = value_kind::size, .description = key.description,
-                                        .minimum = key.minimum, .maximum = key.maximum};
+    auto const element_key = key_schema{.name        = key.name,
+                                        .kind        = value_kind::size,
+                                        .description = key.description,
+                                        .minimum     = key.minimum,
+                                        .maximum     = key.maximum};
     std::vector<std::uint64_t> sizes;
     for (auto const& element : *array) {
       if (!element.is_integer() && !element.is_string()) {

@@ -34,10 +34,12 @@ std::optional<value_problem> check_size(key_schema const& key, size_spec const& 
   }
   auto const minimum = static_cast<std::uint64_t>(key.minimum);
   if (size.bytes < minimum) {
-    return value_problem{shown, minimum == 1 ? "a size above 0 bytes" : fmt::format("a size of at least {} bytes", minimum)};
+    return value_problem{shown,
+                         minimum == 1 ? "a size above 0 bytes" : fmt::format("a size of at least {} bytes", minimum)};
   }
   if (key.maximum != INT64_MAX && size.bytes > static_cast<std::uint64_t>(key.maximum)) {
-    return value_problem{shown, fmt::format("a size of at most {}", rmm::format_bytes_short(static_cast<std::uint64_t>(key.maximum)))};
+    return value_problem{
+      shown, fmt::format("a size of at most {}", rmm::format_bytes_short(static_cast<std::uint64_t>(key.maximum)))};
   }
   if (key.power_of_two && !std::has_single_bit(size.bytes)) {
     return value_problem{shown, "a power of two, like 256, 4096 or \"64KiB\""};
@@ -108,7 +110,9 @@ std::string quoted(std::string_view text)
 std::variant<size_spec, value_problem> parse_size_text(key_schema const& key, std::string_view text)
 {
   auto parsed = parse_size(text, key.kind == value_kind::size_or_percent);
-  if (auto const* problem = std::get_if<size_problem>(&parsed)) { return value_problem{quoted(text), problem->expected}; }
+  if (auto const* problem = std::get_if<size_problem>(&parsed)) {
+    return value_problem{quoted(text), problem->expected};
+  }
   auto const size = std::get<size_spec>(parsed);
   if (auto problem = check_size(key, size, quoted(text))) { return std::move(*problem); }
   return size;
@@ -166,10 +170,10 @@ std::optional<value_problem> check_value(key_schema const& key, parameter_value 
           return problem;
         }
         if (i > 0 && sizes[i] <= sizes[i - 1]) {
-          return value_problem{fmt::format("{} after {}", to_toml_text(element),
-                                           to_toml_text(size_spec{.bytes = sizes[i - 1], .percent = 0, .is_percent = false})),
-                               "bin sizes in strictly ascending order, each listed once",
-                               i};
+          return value_problem{
+            fmt::format("{} after {}", to_toml_text(element),
+                        to_toml_text(size_spec{.bytes = sizes[i - 1], .percent = 0, .is_percent = false})),
+            "bin sizes in strictly ascending order, each listed once", i};
         }
       }
       return std::nullopt;
@@ -178,7 +182,9 @@ std::optional<value_problem> check_value(key_schema const& key, parameter_value 
       auto const& text = std::get<std::string>(value);
       if (std::find(key.choices.begin(), key.choices.end(), text) == key.choices.end()) {
         auto expected = describe_expected(key);
-        if (auto const guess = closest_match(text, key.choices)) { expected += fmt::format(" (did you mean \"{}\"?)", *guess); }
+        if (auto const guess = closest_match(text, key.choices)) {
+          expected += fmt::format(" (did you mean \"{}\"?)", *guess);
+        }
         return value_problem{quoted(text), std::move(expected)};
       }
       return std::nullopt;
@@ -186,7 +192,8 @@ std::optional<value_problem> check_value(key_schema const& key, parameter_value 
     case value_kind::file_name_pattern: {
       auto const& pattern = std::get<std::string>(value);
       if (auto problem = file_name_pattern_problem(pattern)) {
-        return value_problem{pattern.empty() ? *problem : quoted(pattern) + " with " + *problem, describe_expected(key)};
+        return value_problem{pattern.empty() ? *problem : quoted(pattern) + " with " + *problem,
+                             describe_expected(key)};
       }
       return std::nullopt;
     }
@@ -225,8 +232,7 @@ void apply_defaults(std::vector<parameter>& parameters, std::span<key_schema con
 void check_shape(stack_description const& stack)
 {
   if (stack.layers.empty()) {
-    throw config_error{source_location{.file = stack.source},
-                       "an empty resource list",
+    throw config_error{source_location{.file = stack.source}, "an empty resource list",
                        "at least one [[resource]] table, ending with a resource such as type = \"cuda\""};
   }
   for (std::size_t i = 0; i < stack.layers.size(); ++i) {
@@ -241,10 +247,10 @@ void check_shape(stack_description const& stack)
         "\"system\""};
     }
     if (!layer.schema->needs_upstream() && !is_bottom) {
-      throw config_error{layer.location,
-                         fmt::format("resource \"{}\" above {} more layer(s)", layer.type(), stack.layers.size() - i - 1),
-                         fmt::format("\"{}\" as the last [[resource]]: it allocates by itself and takes no upstream",
-                                     layer.type())};
+      throw config_error{
+        layer.location,
+        fmt::format("resource \"{}\" above {} more layer(s)", layer.type(), stack.layers.size() - i - 1),
+        fmt::format("\"{}\" as the last [[resource]]: it allocates by itself and takes no upstream", layer.type())};
     }
   }
 }
@@ -254,16 +260,14 @@ void check_shape(stack_description const& stack)
 void finish_and_validate(stack_description& stack)
 {
   if (stack.layers.size() > max_stack_depth) {
-    throw config_error{stack.layers[max_stack_depth].location,
-                       fmt::format("a stack of {} layers", stack.layers.size()),
+    throw config_error{stack.layers[max_stack_depth].location, fmt::format("a stack of {} layers", stack.layers.size()),
                        fmt::format("at most {} layers ([[resource]] tables): every allocation passes through each "
                                    "layer on the allocating thread's stack",
                                    max_stack_depth)};
   }
   for (auto& layer : stack.layers) {
     apply_defaults(layer.parameters, layer.schema->keys, [&](key_schema const& key) {
-      throw config_error{layer.location,
-                         fmt::format("a {} layer without {}", layer.type(), key.name),
+      throw config_error{layer.location, fmt::format("a {} layer without {}", layer.type(), key.name),
                          fmt::format("{} = <{}> in this [[resource]] table (or {} in the environment)", key.name,
                                      describe_expected(key), override_variable(layer.type(), key.name))};
     });

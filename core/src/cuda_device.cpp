@@ -33,8 +33,8 @@ std::size_t percent_of_free_device_memory(int percent)
               "percent_of_free_device_memory: percent must be between 0 and 100, got " + std::to_string(percent));
   auto const free_bytes = available_device_memory().first;
   // Integer arithmetic: a double loses precision for sizes above 2^53.
-  auto const bytes = free_bytes / 100 * static_cast<std::size_t>(percent) +
-                     free_bytes % 100 * static_cast<std::size_t>(percent) / 100;
+  auto const bytes =
+    free_bytes / 100 * static_cast<std::size_t>(percent) + free_bytes % 100 * static_cast<std::size_t>(percent) / 100;
   return align_down(bytes, CUDA_ALLOCATION_ALIGNMENT);
 }
 

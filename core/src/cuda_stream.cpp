@@ -42,9 +42,7 @@ cuda_stream_pool::cuda_stream_pool(std::size_t pool_size, cuda_stream::flags fla
 {
   RMM_EXPECTS(pool_size > 0, "cuda_stream_pool needs at least one stream (pool_size was 0)");
   streams_.reserve(pool_size);
-  for (std::size_t i = 0; i < pool_size; ++i) {
-    streams_.emplace_back(flags);
-  }
+  for (std::size_t i = 0; i < pool_size; ++i) { streams_.emplace_back(flags); }
 }
 
 cuda_stream_view cuda_stream_pool::get_stream() const noexcept

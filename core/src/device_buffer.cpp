@@ -33,10 +33,7 @@ device_buffer::device_buffer(std::size_t size,
                              std::size_t alignment,
                              cuda_stream_view stream,
                              mr::any_device_resource mr)
-  : alignment_{checked_alignment(alignment)},
-    stream_{stream},
-    mr_{std::move(mr)},
-    device_{get_current_cuda_device()}
+  : alignment_{checked_alignment(alignment)}, stream_{stream}, mr_{std::move(mr)}, device_{get_current_cuda_device()}
 {
   allocate(size);
 }
@@ -80,13 +77,13 @@ device_buffer& device_buffer::operator=(device_buffer&& other) noexcept
 {
   if (this != &other) {
     deallocate();
-    data_     = std::exchange(other.data_, nullptr);
-    size_     = std::exchange(other.size_, 0);
+    data_      = std::exchange(other.data_, nullptr);
+    size_      = std::exchange(other.size_, 0);
     capacity_  = std::exchange(other.capacity_, 0);
     alignment_ = other.alignment_;
     stream_    = other.stream_;
-    mr_       = other.mr_;
-    device_   = other.device_;
+    mr_        = other.mr_;
+    device_    = other.device_;
   }
   return *this;
 }
@@ -145,7 +142,7 @@ void device_buffer::copy_from(void const* source, std::size_t bytes)
 void device_buffer::reallocate(std::size_t new_capacity)
 {
   cuda_set_device_raii const on_device{device_};
-  void* new_data = mr_.allocate(stream_, new_capacity, alignment_);
+  void* new_data  = mr_.allocate(stream_, new_capacity, alignment_);
   auto const keep = std::min(size_, new_capacity);
   if (keep > 0) {
     auto const status = cudaMemcpyAsync(new_data, data_, keep, cudaMemcpyDefault, stream_.value());

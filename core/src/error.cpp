@@ -12,27 +12,21 @@ namespace rmm::detail {
 
 std::string cuda_error_message(cudaError_t error, char const* expression, char const* file, int line)
 {
-  return fmt::format("CUDA call `{}` failed: {} ({}) (at {}:{})",
-                     expression,
-                     cudaGetErrorName(error),
-                     cudaGetErrorString(error),
-                     file,
-                     line);
+  return fmt::format("CUDA call `{}` failed: {} ({}) (at {}:{})", expression, cudaGetErrorName(error),
+                     cudaGetErrorString(error), file, line);
 }
 
 std::string allocation_failure_message(cudaError_t error, std::size_t bytes, char const* what)
 {
-  auto message = fmt::format("{} could not allocate {}: {} ({})",
-                             what,
-                             format_bytes_exact(bytes),
-                             cudaGetErrorName(error),
-                             cudaGetErrorString(error));
-  int device = -1;
+  auto message = fmt::format("{} could not allocate {}: {} ({})", what, format_bytes_exact(bytes),
+                             cudaGetErrorName(error), cudaGetErrorString(error));
+  int device   = -1;
   std::size_t free_bytes{};
   std::size_t total_bytes{};
   // Best effort: the figures help, but a failure here must not mask the original error.
   if (cudaGetDevice(&device) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-    message += fmt::format("; device {} has {} free of {}", device, format_bytes(free_bytes), format_bytes(total_bytes));
+    message +=
+      fmt::format("; device {} has {} free of {}", device, format_bytes(free_bytes), format_bytes(total_bytes));
   }
   (void)cudaGetLastError();
   return message;

@@ -61,9 +61,7 @@ logger::logger(std::string name, std::FILE* sink) noexcept : name_{std::move(nam
 logger::logger(std::string name, std::string const& path)
   : name_{std::move(name)}, sink_{std::fopen(path.c_str(), "a")}, owns_sink_{true}
 {
-  if (sink_ == nullptr) {
-    throw rmm::logic_error{fmt::format("cannot open debug log file '{}' for appending", path)};
-  }
+  if (sink_ == nullptr) { throw rmm::logic_error{fmt::format("cannot open debug log file '{}' for appending", path)}; }
 }
 
 logger::~logger()
@@ -81,8 +79,8 @@ void logger::write(level_enum level, std::string_view message) noexcept
     localtime_r(&time, &local);
     std::array<char, 32> stamp{};
     std::strftime(stamp.data(), stamp.size(), "%Y-%m-%d %H:%M:%S", &local);
-    auto const line = fmt::format(
-      "[{}.{:03}] [{}] [{}] [pid {}] {}\n", stamp.data(), millis, name_, to_string(level), getpid(), message);
+    auto const line = fmt::format("[{}.{:03}] [{}] [{}] [pid {}] {}\n", stamp.data(), millis, name_, to_string(level),
+                                  getpid(), message);
     std::lock_guard lock{mutex_};
     std::fwrite(line.data(), 1, line.size(), sink_);
     if (level >= level_enum::warn) { std::fflush(sink_); }

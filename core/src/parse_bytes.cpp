@@ -45,9 +45,8 @@ std::string_view trim(std::string_view text)
 std::string lower(std::string_view text)
 {
   std::string result{text};
-  std::transform(result.begin(), result.end(), result.begin(), [](unsigned char c) {
-    return static_cast<char>(std::tolower(c));
-  });
+  std::transform(result.begin(), result.end(), result.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return result;
 }
 
@@ -82,20 +81,14 @@ std::variant<std::uint64_t, bytes_problem> parse_trimmed(std::string_view text)
       return u.name.size() == 3 && u.name.front() == unit_name.front();
     });
     auto const number = std::string{text.substr(0, text.size() - rest.size())};
-    return bytes_problem{fmt::format("a binary unit: B, KiB, MiB, GiB or TiB (\"{}\" is ambiguous between powers of "
-                                    "1000 and 1024; write \"{}{}\" for {} * 2^{} bytes)",
-                                    std::string{trim(rest)},
-                                    number,
-                                    binary->display,
-                                    number,
-                                    std::countr_zero(binary->bytes))};
+    return bytes_problem{
+      fmt::format("a binary unit: B, KiB, MiB, GiB or TiB (\"{}\" is ambiguous between powers of "
+                  "1000 and 1024; write \"{}{}\" for {} * 2^{} bytes)",
+                  std::string{trim(rest)}, number, binary->display, number, std::countr_zero(binary->bytes))};
   }
-  auto const found = std::find_if(binary_units.begin(), binary_units.end(), [&](unit const& u) {
-    return u.name == unit_name;
-  });
-  if (found == binary_units.end()) {
-    return bytes_problem{byte_size_expectation()};
-  }
+  auto const found =
+    std::find_if(binary_units.begin(), binary_units.end(), [&](unit const& u) { return u.name == unit_name; });
+  if (found == binary_units.end()) { return bytes_problem{byte_size_expectation()}; }
   if (fraction.size() > max_fraction_digits) {
     return bytes_problem{"a size with at most 6 decimals, like \"1.5GiB\""};
   }
@@ -114,7 +107,7 @@ std::variant<std::uint64_t, bytes_problem> parse_trimmed(std::string_view text)
     auto const fraction_bytes = fraction_value * found->bytes;  // < 10^6 * 2^40: no overflow
     if (fraction_bytes % scale != 0) {
       return bytes_problem{"a whole number of bytes (\"1.5KiB\" is 1536 bytes; \"" + std::string{text} +
-                          "\" is not whole)"};
+                           "\" is not whole)"};
     }
     if (__builtin_add_overflow(bytes, fraction_bytes / scale, &bytes)) {
       return bytes_problem{"a size below 16 EiB (2^64 bytes)"};

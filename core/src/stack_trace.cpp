@@ -37,8 +37,8 @@ stack_trace::stack_trace() : frames_(max_frames)
 std::string stack_trace::to_string() const
 {
   if (frames_.empty()) { return "  (no stack frames captured)\n"; }
-  std::unique_ptr<char*, void (*)(void*)> symbols{
-    ::backtrace_symbols(frames_.data(), static_cast<int>(frames_.size())), std::free};
+  std::unique_ptr<char*, void (*)(void*)> symbols{::backtrace_symbols(frames_.data(), static_cast<int>(frames_.size())),
+                                                  std::free};
   std::string text;
   for (std::size_t i = 0; i < frames_.size(); ++i) {
     text += "  #" + std::to_string(i) + ' ';

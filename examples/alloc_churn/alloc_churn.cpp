@@ -37,9 +37,7 @@ int main(int argc, char** argv)
   // The same buffer sizes every run: 64 buffers of 4 KiB to 16 MiB per step.
   std::mt19937 rng{42};
   std::vector<std::size_t> sizes(64);
-  for (auto& size : sizes) {
-    size = std::size_t{4096} << (rng() % 13);
-  }
+  for (auto& size : sizes) { size = std::size_t{4096} << (rng() % 13); }
   cudaStream_t stream{};
   check(cudaStreamCreate(&stream), "cudaStreamCreate");
   std::uint64_t checksum = 0;
@@ -58,9 +56,7 @@ int main(int argc, char** argv)
     check(cudaMemcpyAsync(&last, buffers.back(), 1, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     checksum = checksum * 31 + last;
-    for (void* buffer : buffers) {
-      check(cudaFree(buffer), "cudaFree");
-    }
+    for (void* buffer : buffers) { check(cudaFree(buffer), "cudaFree"); }
   }
   auto const elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   check(cudaStreamDestroy(stream), "cudaStreamDestroy");

@@ -49,10 +49,7 @@ int main()
     cudaDeviceProp props{};
     RMM_CUDA_TRY(cudaGetDeviceProperties(&props, id));
     auto const [free_bytes, total_bytes] = rmm::available_device_memory();
-    std::printf("device %d: %s, %s free of %s\n",
-                id,
-                props.name,
-                rmm::format_bytes(free_bytes).c_str(),
+    std::printf("device %d: %s, %s free of %s\n", id, props.name, rmm::format_bytes(free_bytes).c_str(),
                 rmm::format_bytes(total_bytes).c_str());
 
     // A stream-ordered pool as the device's current resource, as in the RMM documentation.
@@ -63,8 +60,7 @@ int main()
       bool const ok = round_trip(stream, count);
       all_ok        = all_ok && ok;
       std::printf("  device_buffer of %s through cuda_async_memory_resource: %s\n",
-                  rmm::format_bytes(count * sizeof(int)).c_str(),
-                  ok ? "round trip OK" : "DATA MISMATCH");
+                  rmm::format_bytes(count * sizeof(int)).c_str(), ok ? "round trip OK" : "DATA MISMATCH");
     }
     rmm::mr::set_current_device_resource(previous);
   }

@@ -11,7 +11,7 @@ deferred_frees::deferred_frees(give_back_fn give_back) : give_back_{std::move(gi
 
 void deferred_frees::defer(int device, std::uintptr_t ptr, std::size_t size)
 {
-  auto& d = devices_.at(static_cast<std::size_t>(device));
+  auto& d                   = devices_.at(static_cast<std::size_t>(device));
   std::size_t closed_epochs = 0;
   {
     std::lock_guard lock{d.mutex};
@@ -118,25 +118,19 @@ std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
   }
   if (waited) {
     // Not under the lock: frees on this device go on while the host waits for the GPU.
-    for (auto const event : waited->events) {
-      (void)real()->event_synchronize(event);
-    }
+    for (auto const event : waited->events) { (void)real()->event_synchronize(event); }
     wait_drained(device);
     std::lock_guard lock{d.mutex};
     ready.insert(ready.end(), waited->blocks.begin(), waited->blocks.end());
     recycle(d, *waited);
   }
   std::size_t bytes = 0;
-  for (auto const& b : ready) {
-    bytes += b.size;
-  }
+  for (auto const& b : ready) { bytes += b.size; }
   {
     std::lock_guard lock{d.mutex};
     d.pending_bytes -= bytes;
   }
-  for (auto const& b : ready) {
-    give_back_(device, b.ptr, b.size);
-  }
+  for (auto const& b : ready) { give_back_(device, b.ptr, b.size); }
   return bytes;
 }
 
@@ -180,8 +174,8 @@ void deferred_frees::stream_destroyed(CUstream stream) noexcept
 {
   capture_checked(stream, 0, false);  // a stream destroyed while capturing captures no more
   std::lock_guard lock{streams_mutex_};
-  auto const found = std::find_if(
-    non_blocking_streams_.begin(), non_blocking_streams_.end(), [stream](auto const& s) { return s.first == stream; });
+  auto const found = std::find_if(non_blocking_streams_.begin(), non_blocking_streams_.end(),
+                                  [stream](auto const& s) { return s.first == stream; });
   if (found == non_blocking_streams_.end()) { return; }
   auto const device = found->second;
   non_blocking_streams_.erase(found);

@@ -74,7 +74,7 @@ class deferred_frees {
   void capture_checked(CUstream stream, std::uint64_t thread, bool still_capturing) noexcept;
   [[nodiscard]] bool capturing() const noexcept { return captures_.load(std::memory_order_acquire) > 0; }
 
-  static constexpr int max_devices = 64;
+  static constexpr int max_devices                   = 64;
   static constexpr std::size_t frees_per_epoch       = 64;
   static constexpr std::size_t epochs_before_reclaim = 4;
   static constexpr std::size_t epochs_before_wait    = 16;
@@ -124,7 +124,7 @@ class deferred_frees {
   std::atomic<int> draining_count_{0};     // its size, read without the lock
   std::mutex captures_mutex_;
   std::vector<std::pair<CUstream, std::uint64_t>> capturing_;  // under captures_mutex_
-  std::atomic<int> captures_{0};                                // its size, read without the lock
+  std::atomic<int> captures_{0};                               // its size, read without the lock
 };
 
 }  // namespace rmm::shim

@@ -98,8 +98,14 @@ class sampled_timer {
 };
 
 /// Records a block the stack handed out; gives it back if the record cannot be kept.
-CUresult hand_out(shim_state& s, void* ptr, std::size_t bytes, int device, block_kind kind, CUdeviceptr* out,
-                  rmm::mr::any_device_resource& stack, CUstream stream)
+CUresult hand_out(shim_state& s,
+                  void* ptr,
+                  std::size_t bytes,
+                  int device,
+                  block_kind kind,
+                  CUdeviceptr* out,
+                  rmm::mr::any_device_resource& stack,
+                  CUstream stream)
 {
   auto const address = reinterpret_cast<std::uintptr_t>(ptr);
   try {
@@ -217,7 +223,7 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
     return std::nullopt;
   }
   if (passing_through()) { return std::nullopt; }
-  auto& s           = state();
+  auto& s          = state();
   auto const owner = claim_block(s, ptr);
   if (!owner) { return std::nullopt; }
   if (exiting()) { return CUDA_SUCCESS; }  // dropped with the process: no CUDA call during exit
@@ -237,8 +243,11 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
   return CUDA_SUCCESS;
 }
 
-std::optional<CUresult> serve_async_allocation(
-  CUdeviceptr* out, std::size_t bytes, CUstream stream, bool per_thread, api_level)
+std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
+                                               std::size_t bytes,
+                                               CUstream stream,
+                                               bool per_thread,
+                                               api_level)
 {
   if (!active()) { return std::nullopt; }
   auto& s           = state();
@@ -268,7 +277,7 @@ std::optional<CUresult> serve_async_allocation(
 std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool per_thread, api_level)
 {
   if (ptr == 0 || passing_through()) { return std::nullopt; }
-  auto& s           = state();
+  auto& s          = state();
   auto const owner = claim_block(s, ptr);
   if (!owner) { return std::nullopt; }
   if (exiting()) { return CUDA_SUCCESS; }
@@ -370,7 +379,8 @@ void note_capture_ended(CUstream stream, bool per_thread) noexcept
   if (!settings().enabled) { return; }
   auto const [handle, thread] = capture_key(stream, per_thread);
   CUstreamCaptureStatus status{CU_STREAM_CAPTURE_STATUS_NONE};
-  bool const still = real()->stream_is_capturing(handle, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+  bool const still =
+    real()->stream_is_capturing(handle, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
   state().deferred.capture_checked(handle, thread, still);
 }
 

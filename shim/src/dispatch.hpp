@@ -23,11 +23,17 @@ enum class api_level : unsigned char { driver, runtime };
 
 /// cuMemAllocAsync / cudaMallocAsync on `stream` (`per_thread`: the call came through the
 /// per-thread default stream flavour, where stream 0 means that thread's stream).
-[[nodiscard]] std::optional<CUresult> serve_async_allocation(
-  CUdeviceptr* out, std::size_t bytes, CUstream stream, bool per_thread, api_level level);
+[[nodiscard]] std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
+                                                             std::size_t bytes,
+                                                             CUstream stream,
+                                                             bool per_thread,
+                                                             api_level level);
 
 /// cuMemFreeAsync / cudaFreeAsync.
-[[nodiscard]] std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool per_thread, api_level level);
+[[nodiscard]] std::optional<CUresult> serve_async_free(CUdeviceptr ptr,
+                                                       CUstream stream,
+                                                       bool per_thread,
+                                                       api_level level);
 
 /// cuMemGetInfo / cudaMemGetInfo after the real call filled `free` and `total`: adds what the
 /// current device's stack holds unused and what waits to become reusable.

@@ -36,7 +36,8 @@ __attribute__((visibility("hidden"))) RMM_SHIM_BEFORE_SANITIZERS void* rmm_shim_
 
 /// RTLD_NEXT before the constructor below ran (another library's constructor): resolve first.
 /// Only that first lookup sees the shim as its caller.
-__attribute__((visibility("hidden"))) RMM_SHIM_BEFORE_SANITIZERS void* rmm_shim_dlsym_next_early(void* handle, char const* symbol)
+__attribute__((visibility("hidden"))) RMM_SHIM_BEFORE_SANITIZERS void* rmm_shim_dlsym_next_early(void* handle,
+                                                                                                 char const* symbol)
 {
   return rmm::shim::real_dlsym(handle, symbol);
 }

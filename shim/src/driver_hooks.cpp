@@ -32,8 +32,11 @@ RMM_SHIM_EXPORT CUresult cuGetProcAddress(char const* symbol, void** pfn, int ve
   return result;
 }
 
-RMM_SHIM_EXPORT CUresult cuGetProcAddress_v2(
-  char const* symbol, void** pfn, int version, cuuint64_t flags, CUdriverProcAddressQueryResult* status)
+RMM_SHIM_EXPORT CUresult cuGetProcAddress_v2(char const* symbol,
+                                             void** pfn,
+                                             int version,
+                                             cuuint64_t flags,
+                                             CUdriverProcAddressQueryResult* status)
 {
   CUdriverProcAddressQueryResult found{};
   auto const result = real()->get_proc_address_v2(symbol, pfn, version, flags, &found);
@@ -64,9 +67,7 @@ RMM_SHIM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, C
 
 RMM_SHIM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUstream stream)
 {
-  if (auto served = rmm::shim::serve_async_allocation(dptr, bytes, stream, true, api_level::driver)) {
-    return *served;
-  }
+  if (auto served = rmm::shim::serve_async_allocation(dptr, bytes, stream, true, api_level::driver)) { return *served; }
   return pass_through([&] { return real()->mem_alloc_async_ptsz(dptr, bytes, stream); });
 }
 

@@ -14,6 +14,7 @@ constexpr int current = INT_MAX;
 
 // Versions: the CUDA version that introduced the ABI each wrapper has (cuda.h's _v2 forms of the
 // memory functions came with 3.2; cuGetProcAddress gained its status argument in 12.0).
+// clang-format off
 std::array<wrapped_entry_point, 21> const table{{
   {"cuGetProcAddress", 11030, 12000, false, "cuGetProcAddress", reinterpret_cast<void*>(&::cuGetProcAddress)},
   {"cuGetProcAddress", 12000, current, false, "cuGetProcAddress_v2", reinterpret_cast<void*>(&::cuGetProcAddress_v2)},
@@ -44,6 +45,7 @@ std::array<wrapped_entry_point, 21> const table{{
   {"cuStreamCreate", 2000, current, true, "", reinterpret_cast<void*>(&::cuStreamCreate)},
   {"cuStreamDestroy", 4000, current, true, "", reinterpret_cast<void*>(&::cuStreamDestroy_v2)},
 }};
+// clang-format on
 
 std::array<std::array<std::atomic<std::uint64_t>, 2>, table.size()> installed{};
 

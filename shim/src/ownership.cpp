@@ -18,9 +18,7 @@ void ownership_table::spin_lock::lock() noexcept
 
 ownership_table::ownership_table()
 {
-  for (auto& s : shards_) {
-    s.slots.resize(64);
-  }
+  for (auto& s : shards_) { s.slots.resize(64); }
 }
 
 std::size_t ownership_table::hash(std::uintptr_t ptr) noexcept

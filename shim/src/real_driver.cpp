@@ -41,19 +41,17 @@ bool bind_all(real_driver& d)
     bind(d, d.mem_free, "cuMemFree", 12000) && bind(d, d.mem_alloc_async, "cuMemAllocAsync", 12000) &&
     bind(d, d.mem_alloc_async_ptsz, "cuMemAllocAsync", 12000, true) &&
     bind(d, d.mem_free_async, "cuMemFreeAsync", 12000) &&
-    bind(d, d.mem_free_async_ptsz, "cuMemFreeAsync", 12000, true) &&
-    bind(d, d.mem_get_info, "cuMemGetInfo", 12000) &&
+    bind(d, d.mem_free_async_ptsz, "cuMemFreeAsync", 12000, true) && bind(d, d.mem_get_info, "cuMemGetInfo", 12000) &&
     bind(d, d.mem_get_address_range, "cuMemGetAddressRange", 12000) &&
-    bind(d, d.device_set_mem_pool, "cuDeviceSetMemPool", 12000) &&
-    bind(d, d.stream_create, "cuStreamCreate", 12000) &&
+    bind(d, d.device_set_mem_pool, "cuDeviceSetMemPool", 12000) && bind(d, d.stream_create, "cuStreamCreate", 12000) &&
     bind(d, d.stream_create_with_priority, "cuStreamCreateWithPriority", 12000) &&
     bind(d, d.stream_destroy, "cuStreamDestroy", 12000) &&
     bind(d, d.stream_begin_capture, "cuStreamBeginCapture", 12000) &&
     bind(d, d.stream_begin_capture_ptsz, "cuStreamBeginCapture", 12000, true) &&
     bind(d, d.stream_end_capture, "cuStreamEndCapture", 12000) &&
-    bind(d, d.stream_end_capture_ptsz, "cuStreamEndCapture", 12000, true) && bind(d, d.ctx_get_current, "cuCtxGetCurrent", 12000) &&
-    bind(d, d.ctx_set_current, "cuCtxSetCurrent", 12000) && bind(d, d.ctx_get_device, "cuCtxGetDevice", 12000) &&
-    bind(d, d.ctx_synchronize, "cuCtxSynchronize", 12000) &&
+    bind(d, d.stream_end_capture_ptsz, "cuStreamEndCapture", 12000, true) &&
+    bind(d, d.ctx_get_current, "cuCtxGetCurrent", 12000) && bind(d, d.ctx_set_current, "cuCtxSetCurrent", 12000) &&
+    bind(d, d.ctx_get_device, "cuCtxGetDevice", 12000) && bind(d, d.ctx_synchronize, "cuCtxSynchronize", 12000) &&
     bind(d, d.primary_ctx_retain, "cuDevicePrimaryCtxRetain", 12000) &&
     bind(d, d.device_get_count, "cuDeviceGetCount", 12000) &&
     bind(d, d.device_get_mem_pool, "cuDeviceGetMemPool", 12000) &&
@@ -94,7 +92,8 @@ void* real_driver::resolve(char const* name, int version, bool per_thread) const
   void* fn = nullptr;
   CUdriverProcAddressQueryResult status{};
   auto const flags = per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT;
-  if (get_proc_address_v2(name, &fn, version, flags, &status) != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS) {
+  if (get_proc_address_v2(name, &fn, version, flags, &status) != CUDA_SUCCESS ||
+      status != CU_GET_PROC_ADDRESS_SUCCESS) {
     return nullptr;
   }
   return fn;
@@ -111,8 +110,9 @@ real_driver const* real() noexcept
   void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (library == nullptr) { return nullptr; }
   static real_driver driver;
-  driver.library             = library;
-  driver.get_proc_address_v2 = reinterpret_cast<PFN_cuGetProcAddress_v12000>(real_dlsym(library, "cuGetProcAddress_v2"));
+  driver.library = library;
+  driver.get_proc_address_v2 =
+    reinterpret_cast<PFN_cuGetProcAddress_v12000>(real_dlsym(library, "cuGetProcAddress_v2"));
   if (driver.get_proc_address_v2 == nullptr || !bind_all(driver)) { return nullptr; }
   bound.store(&driver, std::memory_order_release);
   return &driver;
@@ -126,8 +126,7 @@ void bind_library_to_real_driver()
       void* fn = nullptr;
       CUdriverProcAddressQueryResult status{};
       auto const* driver = real();
-      if (driver == nullptr ||
-          driver->get_proc_address_v2(name, &fn, version, flags, &status) != CUDA_SUCCESS ||
+      if (driver == nullptr || driver->get_proc_address_v2(name, &fn, version, flags, &status) != CUDA_SUCCESS ||
           status != CU_GET_PROC_ADDRESS_SUCCESS) {
         return nullptr;
       }

@@ -57,9 +57,7 @@ struct thread_slot {
         r.shared[static_cast<std::size_t>(d)][f].fetch_add(block->device[static_cast<std::size_t>(d)][f].load());
       }
     }
-    for (std::size_t p = 0; p < reasons; ++p) {
-      r.shared_passes[p].fetch_add(block->passes[p].load());
-    }
+    for (std::size_t p = 0; p < reasons; ++p) { r.shared_passes[p].fetch_add(block->passes[p].load()); }
     std::erase(r.threads, block);
     delete block;
   }
@@ -160,7 +158,10 @@ void counters::served_free(int device, std::size_t bytes) noexcept
 
 void counters::failed_allocation(int device) noexcept { add(device, failures, 1); }
 
-void counters::passed(pass_reason reason) noexcept { bump(this_thread_block().passes[static_cast<std::size_t>(reason)], 1); }
+void counters::passed(pass_reason reason) noexcept
+{
+  bump(this_thread_block().passes[static_cast<std::size_t>(reason)], 1);
+}
 
 void counters::timed(int device, std::uint64_t nanoseconds) noexcept
 {
@@ -210,9 +211,7 @@ std::uint64_t counters::passes(pass_reason reason) const noexcept
   auto& r      = the_registry();
   std::lock_guard lock{r.mutex};
   auto total = r.shared_passes[p].load(std::memory_order_relaxed);
-  for (auto const* block : r.threads) {
-    total += block->passes[p].load(std::memory_order_relaxed);
-  }
+  for (auto const* block : r.threads) { total += block->passes[p].load(std::memory_order_relaxed); }
   return total;
 }
 
@@ -236,7 +235,11 @@ void counters::after_fork_in_child() noexcept
   r.mutex.unlock();
 }
 
-void write_report(std::FILE* out, bool json, counters const& c, device_stacks const& stacks, deferred_frees const& pending)
+void write_report(std::FILE* out,
+                  bool json,
+                  counters const& c,
+                  device_stacks const& stacks,
+                  deferred_frees const& pending)
 {
   using rmm::format_bytes;
   std::string text;
@@ -249,7 +252,8 @@ void write_report(std::FILE* out, bool json, counters const& c, device_stacks co
     auto const through_epochs = pending.frees_through_epochs(device);
     auto const streams        = pending.non_blocking_streams_created(device);
     // Scaled up from the sampled calls.
-    auto const per_call_ns = t.timed_calls == 0 ? 0.0 : static_cast<double>(t.timed_ns) / static_cast<double>(t.timed_calls);
+    auto const per_call_ns =
+      t.timed_calls == 0 ? 0.0 : static_cast<double>(t.timed_ns) / static_cast<double>(t.timed_calls);
     auto const total_ms = per_call_ns * static_cast<double>(t.allocations + t.frees) / 1e6;
     if (json) {
       devices_json += fmt::format(
@@ -257,8 +261,8 @@ void write_report(std::FILE* out, bool json, counters const& c, device_stacks co
         R"("live_bytes":{},"peak_live_bytes":{},"reserved_bytes":{},"peak_reserved_bytes":{},"free_bytes":{},"free_blocks":{},)"
         R"("largest_free_block":{},"fragmentation":{:.4f},"waiting_bytes":{},"frees_through_epochs":{},)"
         R"("non_blocking_streams_created":{},"ns_per_call":{:.1f}}})",
-        devices_json.empty() ? "" : ",", device, t.allocations, t.allocated_bytes, t.frees, t.freed_bytes,
-        t.failures, t.live_bytes, t.peak_live_bytes, stats ? stats->reserved_bytes : 0, stats ? stats->peak_reserved_bytes : 0,
+        devices_json.empty() ? "" : ",", device, t.allocations, t.allocated_bytes, t.frees, t.freed_bytes, t.failures,
+        t.live_bytes, t.peak_live_bytes, stats ? stats->reserved_bytes : 0, stats ? stats->peak_reserved_bytes : 0,
         stats ? stats->free_bytes : 0, stats ? stats->free_blocks : 0, stats ? stats->largest_free_block : 0,
         stats ? stats->fragmentation() : 0.0, waiting, through_epochs, streams, per_call_ns);
     } else {
@@ -269,11 +273,12 @@ void write_report(std::FILE* out, bool json, counters const& c, device_stacks co
       text += fmt::format("    frees through epochs: {} of {} ({} non-blocking stream{} created)\n", through_epochs,
                           t.frees, streams, streams == 1 ? "" : "s");
       if (stats) {
-        text += fmt::format("    the stack holds {} from the device (peak {}): {} free in {} blocks, largest {} "
-                            "(fragmentation {:.1f}%)\n",
-                            format_bytes(stats->reserved_bytes), format_bytes(stats->peak_reserved_bytes),
-                            format_bytes(stats->free_bytes), stats->free_blocks,
-                            format_bytes(stats->largest_free_block), 100.0 * stats->fragmentation());
+        text += fmt::format(
+          "    the stack holds {} from the device (peak {}): {} free in {} blocks, largest {} "
+          "(fragmentation {:.1f}%)\n",
+          format_bytes(stats->reserved_bytes), format_bytes(stats->peak_reserved_bytes),
+          format_bytes(stats->free_bytes), stats->free_blocks, format_bytes(stats->largest_free_block),
+          100.0 * stats->fragmentation());
       }
       text += fmt::format("    time in the shim: {:.2f} ms, {:.0f} ns per call (1 call in {} timed)\n", total_ms,
                           per_call_ns, counters::time_sample_rate);
@@ -299,10 +304,13 @@ void write_report(std::FILE* out, bool json, counters const& c, device_stacks co
                               entry.exported_name, by_dlsym, by_resolve);
   }
   if (json) {
-    fmt::print(out, R"({{"pid":{},"devices":[{}],"passed_through":{{{}}},"hooks":[{}]}})" "\n", ::getpid(), devices_json,
-               passes_json, hooks_json);
+    fmt::print(out,
+               R"({{"pid":{},"devices":[{}],"passed_through":{{{}}},"hooks":[{}]}})"
+               "\n",
+               ::getpid(), devices_json, passes_json, hooks_json);
   } else {
-    fmt::print(out, "rmm shim report (process {})\n{}", ::getpid(), text.empty() ? "  no device memory served\n" : text);
+    fmt::print(out, "rmm shim report (process {})\n{}", ::getpid(),
+               text.empty() ? "  no device memory served\n" : text);
     fmt::print(out, "  passed through: {}\n", passes_text.empty() ? "none" : passes_text);
     fmt::print(out, "  wrappers handed out: {}\n", hooks_text.empty() ? "none" : hooks_text);
   }

@@ -64,6 +64,10 @@ class counters {
 };
 
 /// Writes the report: `json` false for people (stderr), true for programs (a file).
-void write_report(std::FILE* out, bool json, counters const& c, device_stacks const& stacks, deferred_frees const& pending);
+void write_report(std::FILE* out,
+                  bool json,
+                  counters const& c,
+                  device_stacks const& stacks,
+                  deferred_frees const& pending);
 
 }  // namespace rmm::shim

@@ -70,8 +70,9 @@ void load_settings()
   s.stats_at_exit = value_or(s.stack, "stats_at_exit", false);
   s.report_file   = value_or(s.stack, "report_file", std::string{});
   s.log_file      = value_or(s.stack, "log_file", std::string{});
-  s.free = value_or(s.stack, "free_policy", std::string{"device_wide"}) == "stream_ordered" ? free_policy::stream_ordered
-                                                                                           : free_policy::device_wide;
+  s.free          = value_or(s.stack, "free_policy", std::string{"device_wide"}) == "stream_ordered"
+                      ? free_policy::stream_ordered
+                      : free_policy::device_wide;
 }
 
 }  // namespace rmm::shim

@@ -20,13 +20,13 @@ enum class free_policy : unsigned char {
 };
 
 struct shim_settings {
-  bool enabled{true};                           ///< false: pure pass-through (the kill switch)
-  bool verbose{false};                          ///< print the stack and the hooks at start
-  bool stats_at_exit{false};                    ///< print the report to stderr at exit
-  std::string report_file{};                    ///< also write the report as JSON here at exit
-  std::string log_file{};                       ///< log every allocation of every device (CSV)
+  bool enabled{true};         ///< false: pure pass-through (the kill switch)
+  bool verbose{false};        ///< print the stack and the hooks at start
+  bool stats_at_exit{false};  ///< print the report to stderr at exit
+  std::string report_file{};  ///< also write the report as JSON here at exit
+  std::string log_file{};     ///< log every allocation of every device (CSV)
   free_policy free{free_policy::device_wide};
-  rmm::config::stack_description stack{};       ///< the validated configuration
+  rmm::config::stack_description stack{};  ///< the validated configuration
 };
 
 /// The settings, loaded when the shim was loaded (defaults before that).

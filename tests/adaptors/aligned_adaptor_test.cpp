@@ -18,10 +18,7 @@ namespace {
 
 using rmm::mr::aligned_resource_adaptor;
 
-bool aligned_to(void* ptr, std::size_t alignment)
-{
-  return reinterpret_cast<std::uintptr_t>(ptr) % alignment == 0;
-}
+bool aligned_to(void* ptr, std::size_t alignment) { return reinterpret_cast<std::uintptr_t>(ptr) % alignment == 0; }
 
 TEST(AlignedAdaptor, AllocationsFromTheThresholdUpGetTheAlignment)
 {
@@ -96,9 +93,7 @@ TEST(AlignedAdaptor, AZeroByteAllocationNeverOverlapsItsNeighbours)
         << "the zero-byte allocation " << zero << " points into the " << other_size << "-byte block at " << other;
     }
   }
-  for (auto const& [ptr, size] : blocks) {
-    rmm::test::write_tag(ptr, size, 0x6b, stream);
-  }
+  for (auto const& [ptr, size] : blocks) { rmm::test::write_tag(ptr, size, 0x6b, stream); }
   for (auto const& [ptr, size] : blocks) {
     EXPECT_TRUE(rmm::test::has_tag(ptr, size, 0x6b, stream)) << size << " bytes at " << ptr;
   }

@@ -24,17 +24,16 @@ TEST(FailureCallbackAdaptor, RetriesWhileTheCallbackFreesMemory)
   rmm::mr::limiting_resource_adaptor limited{rmm::mr::cuda_memory_resource{}, 4096};
   spill_state state{&limited, {}, {}};
   for (int i = 0; i < 4; ++i) { state.cache.push_back(limited.allocate_sync(1024)); }
-  failure_callback_resource_adaptor<> mr{
-    limited,
-    [](std::size_t bytes, void* arg) {
-      auto* s = static_cast<spill_state*>(arg);
-      s->requests_seen.push_back(bytes);
-      if (s->cache.empty()) { return false; }
-      s->upstream->deallocate_sync(s->cache.back(), 1024);
-      s->cache.pop_back();
-      return true;
-    },
-    &state};
+  failure_callback_resource_adaptor<> mr{limited,
+                                         [](std::size_t bytes, void* arg) {
+                                           auto* s = static_cast<spill_state*>(arg);
+                                           s->requests_seen.push_back(bytes);
+                                           if (s->cache.empty()) { return false; }
+                                           s->upstream->deallocate_sync(s->cache.back(), 1024);
+                                           s->cache.pop_back();
+                                           return true;
+                                         },
+                                         &state};
   void* p = mr.allocate_sync(3072);  // needs three cached blocks freed
   EXPECT_EQ(state.requests_seen, (std::vector<std::size_t>{3072, 3072, 3072}));
   EXPECT_EQ(state.cache.size(), 1U);

@@ -37,16 +37,29 @@ std::vector<std::pair<std::string, std::function<any_resource(any_resource)>>> a
   static std::ostringstream log;
   return {
     {"statistics", [](any_resource up) { return any_resource{rmm::mr::statistics_resource_adaptor{up}}; }},
-    {"logging", [](any_resource up) { return any_resource{rmm::mr::logging_resource_adaptor{up, log}}; }},
+    {"logging",
+     [](any_resource up) {
+       return any_resource{rmm::mr::logging_resource_adaptor{up, log}};
+     }},
     {"tracking", [](any_resource up) { return any_resource{rmm::mr::tracking_resource_adaptor{up}}; }},
-    {"limiting", [](any_resource up) { return any_resource{rmm::mr::limiting_resource_adaptor{up, 64 * MiB}}; }},
-    {"aligned", [](any_resource up) { return any_resource{rmm::mr::aligned_resource_adaptor{up, 4096, 0}}; }},
+    {"limiting",
+     [](any_resource up) {
+       return any_resource{rmm::mr::limiting_resource_adaptor{up, 64 * MiB}};
+     }},
+    {"aligned",
+     [](any_resource up) {
+       return any_resource{rmm::mr::aligned_resource_adaptor{up, 4096, 0}};
+     }},
     {"thread_safe", [](any_resource up) { return any_resource{rmm::mr::thread_safe_resource_adaptor{up}}; }},
     {"failure_callback",
      [](any_resource up) {
-       return any_resource{rmm::mr::failure_callback_resource_adaptor<>{up, [](std::size_t, void*) { return false; }, nullptr}};
+       return any_resource{
+         rmm::mr::failure_callback_resource_adaptor<>{up, [](std::size_t, void*) { return false; }, nullptr}};
      }},
-    {"binning", [](any_resource up) { return any_resource{rmm::mr::binning_memory_resource{up, 12, 20}}; }},
+    {"binning",
+     [](any_resource up) {
+       return any_resource{rmm::mr::binning_memory_resource{up, 12, 20}};
+     }},
   };
 }
 

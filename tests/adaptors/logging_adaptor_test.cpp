@@ -193,10 +193,10 @@ TEST(LoggingAdaptor, EverySinkGetsTheSameLog)
   std::ostringstream second;
   auto const path = temp_log("sinks");
   {
-    logging_resource_adaptor mr{rmm::mr::cuda_memory_resource{},
-                                {std::make_shared<rmm::mr::ostream_log_sink>(first),
-                                 std::make_shared<rmm::mr::ostream_log_sink>(second),
-                                 std::make_shared<rmm::mr::file_log_sink>(path.string())}};
+    logging_resource_adaptor mr{
+      rmm::mr::cuda_memory_resource{},
+      {std::make_shared<rmm::mr::ostream_log_sink>(first), std::make_shared<rmm::mr::ostream_log_sink>(second),
+       std::make_shared<rmm::mr::file_log_sink>(path.string())}};
     for (int i = 0; i < 10; ++i) { mr.deallocate_sync(mr.allocate_sync(256 * (i + 1)), 256 * (i + 1)); }
   }
   EXPECT_EQ(lines_of(first.str()).size(), 21U);
@@ -263,13 +263,13 @@ TEST(LoggingAdaptor, ReplayingTheLogReproducesTheStatistics)
     std::vector<std::tuple<void*, std::size_t, rmm::cuda_stream_view>> live;
     for (int step = 0; step < 3000; ++step) {
       if (live.empty() || rng() % 5 < 3) {
-        std::size_t const size            = (rng() % 4096) * 256 + rng() % 256;
+        std::size_t const size             = (rng() % 4096) * 256 + rng() % 256;
         rmm::cuda_stream_view const stream = rng() % 2 ? rmm::cuda_stream_view{} : other.view();
         live.emplace_back(mr.allocate(stream, size), size, stream);
       } else {
-        auto const victim            = rng() % live.size();
-        auto [ptr, size, stream]     = live[victim];
-        live[victim]                 = live.back();
+        auto const victim        = rng() % live.size();
+        auto [ptr, size, stream] = live[victim];
+        live[victim]             = live.back();
         live.pop_back();
         mr.deallocate(stream, ptr, size);
       }
@@ -278,7 +278,8 @@ TEST(LoggingAdaptor, ReplayingTheLogReproducesTheStatistics)
     other.synchronize();
   }
   auto const events = rmm::trace::parse_log(out.str(), "round_trip.csv");
-  rmm::mr::statistics_resource_adaptor replayed_stats{rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0}};
+  rmm::mr::statistics_resource_adaptor replayed_stats{
+    rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0}};
   (void)rmm::trace::replay_sequential(events, replayed_stats);
 
   auto const logged   = logged_stats.get_bytes_counter();

@@ -64,7 +64,7 @@ TEST(StatisticsAdaptor, CountersAreExactAfterARandomSequence)
 TEST(StatisticsAdaptor, PushedLevelsMeasureAPhaseAndFoldBackOnPop)
 {
   statistics_resource_adaptor mr{rmm::mr::cuda_memory_resource{}};
-  void* a = mr.allocate_sync(1000);
+  void* a          = mr.allocate_sync(1000);
   auto const below = mr.push_counters();
   expect_counter(below.first, 1000, 1000, 1000, "returned level below");
   expect_counter(mr.get_bytes_counter(), 0, 0, 0, "fresh level");

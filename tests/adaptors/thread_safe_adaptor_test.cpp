@@ -29,22 +29,20 @@ struct overlap_detector {
 
 rmm::mr::callback_memory_resource detecting_upstream(overlap_detector& detector)
 {
-  return rmm::mr::callback_memory_resource{
-    [](std::size_t bytes, rmm::cuda_stream_view stream, void* arg) {
-      auto* d = static_cast<overlap_detector*>(arg);
-      d->enter();
-      void* p = d->cuda.allocate(stream, bytes);
-      d->leave();
-      return p;
-    },
-    [](void* ptr, std::size_t bytes, rmm::cuda_stream_view stream, void* arg) {
-      auto* d = static_cast<overlap_detector*>(arg);
-      d->enter();
-      d->cuda.deallocate(stream, ptr, bytes);
-      d->leave();
-    },
-    &detector,
-    &detector};
+  return rmm::mr::callback_memory_resource{[](std::size_t bytes, rmm::cuda_stream_view stream, void* arg) {
+                                             auto* d = static_cast<overlap_detector*>(arg);
+                                             d->enter();
+                                             void* p = d->cuda.allocate(stream, bytes);
+                                             d->leave();
+                                             return p;
+                                           },
+                                           [](void* ptr, std::size_t bytes, rmm::cuda_stream_view stream, void* arg) {
+                                             auto* d = static_cast<overlap_detector*>(arg);
+                                             d->enter();
+                                             d->cuda.deallocate(stream, ptr, bytes);
+                                             d->leave();
+                                           },
+                                           &detector, &detector};
 }
 
 void hammer(rmm::device_async_resource_ref mr)

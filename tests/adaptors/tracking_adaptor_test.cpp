@@ -19,8 +19,8 @@ using rmm::mr::tracking_resource_adaptor;
 TEST(TrackingAdaptor, RecordsOutstandingAllocationsUntilFreed)
 {
   tracking_resource_adaptor mr{rmm::mr::cuda_memory_resource{}};
-  void* a = mr.allocate_sync(1000);
-  void* b = mr.allocate_sync(3000);
+  void* a          = mr.allocate_sync(1000);
+  void* b          = mr.allocate_sync(3000);
   auto outstanding = mr.get_outstanding_allocations();
   ASSERT_EQ(outstanding.size(), 2U);
   EXPECT_EQ(outstanding.at(a).allocation_size, 1000U);
@@ -39,7 +39,7 @@ TEST(TrackingAdaptor, RecordsOutstandingAllocationsUntilFreed)
 TEST(TrackingAdaptor, TheReportListsEveryAllocationWithItsStack)
 {
   tracking_resource_adaptor mr{rmm::mr::cuda_memory_resource{}, true};
-  void* a = mr.allocate_sync(4096);
+  void* a                = mr.allocate_sync(4096);
   auto const outstanding = mr.get_outstanding_allocations();
   ASSERT_TRUE(outstanding.at(a).stack.has_value());
   EXPECT_GT(outstanding.at(a).stack->depth(), 2U);
@@ -68,9 +68,9 @@ TEST(TrackingAdaptor, AFreeOfAnUnknownPointerIsReportedAndNotPassedOn)
   EXPECT_NE(log.find(fmt::format("free of {} (64 B) which this resource did not allocate", fmt::ptr(&local))),
             std::string::npos)
     << log;
-  EXPECT_NE(log.find(fmt::format("free of {} (512 B) which this resource did not allocate or already freed",
-                                 fmt::ptr(a))),
-            std::string::npos)
+  EXPECT_NE(
+    log.find(fmt::format("free of {} (512 B) which this resource did not allocate or already freed", fmt::ptr(a))),
+    std::string::npos)
     << log;
   EXPECT_EQ(upstream.get_allocations_counter().value, 0) << "only the one real free reached the upstream";
   EXPECT_EQ(upstream.get_allocations_counter().total, 1);
@@ -166,14 +166,11 @@ TEST(TrackingAdaptor, AZeroByteAllocationSharingAnAddressWithARealOneKeepsBothRe
     void* next{nullptr};
   } state;
   state.next = state.cuda.allocate_sync(4096);
-  rmm::mr::callback_memory_resource upstream{
-    [](std::size_t bytes, rmm::cuda_stream_view, void* arg) -> void* {
-      auto* s = static_cast<shared_address*>(arg);
-      return bytes == 0 ? s->next : std::exchange(s->next, nullptr);
-    },
-    [](void*, std::size_t, rmm::cuda_stream_view, void*) {},
-    &state,
-    &state};
+  rmm::mr::callback_memory_resource upstream{[](std::size_t bytes, rmm::cuda_stream_view, void* arg) -> void* {
+                                               auto* s = static_cast<shared_address*>(arg);
+                                               return bytes == 0 ? s->next : std::exchange(s->next, nullptr);
+                                             },
+                                             [](void*, std::size_t, rmm::cuda_stream_view, void*) {}, &state, &state};
   tracking_resource_adaptor mr{upstream};
   void* zero = mr.allocate_sync(0);
   void* real = mr.allocate_sync(4096);

@@ -146,9 +146,10 @@ TEST(ConfigBuild, BuiltInStack)
 
 TEST(ConfigBuild, EveryTypeBuilds)
 {
-  auto const dir = scratch_directory();
+  auto const dir  = scratch_directory();
   auto const toml = R"(resource = [
-  { type = "logging", file = ")" + (dir / "all-%p.csv").string() + R"(" },
+  { type = "logging", file = ")" +
+                    (dir / "all-%p.csv").string() + R"(" },
   { type = "statistics" },
   { type = "tracking" },
   { type = "limiting", limit = "50%", alignment = "4KiB" },
@@ -173,7 +174,8 @@ TEST(ConfigBuild, EveryTypeBuilds)
     EXPECT_EQ(layer_as<rmm::mr::aligned_resource_adaptor>(layers, 4).alignment_threshold(), 65536U);
     layer_as<rmm::mr::thread_safe_resource_adaptor>(layers, 5);
     layer_as<rmm::mr::prefetch_resource_adaptor>(layers, 6);
-    EXPECT_EQ(layer_as<rmm::mr::binning_memory_resource>(layers, 7).bin_sizes(), (std::vector<std::size_t>{256, 1000, 4096}));
+    EXPECT_EQ(layer_as<rmm::mr::binning_memory_resource>(layers, 7).bin_sizes(),
+              (std::vector<std::size_t>{256, 1000, 4096}));
     EXPECT_EQ(layer_as<rmm::mr::fixed_size_memory_resource>(layers, 8).get_block_size(), 4 * MiB);
     layer_as<rmm::mr::arena_memory_resource>(layers, 9);
     layer_as<rmm::mr::pool_memory_resource>(layers, 10);
@@ -187,8 +189,8 @@ TEST(ConfigBuild, EveryTypeBuilds)
 TEST(ConfigBuild, EveryBottomResource)
 {
   auto const build_bottom = [](std::string const& type) {
-    return build_layers(load_string("resource = [{type = \"statistics\"}, {type = \"" + type + "\"}]", "b.toml", environment{}),
-                        device0);
+    return build_layers(
+      load_string("resource = [{type = \"statistics\"}, {type = \"" + type + "\"}]", "b.toml", environment{}), device0);
   };
   layer_as<rmm::mr::cuda_memory_resource>(build_bottom("cuda"), 1);
   layer_as<rmm::mr::managed_memory_resource>(build_bottom("managed"), 1);
@@ -217,11 +219,13 @@ TEST(ConfigBuild, PercentagesReferToFreeMemoryBeforeBuilding)
   // 90% of what the pool left. (Free memory is not compared with a reading of the test's own: on
   // a GPU other tests allocate meanwhile.)
   auto layers = build_layers(
-    load_string("resource = [{type = \"limiting\", limit = \"90%\"}, {type = \"pool\", initial_size = \"50%\"}, {type = "
-                "\"cuda\"}]",
-                "p.toml", environment{}),
+    load_string(
+      "resource = [{type = \"limiting\", limit = \"90%\"}, {type = \"pool\", initial_size = \"50%\"}, {type = "
+      "\"cuda\"}]",
+      "p.toml", environment{}),
     device0);
-  auto const limit     = static_cast<double>(layer_as<rmm::mr::limiting_resource_adaptor>(layers, 0).get_allocation_limit());
+  auto const limit =
+    static_cast<double>(layer_as<rmm::mr::limiting_resource_adaptor>(layers, 0).get_allocation_limit());
   auto const pool_size = static_cast<double>(layer_as<rmm::mr::pool_memory_resource>(layers, 1).pool_size());
   ASSERT_GT(pool_size, 0.0);
   // Both fractions of one free-memory figure, up to the pool's rounding to its growth granularity.
@@ -233,7 +237,8 @@ TEST(ConfigBuild, ChecksThatNeedTheDevice)
   auto const context = rmm::config::device_context(device0);
   // Bytes against a percentage can only be compared on the device.
   auto const mixed = load_string(
-    "[[resource]]\ntype = \"pool\"\ninitial_size = \"8GiB\"\nmaximum_size = \"0.001%\"\n[[resource]]\ntype = \"cuda\"\n",
+    "[[resource]]\ntype = \"pool\"\ninitial_size = \"8GiB\"\nmaximum_size = \"0.001%\"\n[[resource]]\ntype = "
+    "\"cuda\"\n",
     "mixed.toml", environment{});
   try {
     check_against_device(mixed, context);
@@ -344,18 +349,20 @@ TEST(ConfigBuild, BuildsOnTheRequestedDeviceAndRestoresTheCurrentOne)
   if (rmm::get_num_cuda_devices() < 2) { GTEST_SKIP() << "needs two devices"; }
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   auto const free_before = rmm::config::device_context(rmm::cuda_device_id{1}).free_bytes;
-  auto top = build(load_string("resource = [{type = \"pool\", initial_size = \"1GiB\"}, {type = \"cuda\"}]", "d.toml",
-                               environment{}),
-                   rmm::cuda_device_id{1});
+  auto top               = build(
+                  load_string("resource = [{type = \"pool\", initial_size = \"1GiB\"}, {type = \"cuda\"}]", "d.toml", environment{}),
+                  rmm::cuda_device_id{1});
   EXPECT_EQ(rmm::get_current_cuda_device(), rmm::cuda_device_id{0});
   EXPECT_EQ(rmm::config::device_context(rmm::cuda_device_id{1}).free_bytes, free_before - GiB);
 }
 
 TEST(ConfigBuild, LibraryEntryPoints)
 {
-  auto from_string = build_from_string("resource = [{type = \"statistics\"}, {type = \"cuda\"}]", device0, environment{});
+  auto from_string =
+    build_from_string("resource = [{type = \"statistics\"}, {type = \"cuda\"}]", device0, environment{});
   EXPECT_NE(from_string.target<rmm::mr::statistics_resource_adaptor>(), nullptr);
-  auto from_file = build_from_file(example("memory_limit.toml"), device0, environment{{{"RMM_LIMITING_LIMIT", "1GiB"}}});
+  auto from_file =
+    build_from_file(example("memory_limit.toml"), device0, environment{{{"RMM_LIMITING_LIMIT", "1GiB"}}});
   EXPECT_EQ(from_file.target<rmm::mr::limiting_resource_adaptor>()->get_allocation_limit(), GiB);
   auto from_environment = build_from_environment(device0, environment{{{"RMM_CONFIG", example("pool.toml").string()}}});
   EXPECT_NE(from_environment.target<rmm::mr::pool_memory_resource>(), nullptr);
@@ -382,12 +389,14 @@ TEST(ConfigBuild, PoolGrowthThroughVirtualMemoryIsASettingNotAnAccidentOfItsUpst
     return false;
   };
   // An adaptor between the pool and cuda no longer switches it off.
-  EXPECT_TRUE(pool_of("[[resource]]\ntype = \"pool\"\n[[resource]]\ntype = \"statistics\"\n[[resource]]\ntype = \"cuda\"\n"));
+  EXPECT_TRUE(
+    pool_of("[[resource]]\ntype = \"pool\"\n[[resource]]\ntype = \"statistics\"\n[[resource]]\ntype = \"cuda\"\n"));
   EXPECT_TRUE(pool_of("[[resource]]\ntype = \"pool\"\n[[resource]]\ntype = \"cuda\"\n"));
   EXPECT_FALSE(pool_of("[[resource]]\ntype = \"pool\"\ngrowth = \"upstream\"\n[[resource]]\ntype = \"cuda\"\n"));
   // Over another bottom the default is the upstream; asked for, virtual memory is used anyway.
   EXPECT_FALSE(pool_of("[[resource]]\ntype = \"pool\"\n[[resource]]\ntype = \"cuda_async\"\n"));
-  EXPECT_TRUE(pool_of("[[resource]]\ntype = \"pool\"\ngrowth = \"virtual_memory\"\n[[resource]]\ntype = \"cuda_async\"\n"));
+  EXPECT_TRUE(
+    pool_of("[[resource]]\ntype = \"pool\"\ngrowth = \"virtual_memory\"\n[[resource]]\ntype = \"cuda_async\"\n"));
 }
 
 TEST(ConfigBuild, PoolGrowthIsRefusedWithItsPositionWhenMistyped)

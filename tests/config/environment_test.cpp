@@ -25,7 +25,8 @@ config_error environment_error(std::string_view toml, environment const& env)
   return error;
 }
 
-constexpr std::string_view pool_over_cuda = "[[resource]]\ntype = \"pool\"\ninitial_size = \"1GiB\"\n[[resource]]\ntype = \"cuda\"\n";
+constexpr std::string_view pool_over_cuda =
+  "[[resource]]\ntype = \"pool\"\ninitial_size = \"1GiB\"\n[[resource]]\ntype = \"cuda\"\n";
 
 TEST(ConfigEnvironment, VariableNames)
 {
@@ -37,7 +38,7 @@ TEST(ConfigEnvironment, VariableNames)
 TEST(ConfigEnvironment, OverridesBeatTheFile)
 {
   environment env{{{"RMM_POOL_INITIAL_SIZE", "2GiB"}, {"RMM_POOL_MAXIMUM_SIZE", "95%"}}};
-  auto const stack = load_file(example("pool.toml"), env);
+  auto const stack    = load_file(example("pool.toml"), env);
   auto const& initial = stack.layers[0].at("initial_size");
   EXPECT_EQ(size_of(initial).bytes, 2 * GiB);
   EXPECT_EQ(initial.origin, value_origin::environment);
@@ -185,9 +186,9 @@ TEST(ConfigEnvironment, OneTableHasEveryVariableAndTheReferencePrintsIt)
   auto const has   = [&](std::string const& name) {
     return std::any_of(table.begin(), table.end(), [&](auto const& v) { return v.name == name; });
   };
-  for (auto const* name : {"RMM_CONFIG", "RMM_LOG_FILE", "RMM_DEBUG_LOG_FILE", "RMM_DEBUG_LOG_LEVEL",
-                           "RMM_POOL_INITIAL_SIZE", "RMM_CUDA_ASYNC_RELEASE_THRESHOLD", "RMM_SHIM_FREE_POLICY",
-                           "RMM_SHIM_ENABLED", "RMM_LOGGING_FILE"}) {
+  for (auto const* name :
+       {"RMM_CONFIG", "RMM_LOG_FILE", "RMM_DEBUG_LOG_FILE", "RMM_DEBUG_LOG_LEVEL", "RMM_POOL_INITIAL_SIZE",
+        "RMM_CUDA_ASYNC_RELEASE_THRESHOLD", "RMM_SHIM_FREE_POLICY", "RMM_SHIM_ENABLED", "RMM_LOGGING_FILE"}) {
     EXPECT_TRUE(has(name)) << name;
   }
   for (auto const& v : table) {

@@ -103,18 +103,20 @@ TEST(ConfigErrors, NegativeAndZeroSizes)
   expect_error("[[resource]]\ntype = \"pool\"\ninitial_size = 0\n", 3, 16, "initial_size = 0", "above 0 bytes");
   expect_error("[[resource]]\ntype = \"pool\"\ninitial_size = \"0MiB\"\n", 3, 16, "initial_size = \"0MiB\"",
                "above 0 bytes");
-  expect_error("[[resource]]\ntype = \"limiting\"\nlimit = \"-2GiB\"\n", 3, 9, "limit = \"-2GiB\"", "cannot be negative");
+  expect_error("[[resource]]\ntype = \"limiting\"\nlimit = \"-2GiB\"\n", 3, 9, "limit = \"-2GiB\"",
+               "cannot be negative");
 }
 
 TEST(ConfigErrors, MaximumBelowInitial)
 {
-  expect_error("[[resource]]\ntype = \"pool\"\ninitial_size = \"2GiB\"\nmaximum_size = \"1GiB\"\n[[resource]]\ntype = "
-               "\"cuda\"\n",
-               4, 16, "maximum_size = \"1GiB\", below initial_size = \"2GiB\" (test.toml:3:16)",
-               "at least initial_size");
-  expect_error("[[resource]]\ntype = \"pool\"\ninitial_size = \"60%\"\nmaximum_size = \"50%\"\n[[resource]]\ntype = "
-               "\"cuda\"\n",
-               4, 16, "maximum_size = \"50%\"", "at least initial_size");
+  expect_error(
+    "[[resource]]\ntype = \"pool\"\ninitial_size = \"2GiB\"\nmaximum_size = \"1GiB\"\n[[resource]]\ntype = "
+    "\"cuda\"\n",
+    4, 16, "maximum_size = \"1GiB\", below initial_size = \"2GiB\" (test.toml:3:16)", "at least initial_size");
+  expect_error(
+    "[[resource]]\ntype = \"pool\"\ninitial_size = \"60%\"\nmaximum_size = \"50%\"\n[[resource]]\ntype = "
+    "\"cuda\"\n",
+    4, 16, "maximum_size = \"50%\"", "at least initial_size");
 }
 
 TEST(ConfigErrors, PercentageOver100)
@@ -132,8 +134,8 @@ TEST(ConfigErrors, AmbiguousUnit)
 
 TEST(ConfigErrors, BinListOutOfOrder)
 {
-  expect_error("[[resource]]\ntype = \"binning\"\nbins = [256, \"8KiB\", 4096]\n", 3, 22, "\"4KiB\" after \"8KiB\" in bins",
-               "ascending order");
+  expect_error("[[resource]]\ntype = \"binning\"\nbins = [256, \"8KiB\", 4096]\n", 3, 22,
+               "\"4KiB\" after \"8KiB\" in bins", "ascending order");
   expect_error("[[resource]]\ntype = \"binning\"\nbins = [256, 256]\n", 3, 14, "256 after 256", "each listed once");
   expect_error("[[resource]]\ntype = \"binning\"\nbins = []\n", 3, 8, "an empty list", "a list of sizes");
   expect_error("[[resource]]\ntype = \"binning\"\nbins = [256, 0]\n", 3, 14, "bins = 0", "above 0");
@@ -142,14 +144,16 @@ TEST(ConfigErrors, BinListOutOfOrder)
 
 TEST(ConfigErrors, BinningExponents)
 {
-  expect_error("[[resource]]\ntype = \"binning\"\nmin_size_exponent = 12\nmax_size_exponent = 10\n[[resource]]\ntype = "
-               "\"cuda\"\n",
-               4, 21, "min_size_exponent = 12 above max_size_exponent = 10", "min_size_exponent <= max_size_exponent");
+  expect_error(
+    "[[resource]]\ntype = \"binning\"\nmin_size_exponent = 12\nmax_size_exponent = 10\n[[resource]]\ntype = "
+    "\"cuda\"\n",
+    4, 21, "min_size_exponent = 12 above max_size_exponent = 10", "min_size_exponent <= max_size_exponent");
   expect_error("[[resource]]\ntype = \"binning\"\nmin_size_exponent = 4\n", 3, 21, "min_size_exponent = 4",
                "an integer from 8 to 40");
-  expect_error("[[resource]]\ntype = \"binning\"\nbins = [256]\nmax_size_exponent = 10\n[[resource]]\ntype = "
-               "\"cuda\"\n",
-               4, 21, "max_size_exponent together with bins (test.toml:3:8)", "either bins");
+  expect_error(
+    "[[resource]]\ntype = \"binning\"\nbins = [256]\nmax_size_exponent = 10\n[[resource]]\ntype = "
+    "\"cuda\"\n",
+    4, 21, "max_size_exponent together with bins (test.toml:3:8)", "either bins");
 }
 
 TEST(ConfigErrors, StackShape)
@@ -165,8 +169,8 @@ TEST(ConfigErrors, StackShape)
 TEST(ConfigErrors, OtherImpossibleValues)
 {
   expect_error("[[resource]]\ntype = \"aligned\"\nalignment = 1000\n", 3, 13, "alignment = 1000", "a power of two");
-  expect_error("[[resource]]\ntype = \"limiting\"\n[[resource]]\ntype = \"cuda\"\n", 2, 8, "a limiting layer without limit",
-               "RMM_LIMITING_LIMIT");
+  expect_error("[[resource]]\ntype = \"limiting\"\n[[resource]]\ntype = \"cuda\"\n", 2, 8,
+               "a limiting layer without limit", "RMM_LIMITING_LIMIT");
   expect_error("[[resource]]\ntype = \"fixed_size\"\nblocks_to_preallocate = 0\n", 3, 25, "blocks_to_preallocate = 0",
                "an integer from 1 to");
   expect_error("[[resource]]\ntype = \"cuda_async\"\nexport_handle_type = \"posix\"\n", 3, 22,
@@ -188,27 +192,31 @@ TEST(ConfigErrors, ANulCharacterInAFileName)
 TEST(ConfigErrors, SizesNoAllocationCanHave)
 {
   // 2^64 - 1 bytes: wraps to 0 when rounded to 256 bytes. The error is where the value is.
-  expect_error("[[resource]]\ntype = \"fixed_size\"\nblock_size = \"18446744073709551615\"\n[[resource]]\ntype = "
-               "\"cuda\"\n",
-               3, 14, "block_size = \"18446744073709551615\"", "a size below 8 EiB");
+  expect_error(
+    "[[resource]]\ntype = \"fixed_size\"\nblock_size = \"18446744073709551615\"\n[[resource]]\ntype = "
+    "\"cuda\"\n",
+    3, 14, "block_size = \"18446744073709551615\"", "a size below 8 EiB");
   expect_error("[[resource]]\ntype = \"limiting\"\nlimit = \"9000000TiB\"\n[[resource]]\ntype = \"cuda\"\n", 3, 9,
                "limit = \"9000000TiB\"", "a size below 8 EiB");
-  expect_error("[[resource]]\ntype = \"aligned\"\nalignment = 4096\nalignment_threshold = \"16777215TiB\"\n"
-               "[[resource]]\ntype = \"cuda\"\n",
-               4, 23, "alignment_threshold = \"16777215TiB\"", "a size below 8 EiB");
+  expect_error(
+    "[[resource]]\ntype = \"aligned\"\nalignment = 4096\nalignment_threshold = \"16777215TiB\"\n"
+    "[[resource]]\ntype = \"cuda\"\n",
+    4, 23, "alignment_threshold = \"16777215TiB\"", "a size below 8 EiB");
   // The largest TOML integer, 2^63 - 1, is the largest size there is.
-  EXPECT_NO_THROW((void)load_string("[[resource]]\ntype = \"aligned\"\nalignment = 256\nalignment_threshold = "
-                                    "9223372036854775807\n[[resource]]\ntype = \"cuda\"\n",
-                                    "test.toml", environment{}));
+  EXPECT_NO_THROW(
+    (void)load_string("[[resource]]\ntype = \"aligned\"\nalignment = 256\nalignment_threshold = "
+                      "9223372036854775807\n[[resource]]\ntype = \"cuda\"\n",
+                      "test.toml", environment{}));
 }
 
 TEST(ConfigErrors, MaximumBelowTheInitialSizeRoundedUp)
 {
   // The pool rounds its initial size up to a multiple of 256 bytes: 1000 becomes 1024.
-  expect_error("[[resource]]\ntype = \"pool\"\ninitial_size = 1000\nmaximum_size = 1000\n[[resource]]\ntype = "
-               "\"cuda\"\n",
-               4, 16, "maximum_size = 1000, below initial_size = 1000 (test.toml:3:16) rounded up to 1024 B",
-               "at least initial_size");
+  expect_error(
+    "[[resource]]\ntype = \"pool\"\ninitial_size = 1000\nmaximum_size = 1000\n[[resource]]\ntype = "
+    "\"cuda\"\n",
+    4, 16, "maximum_size = 1000, below initial_size = 1000 (test.toml:3:16) rounded up to 1024 B",
+    "at least initial_size");
   EXPECT_NO_THROW((void)load_string(
     "[[resource]]\ntype = \"pool\"\ninitial_size = 1000\nmaximum_size = 1024\n[[resource]]\ntype = \"cuda\"\n",
     "test.toml", environment{}));

@@ -152,8 +152,9 @@ resource = [
 TEST(ConfigLoad, EveryBottomResource)
 {
   for (auto const* type : {"cuda", "managed", "pinned_host", "system", "cuda_async"}) {
-    auto const stack = load_string(std::string{"[[resource]]\ntype = \"pool\"\n[[resource]]\ntype = \""} + type + "\"\n",
-                                   "bottom.toml", environment{});
+    auto const stack =
+      load_string(std::string{"[[resource]]\ntype = \"pool\"\n[[resource]]\ntype = \""} + type + "\"\n", "bottom.toml",
+                  environment{});
     EXPECT_EQ(stack.layers.back().type(), type);
   }
 }

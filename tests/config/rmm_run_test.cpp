@@ -41,8 +41,8 @@ std::string example(std::string const& name) { return std::string{RMM_CONFIG_EXA
 run_result rmm_run(std::string const& arguments, std::string const& environment = {})
 {
   std::filesystem::create_directories(scratch);
-  auto const out = scratch / "out.txt";
-  auto const err = scratch / "err.txt";
+  auto const out     = scratch / "out.txt";
+  auto const err     = scratch / "err.txt";
   auto const command = "env -u RMM_CONFIG " + environment + " " + RMM_RUN_PROGRAM + " " + arguments + " >" +
                        out.string() + " 2>" + err.string();
   auto const status = std::system(command.c_str());
@@ -135,7 +135,8 @@ TEST_F(RmmRun, BadOverrideNamesTheVariable)
 {
   auto const result = rmm_run("--check", "RMM_POOL_INITIAL_SIZE=huge");
   EXPECT_EQ(result.status, 2);
-  EXPECT_EQ(result.err.rfind("rmm-run: environment variable RMM_POOL_INITIAL_SIZE: found \"huge\", expected a size", 0), 0U)
+  EXPECT_EQ(result.err.rfind("rmm-run: environment variable RMM_POOL_INITIAL_SIZE: found \"huge\", expected a size", 0),
+            0U)
     << result.err;
   EXPECT_EQ(rmm_run("--check", "RMM_POOL_INITAL_SIZE=1GiB").status, 2);
   EXPECT_EQ(rmm_run("--check", "RMM_ARENA_ARENA_SIZE=1GiB").status, 2);
@@ -144,16 +145,17 @@ TEST_F(RmmRun, BadOverrideNamesTheVariable)
 TEST_F(RmmRun, DeviceChecks)
 {
   // The emulated device holds far less than 4 TiB: impossible on this device, so invalid.
-  auto const file   = write_file("big.toml", "[[resource]]\ntype = \"pool\"\ninitial_size = \"4TiB\"\n[[resource]]\ntype = \"cuda\"\n");
+  auto const file =
+    write_file("big.toml", "[[resource]]\ntype = \"pool\"\ninitial_size = \"4TiB\"\n[[resource]]\ntype = \"cuda\"\n");
   auto const result = rmm_run("--check --config " + file);
   EXPECT_EQ(result.status, 2);
   EXPECT_NE(result.err.find(":3:16: found initial_size = \"4TiB\", expected at most the device's"), std::string::npos)
     << result.err;
 
   // Without pageable memory access (the H200; the emulator by default) "system" cannot be the bottom.
-  auto const system  = write_file("system.toml", "[[resource]]\ntype = \"system\"\n");
+  auto const system   = write_file("system.toml", "[[resource]]\ntype = \"system\"\n");
   auto const pageable = rmm::mr::is_system_memory_supported(rmm::cuda_device_id{0});
-  auto const refused = rmm_run("--check --config " + system, "RMM_EMU_PAGEABLE_MEMORY_ACCESS=0");
+  auto const refused  = rmm_run("--check --config " + system, "RMM_EMU_PAGEABLE_MEMORY_ACCESS=0");
   EXPECT_EQ(refused.status, pageable ? 0 : 2) << refused.err;
   if (!pageable) {
     EXPECT_NE(refused.err.find(":2:8: found type \"system\" on device 0"), std::string::npos) << refused.err;
@@ -175,8 +177,9 @@ TEST_F(RmmRun, StacksTooDeepToBuildAreInvalid)
 
 TEST_F(RmmRun, BinsTheDeviceCannotHoldAreInvalid)
 {
-  auto const file   = write_file("bins.toml", "[[resource]]\ntype = \"binning\"\nmax_size_exponent = 40\n[[resource]]\n"
-                                              "type = \"cuda\"\n");
+  auto const file   = write_file("bins.toml",
+                                 "[[resource]]\ntype = \"binning\"\nmax_size_exponent = 40\n[[resource]]\n"
+                                   "type = \"cuda\"\n");
   auto const result = rmm_run("--check --config " + file);
   EXPECT_EQ(result.status, 2) << result.out << result.err;
   EXPECT_NE(result.err.find(":3:21: found max_size_exponent = 40"), std::string::npos) << result.err;
@@ -186,7 +189,8 @@ TEST_F(RmmRun, BuildsOnTheDevice)
 {
   auto const result = rmm_run("--check --build --config " + example("binning_pool.toml"));
   EXPECT_EQ(result.status, 0) << result.err;
-  EXPECT_NE(result.out.find("built on device 0; allocated and freed 1 MiB through it"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("built on device 0; allocated and freed 1 MiB through it"), std::string::npos)
+    << result.out;
   if (rmm::test::device_count() < 2) { return; }  // the second half needs two devices
   auto const on_device_1 = rmm_run("--check --build --device 1 --config " + example("pool.toml"));
   EXPECT_EQ(on_device_1.status, 0) << on_device_1.err;
@@ -209,7 +213,7 @@ TEST_F(RmmRun, PrintDefaultIsAValidFile)
 {
   auto const printed = rmm_run("--print-default");
   ASSERT_EQ(printed.status, 0);
-  auto const file = write_file("default.toml", printed.out);
+  auto const file  = write_file("default.toml", printed.out);
   auto const check = rmm_run("--check --config " + file);
   EXPECT_EQ(check.status, 0) << check.err;
   EXPECT_NE(check.out.find("initial_size = \"256MiB\""), std::string::npos) << check.out;
@@ -237,7 +241,7 @@ TEST_F(RmmRun, CommandLineMistakes)
 TEST_F(RmmRun, LaunchingValidatesFirst)
 {
   // Launching itself (the shim, exit statuses, LD_PRELOAD) is tested in tests/shim.
-  auto const bad = write_file("bad2.toml", "[[resource]]\ntype = \"statistics\"\n");
+  auto const bad    = write_file("bad2.toml", "[[resource]]\ntype = \"statistics\"\n");
   auto const result = rmm_run("--config " + bad + " -- /bin/echo ran");
   EXPECT_EQ(result.status, 2);
   EXPECT_EQ(result.out, "") << "the program ran with a bad configuration";

@@ -69,7 +69,8 @@ TEST(ConfigSize, RefusesWhatIsNotASize)
   EXPECT_NE(problem_of("8GB").find("ambiguous"), std::string::npos);
   EXPECT_NE(problem_of("8 G").find("ambiguous"), std::string::npos);
   // The hint is the binary unit of the same letter, for the number written.
-  EXPECT_NE(problem_of("512MB").find("write \"512MiB\" for 512 * 2^20 bytes"), std::string::npos) << problem_of("512MB");
+  EXPECT_NE(problem_of("512MB").find("write \"512MiB\" for 512 * 2^20 bytes"), std::string::npos)
+    << problem_of("512MB");
   EXPECT_NE(problem_of("8 G").find("write \"8GiB\" for 8 * 2^30 bytes"), std::string::npos) << problem_of("8 G");
   EXPECT_NE(problem_of("1.5kb").find("write \"1.5KiB\""), std::string::npos) << problem_of("1.5kb");
   EXPECT_NE(problem_of("2TB").find("write \"2TiB\""), std::string::npos) << problem_of("2TB");

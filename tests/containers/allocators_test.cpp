@@ -91,7 +91,7 @@ TEST_F(Allocators, StreamAllocatorAdaptorForwardsOnItsStream)
   EXPECT_TRUE(adapted.underlying_allocator() == stream_alloc);
 
   using traits = std::allocator_traits<decltype(adapted)>;  // the standard Allocator interface
-  int* p = traits::allocate(adapted, 100);
+  int* p       = traits::allocate(adapted, 100);
   traits::deallocate(adapted, p, 100);
   ASSERT_EQ(recorder.events().size(), 2U);
   EXPECT_EQ(recorder.events()[0].bytes, 100 * sizeof(int));
@@ -101,7 +101,7 @@ TEST_F(Allocators, StreamAllocatorAdaptorForwardsOnItsStream)
 TEST_F(Allocators, StreamAllocatorAdaptorRebindsKeepingStreamAndResource)
 {
   device_recording_resource recorder;
-  auto adapted = rmm::mr::make_stream_allocator_adaptor(rmm::mr::polymorphic_allocator<int>{recorder}, stream_);
+  auto adapted    = rmm::mr::make_stream_allocator_adaptor(rmm::mr::polymorphic_allocator<int>{recorder}, stream_);
   using rebound_t = std::allocator_traits<decltype(adapted)>::rebind_alloc<double>;
   static_assert(std::is_same_v<rebound_t, rmm::mr::stream_allocator_adaptor<rmm::mr::polymorphic_allocator<double>>>);
   rebound_t rebound{adapted};

@@ -23,7 +23,10 @@ static_assert(!std::is_default_constructible_v<rmm::device_scalar<int>>, "needs 
 static_assert(!std::is_copy_constructible_v<rmm::device_scalar<int>>, "copies need a stream");
 static_assert(std::is_nothrow_move_constructible_v<rmm::device_scalar<int>>);
 template <typename S>
-concept takes_temporary_async = requires(S s, rmm::cuda_stream_view stream) { s.set_value_async(1, stream); };
+concept takes_temporary_async = requires(S s, rmm::cuda_stream_view stream)
+{
+  s.set_value_async(1, stream);
+};
 static_assert(!takes_temporary_async<rmm::device_scalar<int>>, "an async copy from a temporary would dangle");
 
 class DeviceScalar : public ::testing::Test {

@@ -63,9 +63,15 @@ static_assert(std::is_nothrow_move_assignable_v<rmm::device_uvector<int>>);
 static_assert(std::is_same_v<rmm::device_uvector<int>::iterator, int*>, "iterators are raw device pointers");
 // A temporary passed to set_element_async would be gone before the copy reads it.
 template <typename V>
-concept takes_temporary_async = requires(V v, rmm::cuda_stream_view s) { v.set_element_async(0, 1, s); };
+concept takes_temporary_async = requires(V v, rmm::cuda_stream_view s)
+{
+  v.set_element_async(0, 1, s);
+};
 template <typename V>
-concept takes_lvalue_async = requires(V v, int const& x, rmm::cuda_stream_view s) { v.set_element_async(0, x, s); };
+concept takes_lvalue_async = requires(V v, int const& x, rmm::cuda_stream_view s)
+{
+  v.set_element_async(0, x, s);
+};
 static_assert(!takes_temporary_async<rmm::device_uvector<int>>);
 static_assert(takes_lvalue_async<rmm::device_uvector<int>>);
 
@@ -138,7 +144,7 @@ TEST_F(DeviceUvector, SetElementsAsynchronously)
 TEST_F(DeviceUvector, IntegralZeroAndBoolUseMemset)
 {
   rmm::device_uvector<std::int32_t> ints(2, stream_);
-  int const zero = 0;
+  int const zero  = 0;
   int const seven = 7;
   ints.set_element_async(0, zero, stream_);
   ints.set_element_async(1, seven, stream_);
@@ -244,7 +250,7 @@ TEST_F(DeviceUvector, MoveTransfersTheMemory)
 TEST_F(DeviceUvector, ReleaseHandsOverTheBuffer)
 {
   rmm::device_uvector<double> v(16, stream_);
-  auto* const data = v.data();
+  auto* const data          = v.data();
   rmm::device_buffer buffer = v.release();
   EXPECT_EQ(buffer.data(), data);
   EXPECT_EQ(buffer.size(), 16 * sizeof(double));
@@ -259,7 +265,7 @@ TEST_F(DeviceUvector, SpansViewTheElements)
   cuda::std::span<float> span = v;
   EXPECT_EQ(span.data(), v.data());
   EXPECT_EQ(span.size(), 12U);
-  auto const& cv = v;
+  auto const& cv                          = v;
   cuda::std::span<float const> const_span = cv;
   EXPECT_EQ(const_span.data(), v.data());
   EXPECT_EQ(const_span.size(), 12U);

@@ -156,7 +156,7 @@ TEST_F(MultiDevice, ExecPolicyTemporariesComeFromItsDevice)
   rmm::exec_policy policy{stream_1, on_1};
   RMM_CUDA_TRY(cudaSetDevice(0));
   auto& alloc = policy.get_allocator();
-  auto p = alloc.allocate(512);
+  auto p      = alloc.allocate(512);
   alloc.deallocate(p, 512);
   EXPECT_EQ(on_1.devices(true), (std::vector<int>{1}));
   EXPECT_EQ(on_1.devices(false), (std::vector<int>{1}));
@@ -169,7 +169,7 @@ TEST_F(MultiDevice, PolymorphicAllocatorAllocatesAndFreesOnItsDevice)
   rmm::cuda_stream stream_1;
   RMM_CUDA_TRY(cudaSetDevice(0));
   auto adapted = rmm::mr::stream_allocator_adaptor(alloc, stream_1);
-  float* p = adapted.allocate(64);
+  float* p     = adapted.allocate(64);
   EXPECT_EQ(device_of(p), 1);
   adapted.deallocate(p, 64);
   EXPECT_EQ(current_device(), 0);

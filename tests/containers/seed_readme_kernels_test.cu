@@ -32,7 +32,8 @@ namespace {
 __global__ void fill_bytes(void* data, std::size_t bytes, unsigned char value)
 {
   auto* p = static_cast<unsigned char*>(data);
-  for (auto i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < bytes; i += std::size_t{gridDim.x} * blockDim.x) {
+  for (auto i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < bytes;
+       i += std::size_t{gridDim.x} * blockDim.x) {
     p[i] = value;
   }
 }
@@ -51,9 +52,9 @@ TEST_F(SeedReadmeKernels, DeviceBuffer)
   rmm::cuda_stream_view s{stream};
   // Allocates at least 100 bytes on stream `s` using the *default* resource
   rmm::device_buffer b{100, s};
-  void* p = b.data();                   // Raw, untyped pointer to underlying device memory
+  void* p = b.data();  // Raw, untyped pointer to underlying device memory
 
-  fill_bytes<<<1, 128, 0, s.value()>>>(b.data(), b.size(), 0x7E); // `b` is only safe to use on `s`
+  fill_bytes<<<1, 128, 0, s.value()>>>(b.data(), b.size(), 0x7E);  // `b` is only safe to use on `s`
   RMM_CUDA_TRY(cudaGetLastError());
 
   rmm::mr::cuda_memory_resource mr;
@@ -94,12 +95,12 @@ TEST_F(SeedReadmeKernels, DeviceScalar)
   rmm::cuda_stream_view s{stream};
   // Allocates uninitialized storage for a single `int32_t` in device memory
   rmm::device_scalar<int32_t> a{s};
-  a.set_value(42, s); // Updates the value in device memory to `42` on stream `s`
+  a.set_value(42, s);  // Updates the value in device memory to `42` on stream `s`
 
-  add_one<<<1, 1, 0, s.value()>>>(a.data()); // Pass raw pointer to underlying element in device memory
+  add_one<<<1, 1, 0, s.value()>>>(a.data());  // Pass raw pointer to underlying element in device memory
   RMM_CUDA_TRY(cudaGetLastError());
 
-  int32_t v = a.value(s); // Retrieves the value from device to host on stream `s`
+  int32_t v = a.value(s);  // Retrieves the value from device to host on stream `s`
   EXPECT_EQ(v, 43);
 }
 
@@ -112,12 +113,14 @@ TEST_F(SeedReadmeKernels, SortWithExecPolicy)
   std::iota(host.begin(), host.end(), 0);
   std::shuffle(host.begin(), host.end(), std::mt19937_64{7});
   rmm::device_uvector<std::int64_t> v(host.size(), stream);
-  RMM_CUDA_TRY(cudaMemcpyAsync(v.data(), host.data(), host.size() * sizeof(std::int64_t), cudaMemcpyDefault, stream.value()));
+  RMM_CUDA_TRY(
+    cudaMemcpyAsync(v.data(), host.data(), host.size() * sizeof(std::int64_t), cudaMemcpyDefault, stream.value()));
 
   thrust::sort(rmm::exec_policy(stream), v.begin(), v.end());
 
   std::vector<std::int64_t> sorted(host.size());
-  RMM_CUDA_TRY(cudaMemcpyAsync(sorted.data(), v.data(), sorted.size() * sizeof(std::int64_t), cudaMemcpyDefault, stream.value()));
+  RMM_CUDA_TRY(
+    cudaMemcpyAsync(sorted.data(), v.data(), sorted.size() * sizeof(std::int64_t), cudaMemcpyDefault, stream.value()));
   stream.synchronize();
   std::sort(host.begin(), host.end());
   EXPECT_EQ(sorted, host);
@@ -138,7 +141,9 @@ TEST_F(SeedReadmeKernels, DeviceVectorWithThrustAllocator)
 // "For example, recapitulating the previous example using rmm::device_vector:"
 TEST_F(SeedReadmeKernels, DeviceVectorMultiDeviceExample)
 {
-  if (rmm::test::device_count() < 2) { GTEST_SKIP() << "needs two devices, this host has " << rmm::test::device_count(); }
+  if (rmm::test::device_count() < 2) {
+    GTEST_SKIP() << "needs two devices, this host has " << rmm::test::device_count();
+  }
   {
     RMM_CUDA_TRY(cudaSetDevice(0));
     auto mr = rmm::mr::cuda_memory_resource{};

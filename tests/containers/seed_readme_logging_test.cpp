@@ -27,9 +27,7 @@ std::vector<std::string> lines_of(fs::path const& file)
 {
   std::ifstream in{file};
   std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) {
-    lines.push_back(line);
-  }
+  for (std::string line; std::getline(in, line);) { lines.push_back(line); }
   return lines;
 }
 

@@ -39,9 +39,7 @@ class SeedReadme : public ::testing::Test {
   void SetUp() override { RMM_CUDA_TRY(cudaSetDevice(0)); }
   void TearDown() override
   {
-    for (int i = 0; i < rmm::test::device_count(); ++i) {
-      (void)rmm::mr::reset_per_device_resource(cuda_device_id{i});
-    }
+    for (int i = 0; i < rmm::test::device_count(); ++i) { (void)rmm::mr::reset_per_device_resource(cuda_device_id{i}); }
     RMM_CUDA_TRY(cudaSetDevice(0));
   }
 };
@@ -54,12 +52,12 @@ TEST_F(SeedReadme, ResourceInterface)
   rmm::mr::cuda_memory_resource resource;
   rmm::cuda_stream stream;
   cuda::stream_ref stream_ref = stream;
-  void* ptr = resource.allocate(stream_ref, 1000);
+  void* ptr                   = resource.allocate(stream_ref, 1000);
   EXPECT_TRUE(rmm::is_pointer_aligned(ptr, rmm::CUDA_ALLOCATION_ALIGNMENT));
   static_assert(noexcept(resource.deallocate(stream_ref, ptr, 1000)));
   resource.deallocate(stream_ref, ptr, 1000);
   rmm::device_async_resource_ref ref = resource;  // "a lightweight non-owning reference"
-  ptr = ref.allocate(stream_ref, 64, 64);
+  ptr                                = ref.allocate(stream_ref, 64, 64);
   ref.deallocate(stream_ref, ptr, 64, 64);
 }
 
@@ -72,7 +70,7 @@ TEST_F(SeedReadme, PoolAsTheCurrentDeviceResource)
   auto initial_size = rmm::percent_of_free_device_memory(50);
   rmm::mr::pool_memory_resource pool_mr{cuda_mr, initial_size};
   auto previous = rmm::mr::set_current_device_resource(pool_mr);
-  auto mr = rmm::mr::get_current_device_resource_ref();
+  auto mr       = rmm::mr::get_current_device_resource_ref();
 
   EXPECT_TRUE(mr == rmm::device_async_resource_ref{pool_mr});
   EXPECT_GE(pool_mr.pool_size(), initial_size);
@@ -87,7 +85,7 @@ TEST_F(SeedReadme, PerDeviceLoop)
 {
   int const N = rmm::test::device_count();
   for (int i = 0; i < N; ++i) {
-    cudaSetDevice(i); // set device i before creating MR
+    cudaSetDevice(i);  // set device i before creating MR
     auto initial_size = rmm::percent_of_free_device_memory(50);
     rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, initial_size};
     // Set the per-device resource for device i
@@ -113,7 +111,9 @@ TEST_F(SeedReadme, PerDeviceLoop)
 // the mistake: the buffer belongs to device 1, not to the resource's device 0.
 TEST_F(SeedReadme, IncorrectMultiDeviceExampleUsesDevice1)
 {
-  if (rmm::test::device_count() < 2) { GTEST_SKIP() << "needs two devices, this host has " << rmm::test::device_count(); }
+  if (rmm::test::device_count() < 2) {
+    GTEST_SKIP() << "needs two devices, this host has " << rmm::test::device_count();
+  }
   {
     RMM_CUDA_TRY(cudaSetDevice(0));
     auto mr = rmm::mr::cuda_memory_resource{};
@@ -130,7 +130,9 @@ TEST_F(SeedReadme, IncorrectMultiDeviceExampleUsesDevice1)
 // switch devices and let the buffer go out of scope and destruct with a different device active."
 TEST_F(SeedReadme, CorrectMultiDeviceExample)
 {
-  if (rmm::test::device_count() < 2) { GTEST_SKIP() << "needs two devices, this host has " << rmm::test::device_count(); }
+  if (rmm::test::device_count() < 2) {
+    GTEST_SKIP() << "needs two devices, this host has " << rmm::test::device_count();
+  }
   void* data = nullptr;
   {
     RMM_CUDA_TRY(cudaSetDevice(0));
@@ -175,7 +177,7 @@ TEST_F(SeedReadme, DeviceBuffer)
   rmm::cuda_stream_view s{stream};
   // Allocates at least 100 bytes on stream `s` using the *default* resource
   rmm::device_buffer b{100, s};
-  void* p = b.data();                   // Raw, untyped pointer to underlying device memory
+  void* p = b.data();  // Raw, untyped pointer to underlying device memory
   EXPECT_NE(p, nullptr);
   EXPECT_GE(b.size(), 100U);
   EXPECT_TRUE(b.memory_resource() == rmm::mr::get_current_device_resource_ref());
@@ -211,9 +213,9 @@ TEST_F(SeedReadme, DeviceScalar)
   rmm::cuda_stream_view s{stream};
   // Allocates uninitialized storage for a single `int32_t` in device memory
   rmm::device_scalar<int32_t> a{s};
-  a.set_value(42, s); // Updates the value in device memory to `42` on stream `s`
+  a.set_value(42, s);  // Updates the value in device memory to `42` on stream `s`
 
-  int32_t v = a.value(s); // Retrieves the value from device to host on stream `s`
+  int32_t v = a.value(s);  // Retrieves the value from device to host on stream `s`
   EXPECT_EQ(v, 42);
 }
 
@@ -244,10 +246,9 @@ TEST_F(SeedReadme, StreamPool)
 // (docs/api.md).
 std::unique_ptr<rmm::device_buffer> allocate(
   std::size_t size,
-  rmm::mr::any_resource<cuda::mr::device_accessible> mr =
-    rmm::mr::get_current_device_resource_ref())
+  rmm::mr::any_resource<cuda::mr::device_accessible> mr = rmm::mr::get_current_device_resource_ref())
 {
-    return std::make_unique<rmm::device_buffer>(size, rmm::cuda_stream_default, std::move(mr));
+  return std::make_unique<rmm::device_buffer>(size, rmm::cuda_stream_default, std::move(mr));
 }
 
 TEST_F(SeedReadme, FunctionTakingAnOwningResource)
@@ -258,7 +259,7 @@ TEST_F(SeedReadme, FunctionTakingAnOwningResource)
 
   // A resource passed by value lives as long as the buffer needs it.
   auto from_pool = allocate(4096, rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 1 << 20});
-  auto* pool = from_pool->memory_resource().target<rmm::mr::pool_memory_resource>();
+  auto* pool     = from_pool->memory_resource().target<rmm::mr::pool_memory_resource>();
   ASSERT_NE(pool, nullptr);
   EXPECT_EQ(pool->statistics().allocated_bytes, 4096U);
 }

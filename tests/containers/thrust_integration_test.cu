@@ -31,7 +31,8 @@ using rmm::test::device_recording_resource;
 
 __global__ void square_all(cuda::std::span<std::int32_t> values)
 {
-  for (auto i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < values.size(); i += std::size_t{gridDim.x} * blockDim.x) {
+  for (auto i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < values.size();
+       i += std::size_t{gridDim.x} * blockDim.x) {
     values[i] = values[i] * values[i];
   }
 }
@@ -123,9 +124,12 @@ TEST_F(ThrustIntegration, SpansPassDeviceUvectorsToKernels)
 
 TEST_F(ThrustIntegration, DeviceVectorCreatedOnDevice0IsDestroyedWithDevice1Current)
 {
-  if (rmm::test::device_count() < 2) { GTEST_SKIP() << "needs two devices, this host has " << rmm::test::device_count(); }
+  if (rmm::test::device_count() < 2) {
+    GTEST_SKIP() << "needs two devices, this host has " << rmm::test::device_count();
+  }
   device_recording_resource on_0;
-  auto vec = std::make_unique<rmm::device_vector<int>>(64, 7, rmm::mr::thrust_allocator<int>(rmm::cuda_stream_default, on_0));
+  auto vec =
+    std::make_unique<rmm::device_vector<int>>(64, 7, rmm::mr::thrust_allocator<int>(rmm::cuda_stream_default, on_0));
   RMM_CUDA_TRY(cudaSetDevice(1));
   vec.reset();
   EXPECT_EQ(rmm::get_current_cuda_device().value(), 1);
@@ -135,7 +139,9 @@ TEST_F(ThrustIntegration, DeviceVectorCreatedOnDevice0IsDestroyedWithDevice1Curr
 
 TEST_F(ThrustIntegration, WorkOnDevice1FreesThereWithDevice0Current)
 {
-  if (rmm::test::device_count() < 2) { GTEST_SKIP() << "needs two devices, this host has " << rmm::test::device_count(); }
+  if (rmm::test::device_count() < 2) {
+    GTEST_SKIP() << "needs two devices, this host has " << rmm::test::device_count();
+  }
   RMM_CUDA_TRY(cudaSetDevice(1));  // Thrust launches on the current device: run it on device 1
   device_recording_resource on_1;
   rmm::cuda_stream stream_1;

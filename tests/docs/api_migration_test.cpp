@@ -23,7 +23,7 @@ TEST(ApiMigration, TheTranslationsInTheTableCompileAndWork)
   rmm::mr::pool_memory_resource pool{upstream, 1 << 20};
   rmm::mr::pool_memory_resource pool_over_ref{rmm::device_async_resource_ref{upstream}, 1 << 20};
 
-  auto const previous = rmm::mr::set_current_device_resource(pool);
+  auto const previous               = rmm::mr::set_current_device_resource(pool);
   rmm::device_async_resource_ref mr = rmm::mr::get_current_device_resource_ref();
   EXPECT_TRUE(mr == rmm::device_async_resource_ref{pool});
 

@@ -19,19 +19,27 @@ namespace {
 
 __global__ void fill_index(std::uint32_t* data, std::size_t count, std::uint32_t salt)
 {
-  for (auto i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count; i += std::size_t{gridDim.x} * blockDim.x) {
+  for (auto i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * blockDim.x) {
     data[i] = static_cast<std::uint32_t>(i) ^ salt;
   }
 }
 
-__global__ void count_mismatches(std::uint32_t const* data, std::size_t count, std::uint32_t salt, unsigned long long* errors)
+__global__ void count_mismatches(std::uint32_t const* data,
+                                 std::size_t count,
+                                 std::uint32_t salt,
+                                 unsigned long long* errors)
 {
-  for (auto i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count; i += std::size_t{gridDim.x} * blockDim.x) {
+  for (auto i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * blockDim.x) {
     if (data[i] != (static_cast<std::uint32_t>(i) ^ salt)) { atomicAdd(errors, 1ULL); }
   }
 }
 
-unsigned long long mismatches(std::uint32_t const* data, std::size_t count, std::uint32_t salt, rmm::cuda_stream_view stream)
+unsigned long long mismatches(std::uint32_t const* data,
+                              std::size_t count,
+                              std::uint32_t salt,
+                              rmm::cuda_stream_view stream)
 {
   rmm::device_buffer errors{sizeof(unsigned long long), stream, rmm::mr::cuda_memory_resource{}};
   RMM_CUDA_TRY(cudaMemsetAsync(errors.data(), 0, errors.size(), stream.value()));
@@ -115,7 +123,8 @@ __global__ void slow_fill(std::uint32_t* data, std::size_t count, std::uint32_t 
 {
   auto const start = clock64();
   while (clock64() - start < spin_cycles) {}
-  for (auto i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count; i += std::size_t{gridDim.x} * blockDim.x) {
+  for (auto i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * blockDim.x) {
     data[i] = value;
   }
 }
@@ -133,16 +142,12 @@ TEST(PoolKernel, ABlockHandedToAnotherStreamWaitsForTheFreeingStreamsKernels)
   rmm::cuda_stream first;
   rmm::cuda_stream second;
   std::vector<std::uint32_t*> taken;
-  for (int i = 0; i < blocks; ++i) {
-    taken.push_back(static_cast<std::uint32_t*>(pool.allocate(first, block)));
-  }
+  for (int i = 0; i < blocks; ++i) { taken.push_back(static_cast<std::uint32_t*>(pool.allocate(first, block))); }
   for (auto* p : taken) {
     slow_fill<<<64, 256, 0, first.value()>>>(p, count, 0xAAAAAAAAU, 20'000'000);  // ~10 ms each at 2 GHz
     RMM_CUDA_TRY(cudaGetLastError());
   }
-  for (auto* p : taken) {
-    pool.deallocate(first, p, block);
-  }
+  for (auto* p : taken) { pool.deallocate(first, p, block); }
   auto* b = static_cast<std::uint32_t*>(pool.allocate(second, block));
   EXPECT_EQ(cudaStreamQuery(first.value()), cudaErrorNotReady) << "the hand-over synchronized the device";
   (void)cudaGetLastError();

@@ -21,8 +21,8 @@ std::string write_compressed_log(std::string const& path, int rows)
 {
   std::string text = header;
   for (int i = 0; i < rows; ++i) {
-    text += std::to_string(100 + i % 7) + ",10:00:00." + std::to_string(100000 + i) + ",allocate,0x" + std::to_string(7000 + i) +
-            "00," + std::to_string(256 * (i % 97 + 1)) + ",0x0\n";
+    text += std::to_string(100 + i % 7) + ",10:00:00." + std::to_string(100000 + i) + ",allocate,0x" +
+            std::to_string(7000 + i) + "00," + std::to_string(256 * (i % 97 + 1)) + ",0x0\n";
   }
   gzFile file = gzopen(path.c_str(), "wb");
   EXPECT_NE(file, nullptr);

@@ -25,9 +25,9 @@ class RmmReplay : public ::testing::Test {
  protected:
   void SetUp() override
   {
-    directory_ = std::filesystem::temp_directory_path() /
-                 ("rmm_replay_cli_test_" + std::to_string(::getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    directory_ =
+      std::filesystem::temp_directory_path() / ("rmm_replay_cli_test_" + std::to_string(::getpid()) + "_" +
+                                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(directory_);
   }
   void TearDown() override { std::filesystem::remove_all(directory_); }
@@ -48,9 +48,7 @@ class RmmReplay : public ::testing::Test {
     if (pipe == nullptr) { return {-1, "", "popen failed"}; }
     std::string out;
     std::array<char, 4096> chunk{};
-    while (fgets(chunk.data(), chunk.size(), pipe) != nullptr) {
-      out += chunk.data();
-    }
+    while (fgets(chunk.data(), chunk.size(), pipe) != nullptr) { out += chunk.data(); }
     int const status = pclose(pipe);
     std::stringstream err;
     err << std::ifstream{err_path}.rdbuf();
@@ -63,7 +61,8 @@ class RmmReplay : public ::testing::Test {
     auto const log    = write_log(rows, with_header);
     auto const result = run(log + " --resource cuda");
     EXPECT_EQ(result.status, 2) << result.err;
-    EXPECT_EQ(result.err, "rmm-replay: malformed log: " + log + message + "\nNothing was replayed. Fix or regenerate the log.\n");
+    EXPECT_EQ(result.err,
+              "rmm-replay: malformed log: " + log + message + "\nNothing was replayed. Fix or regenerate the log.\n");
     EXPECT_EQ(result.out, "");
   }
 
@@ -99,7 +98,8 @@ std::string const row = "1,00:00:01.000000,";
 
 TEST_F(RmmReplay, TruncatedRow)
 {
-  expect_malformed(row + "allocate,0x100,256,0x0\n" + row + "free,0x100\n", ":3: 4 column(s), expected 6 (Thread,Time,Action,Pointer,Size,Stream)");
+  expect_malformed(row + "allocate,0x100,256,0x0\n" + row + "free,0x100\n",
+                   ":3: 4 column(s), expected 6 (Thread,Time,Action,Pointer,Size,Stream)");
 }
 
 TEST_F(RmmReplay, ALogCutOffInItsLastRowIsRefusedWithTheWayOut)
@@ -114,7 +114,8 @@ TEST_F(RmmReplay, CompleteRowsReplaysALogCutOffByACrashUpToItsLastCompleteRow)
   auto const log    = write_log(row + "allocate,0x100,256,0x0\n" + row + "allocate,0x200,512,0x0\n" + row + "free,0x1");
   auto const result = run(log + " --resource cuda --complete-rows --json -");
   EXPECT_EQ(result.status, 0) << result.err;
-  auto const note = "rmm-replay: " + log + ":4: the log was cut off in this row; replaying the 2 complete rows before it\n";
+  auto const note =
+    "rmm-replay: " + log + ":4: the log was cut off in this row; replaying the 2 complete rows before it\n";
   EXPECT_NE(result.err.find(note), std::string::npos) << result.err;
   EXPECT_EQ(field(result_line(result.out, "cuda"), "peak_live_bytes"), "768") << result.out;
 }
@@ -160,7 +161,8 @@ TEST_F(RmmReplay, WrongSizeOnFree)
 TEST_F(RmmReplay, HeaderMissing)
 {
   expect_malformed(row + "allocate,0x100,256,0x0\n",
-                   ":1: expected the header 'Thread,Time,Action,Pointer,Size,Stream', found '1,00:00:01.000000,allocate,0x100,256,0x0'",
+                   ":1: expected the header 'Thread,Time,Action,Pointer,Size,Stream', found "
+                   "'1,00:00:01.000000,allocate,0x100,256,0x0'",
                    false);
 }
 
@@ -260,7 +262,9 @@ TEST_F(RmmReplay, FiguresInTheTableAndTheJson)
   EXPECT_TRUE(std::regex_search(
     result.err, std::regex{"\nlog +resource +time +ns/event +in calls +peak live +peak reserved +frag\\. +failures\n"}))
     << result.err;
-  EXPECT_TRUE(std::regex_search(result.err, std::regex{"log\\.csv  cuda     +[0-9.]+ [mun]?s +[0-9]+ +[0-9]+ +3\\.91 KiB +3\\.91 KiB +0\\.0% +0/0\n"}))
+  EXPECT_TRUE(std::regex_search(
+    result.err,
+    std::regex{"log\\.csv  cuda     +[0-9.]+ [mun]?s +[0-9]+ +[0-9]+ +3\\.91 KiB +3\\.91 KiB +0\\.0% +0/0\n"}))
     << result.err;
 }
 
@@ -289,32 +293,35 @@ TEST_F(RmmReplay, SimulatedDeviceReservesWhatTheStackAsksFor)
   EXPECT_EQ(field(pool, "stack"), "\"pool over simulated device (1.00 GiB)\"");
   EXPECT_EQ(field(pool, "peak_reserved_bytes"), "33554432");  // one 32 MiB growth step
   EXPECT_EQ(field(pool, "fragmentation"), "0.999881");
-  EXPECT_EQ(field(result_line(result.out, "binning"), "stack"), "\"binning over pool over simulated device (1.00 GiB)\"");
+  EXPECT_EQ(field(result_line(result.out, "binning"), "stack"),
+            "\"binning over pool over simulated device (1.00 GiB)\"");
 }
 
 TEST_F(RmmReplay, AllocationBeyondTheSimulatedDeviceFailsNamingTheLine)
 {
-  auto const log = write_log(row + "allocate,0x100,1048576,0x0\n" + row + "allocate,0x200,2097152,0x0\n");
+  auto const log    = write_log(row + "allocate,0x100,1048576,0x0\n" + row + "allocate,0x200,2097152,0x0\n");
   auto const result = run(log + " --simulate-device-size 2MiB --resource cuda --json -");
   EXPECT_EQ(result.status, 1) << result.err;
-  EXPECT_NE(result.err.find("rmm-replay: " + log +
-                            ":3: replay through 'cuda' (simulated device (2.00 MiB)) failed: allocation of 2097152 bytes "
-                            "failed, but succeeded in the log: simulated device: cannot allocate 2.00 MiB (2097152 bytes): "
-                            "1.00 MiB of its 2.00 MiB in use, 1.00 MiB free\n"),
-            std::string::npos)
+  EXPECT_NE(
+    result.err.find("rmm-replay: " + log +
+                    ":3: replay through 'cuda' (simulated device (2.00 MiB)) failed: allocation of 2097152 bytes "
+                    "failed, but succeeded in the log: simulated device: cannot allocate 2.00 MiB (2097152 bytes): "
+                    "1.00 MiB of its 2.00 MiB in use, 1.00 MiB free\n"),
+    std::string::npos)
     << result.err;
   EXPECT_NE(result.err.find("FAILED at line 3"), std::string::npos) << result.err;
   auto const cuda = result_line(result.out, "cuda");
   EXPECT_EQ(field(cuda, "status"), "\"failed\"");
-  EXPECT_NE(cuda.find("\"error\": {\"line\": 3, \"message\": \"allocation of 2097152 bytes failed"), std::string::npos) << cuda;
+  EXPECT_NE(cuda.find("\"error\": {\"line\": 3, \"message\": \"allocation of 2097152 bytes failed"), std::string::npos)
+    << cuda;
   EXPECT_EQ(field(cuda, "peak_reserved_bytes"), "null");
   EXPECT_EQ(field(cuda, "events_replayed"), "1");
 }
 
 TEST_F(RmmReplay, LoggedFailuresAreReplayedAndReported)
 {
-  auto const log = write_log(row + "allocate failure,0x0,4194304,0x0\n" + row + "allocate failure,0x0,1024,0x0\n" +
-                             row + "allocate,0x100,256,0x0\n" + row + "free,0x100,256,0x0\n");
+  auto const log    = write_log(row + "allocate failure,0x0,4194304,0x0\n" + row + "allocate failure,0x0,1024,0x0\n" +
+                                row + "allocate,0x100,256,0x0\n" + row + "free,0x100,256,0x0\n");
   auto const result = run(log + " --simulate-device-size 2MiB --resource cuda --json -");
   ASSERT_EQ(result.status, 0) << result.err;
   auto const cuda = result_line(result.out, "cuda");
@@ -333,7 +340,8 @@ TEST_F(RmmReplay, ThreadsAndStreamsOfTheLog)
     "2,00:00:01.000001,free,0x100,1000,0x6000\n"
     "2,00:00:01.000002,allocate,0x100,2000,0x0\n"
     "1,00:00:01.000003,free,0x100,2000,0x5000\n");
-  auto const result = run(log + " --resource pool,cuda_async,arena,binning+arena,pool+managed --arena-size 64MiB --json -");
+  auto const result =
+    run(log + " --resource pool,cuda_async,arena,binning+arena,pool+managed --arena-size 64MiB --json -");
   ASSERT_EQ(result.status, 0) << result.err;
   for (auto const* resource : {"pool", "cuda_async", "arena", "binning+arena", "pool+managed"}) {
     auto const line = result_line(result.out, resource);
@@ -370,12 +378,13 @@ TEST_F(RmmReplay, ShippedTracesOnASimulatedDevice)
 
 TEST_F(RmmReplay, ShippedTraceLargerThanTheSimulatedDevice)
 {
-  auto const result = run(std::string{RMM_TRACE_DIR} + "/torch_resnet50.csv.gz --simulate-device-size 2GiB --resource cuda");
+  auto const result =
+    run(std::string{RMM_TRACE_DIR} + "/torch_resnet50.csv.gz --simulate-device-size 2GiB --resource cuda");
   EXPECT_EQ(result.status, 1) << result.err;
-  EXPECT_TRUE(std::regex_search(result.err,
-                                std::regex{"torch_resnet50\\.csv\\.gz:[0-9]+: replay through 'cuda' \\(simulated device "
-                                           "\\(2\\.00 GiB\\)\\) failed: allocation of [0-9]+ bytes failed, but succeeded "
-                                           "in the log: simulated device: cannot allocate"}))
+  EXPECT_TRUE(std::regex_search(
+    result.err, std::regex{"torch_resnet50\\.csv\\.gz:[0-9]+: replay through 'cuda' \\(simulated device "
+                           "\\(2\\.00 GiB\\)\\) failed: allocation of [0-9]+ bytes failed, but succeeded "
+                           "in the log: simulated device: cannot allocate"}))
     << result.err;
 }
 
@@ -408,10 +417,11 @@ std::size_t occurrences(std::string const& text, std::string const& what)
 TEST_F(RmmReplay, TimelineDrawsTheLiveBytesAndEachResourceWithTheirPeaks)
 {
   // Live bytes: 1 MiB, then 3 MiB at 2 s (the peak), then 1 MiB.
-  auto const log     = write_log("1,10:00:00.000000,allocate,0x1000,1048576,0x0\n"
-                                 "1,10:00:02.000000,allocate,0x200000,2097152,0x0\n"
-                                 "1,10:00:03.000000,free,0x200000,2097152,0x0\n"
-                                 "1,10:00:04.000000,free,0x1000,1048576,0x0\n");
+  auto const log = write_log(
+    "1,10:00:00.000000,allocate,0x1000,1048576,0x0\n"
+    "1,10:00:02.000000,allocate,0x200000,2097152,0x0\n"
+    "1,10:00:03.000000,free,0x200000,2097152,0x0\n"
+    "1,10:00:04.000000,free,0x1000,1048576,0x0\n");
   auto const picture = (directory_ / "timeline.svg").string();
   auto const result  = run(log + " -r pool,cuda --timeline " + picture);
   ASSERT_EQ(result.status, 0) << result.err;

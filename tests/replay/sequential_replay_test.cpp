@@ -19,10 +19,10 @@ std::string const row    = "1,00:00:01.000000,";
 
 TEST(SequentialReplay, RepeatedZeroByteAllocationsAtTheNullPointerReplay)
 {
-  auto const events = rmm::trace::parse_log(header + row + "allocate,0x0,0,0x0\n" + row + "allocate,0x0,0,0x0\n" + row +
-                                              "allocate,0x100,256,0x0\n" + row + "free,0x0,0,0x0\n" + row +
-                                              "free,0x0,0,0x0\n",
-                                            "zero.csv");
+  auto const events =
+    rmm::trace::parse_log(header + row + "allocate,0x0,0,0x0\n" + row + "allocate,0x0,0,0x0\n" + row +
+                            "allocate,0x100,256,0x0\n" + row + "free,0x0,0,0x0\n" + row + "free,0x0,0,0x0\n",
+                          "zero.csv");
   rmm::test::recording_resource recorder;
   auto const result = rmm::trace::replay_sequential(events, recorder);
   EXPECT_EQ(result.allocations, 3U);
@@ -33,9 +33,10 @@ TEST(SequentialReplay, RepeatedZeroByteAllocationsAtTheNullPointerReplay)
 
 TEST(SequentialReplay, BuiltinStreamHandlesMeanTheBuiltinStreams)
 {
-  auto const events = rmm::trace::parse_log(header + row + "allocate,0x100,256,0x0\n" + row + "allocate,0x200,256,0x1\n" +
-                                              row + "allocate,0x300,256,0x2\n" + row + "allocate,0x400,256,0x7f00\n",
-                                            "streams.csv");
+  auto const events =
+    rmm::trace::parse_log(header + row + "allocate,0x100,256,0x0\n" + row + "allocate,0x200,256,0x1\n" + row +
+                            "allocate,0x300,256,0x2\n" + row + "allocate,0x400,256,0x7f00\n",
+                          "streams.csv");
   rmm::test::recording_resource recorder;
   (void)rmm::trace::replay_sequential(events, recorder);
   auto const calls = recorder.calls();

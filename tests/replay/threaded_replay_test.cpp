@@ -50,8 +50,8 @@ TEST_F(ThreadedReplay, EachLoggedThreadReplaysOnItsOwnThreadInLogOrder)
 
   auto const calls = mr.calls();
   ASSERT_EQ(calls.size(), 8U);  // six events, then the two allocations the log left live
-  std::vector<std::pair<bool, std::size_t>> const expected{
-    {true, 100}, {false, 100}, {true, 200}, {false, 200}, {true, 300}, {true, 400}};
+  std::vector<std::pair<bool, std::size_t>> const expected{{true, 100},  {false, 100}, {true, 200},
+                                                           {false, 200}, {true, 300},  {true, 400}};
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(calls[i].allocate, expected[i].first) << i;
     EXPECT_EQ(calls[i].bytes, expected[i].second) << i;
@@ -62,7 +62,8 @@ TEST_F(ThreadedReplay, EachLoggedThreadReplaysOnItsOwnThreadInLogOrder)
   EXPECT_EQ(calls[0].thread, calls[3].thread);
   EXPECT_EQ(calls[0].thread, calls[5].thread);
   EXPECT_EQ(calls[1].thread, calls[2].thread);
-  std::set<std::thread::id> const threads{calls[0].thread, calls[1].thread, calls[4].thread, std::this_thread::get_id()};
+  std::set<std::thread::id> const threads{calls[0].thread, calls[1].thread, calls[4].thread,
+                                          std::this_thread::get_id()};
   EXPECT_EQ(threads.size(), 4U);
   // What the log left live is freed afterwards, on the caller's thread.
   EXPECT_FALSE(calls[6].allocate);
@@ -173,8 +174,9 @@ TEST_F(ThreadedReplay, AnUnexpectedFailureStopsTheReplayAtItsLine)
   auto const result = rmm::replay::replay_threaded(plan, mr);
   ASSERT_TRUE(result.failure.has_value());
   EXPECT_EQ(result.failure->line, 3U);
-  EXPECT_EQ(result.failure->message,
-            "allocation of 2000000 bytes failed, but succeeded in the log: recording_resource: request above the limit");
+  EXPECT_EQ(
+    result.failure->message,
+    "allocation of 2000000 bytes failed, but succeeded in the log: recording_resource: request above the limit");
   EXPECT_EQ(result.events_replayed, 1U);  // line 4 never ran
   EXPECT_EQ(mr.live(), 0U);               // what was allocated before is freed
 }

@@ -53,7 +53,7 @@ void* from_libcuda(char const* name, int version, cuuint64_t flags)
 // What the embedder's resolver was asked.
 std::mutex asked_mutex;
 std::set<std::string> asked;
-std::size_t lookups = 0;
+std::size_t lookups     = 0;
 bool only_default_flags = true;
 
 void* embedder_resolver(char const* name, int version, cuuint64_t flags)
@@ -112,9 +112,9 @@ TEST(DriverSeam, CoreRunsOnTheEmbeddersTable)
   rmm::mr::cuda_async_memory_resource async;
   rmm::mr::pool_memory_resource pool{cuda, 0};
   rmm::cuda_stream_view const stream{};
-  for (rmm::mr::device_memory_resource* mr : {static_cast<rmm::mr::device_memory_resource*>(&cuda),
-                                              static_cast<rmm::mr::device_memory_resource*>(&async),
-                                              static_cast<rmm::mr::device_memory_resource*>(&pool)}) {
+  for (rmm::mr::device_memory_resource* mr :
+       {static_cast<rmm::mr::device_memory_resource*>(&cuda), static_cast<rmm::mr::device_memory_resource*>(&async),
+        static_cast<rmm::mr::device_memory_resource*>(&pool)}) {
     void* ptr = mr->allocate(stream, MiB);
     EXPECT_NE(ptr, nullptr);
     mr->deallocate(stream, ptr, MiB);
@@ -130,8 +130,9 @@ TEST(DriverSeam, ErrorsNameTheDriverCall)
     RMM_CU_TRY(cuDeviceGet(&device, 9999));
     FAIL() << "device 9999 exists";
   } catch (rmm::cuda_error const& e) {
-    EXPECT_THAT(e.what(), HasSubstr("cuDeviceGet(&device, 9999) failed: CUDA_ERROR_INVALID_DEVICE (101): invalid device "
-                                    "ordinal (at "));
+    EXPECT_THAT(e.what(),
+                HasSubstr("cuDeviceGet(&device, 9999) failed: CUDA_ERROR_INVALID_DEVICE (101): invalid device "
+                          "ordinal (at "));
   }
   constexpr std::size_t one_pib = std::size_t{1} << 50;
   CUdeviceptr ptr{};

@@ -83,7 +83,8 @@ void print_report_json(char const* path)
 int runtime_pairs()
 {
   std::vector<void*> blocks;
-  for (std::size_t size : {std::size_t{1}, std::size_t{256}, std::size_t{4096}, std::size_t{1} << 20, std::size_t{3} << 20}) {
+  for (std::size_t size :
+       {std::size_t{1}, std::size_t{256}, std::size_t{4096}, std::size_t{1} << 20, std::size_t{3} << 20}) {
     void* ptr = nullptr;
     check(cudaMalloc(&ptr, size), "cudaMalloc");
     expect(ptr != nullptr, "cudaMalloc returned null");
@@ -91,9 +92,7 @@ int runtime_pairs()
     expect(usable(ptr, size, static_cast<unsigned char>(size)), "cudaMalloc memory is usable");
     blocks.push_back(ptr);
   }
-  for (void* ptr : blocks) {
-    check(cudaFree(ptr), "cudaFree");
-  }
+  for (void* ptr : blocks) { check(cudaFree(ptr), "cudaFree"); }
   for (int i = 0; i < 200; ++i) {  // reuse after frees
     void* ptr = nullptr;
     check(cudaMalloc(&ptr, 64 << 10), "cudaMalloc (loop)");
@@ -115,7 +114,7 @@ int null_and_foreign()
   std::printf("bogus_free=%s\n", cudaGetErrorName(bogus));
   (void)cudaGetLastError();
   expect(bogus != cudaSuccess, "freeing a pointer nobody allocated fails");
-  void* ptr = nullptr;
+  void* ptr       = nullptr;
   auto const zero = cudaMalloc(&ptr, 0);
   std::printf("zero_bytes=%s\n", cudaGetErrorName(zero));
   return 0;
@@ -158,9 +157,9 @@ int driver_lookup()
   std::printf("resolver_is_wrapped=%d\n", resolver_again == reinterpret_cast<void*>(get_proc));
   auto init = reinterpret_cast<CUresult (*)(unsigned)>(dlsym(driver, "cuInit"));
   check(init(0), "cuInit");
-  void* alloc = nullptr;
+  void* alloc      = nullptr;
   void* alloc_ptsz = nullptr;
-  void* free_fn = nullptr;
+  void* free_fn    = nullptr;
   check(get_proc("cuMemAlloc", &alloc, 12000, 0, nullptr), "resolve cuMemAlloc");
   check(get_proc("cuMemFree", &free_fn, 12000, 0, nullptr), "resolve cuMemFree");
   check(get_proc("cuMemAllocAsync", &alloc_ptsz, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, nullptr),
@@ -242,13 +241,11 @@ int out_of_memory()
   expect(!blocks.empty(), "some memory was served before running out");
   check(cudaFree(blocks.back()), "cudaFree after OOM");
   blocks.pop_back();
-  void* again = nullptr;
+  void* again          = nullptr;
   auto const recovered = cudaMalloc(&again, 16 << 20);
   std::printf("recovered=%s\n", cudaGetErrorName(recovered));
   if (recovered == cudaSuccess) { blocks.push_back(again); }
-  for (void* ptr : blocks) {
-    check(cudaFree(ptr), "cudaFree");
-  }
+  for (void* ptr : blocks) { check(cudaFree(ptr), "cudaFree"); }
   return 0;
 }
 
@@ -269,7 +266,7 @@ int many_threads()
         cudaMemset(ptr, t, size);
         live.emplace_back(ptr, size);
         if (live.size() > 8) {
-          auto [p, s] = live.front();
+          auto [p, s]         = live.front();
           unsigned char first = 0;
           unsigned char last  = 0;
           cudaMemcpy(&first, p, 1, cudaMemcpyDeviceToHost);
@@ -279,14 +276,10 @@ int many_threads()
           live.erase(live.begin());
         }
       }
-      for (auto [p, s] : live) {
-        cudaFree(p);
-      }
+      for (auto [p, s] : live) { cudaFree(p); }
     });
   }
-  for (auto& t : threads) {
-    t.join();
-  }
+  for (auto& t : threads) { t.join(); }
   std::printf("threads_bad=%d\n", bad.load());
   expect(bad.load() == 0, "16 threads: every block held its own pattern");
   return 0;
@@ -300,7 +293,7 @@ int fork_child()
   pid_t const child = fork();
   if (child == 0) {
     // CUDA does not survive fork in the child; the shim must not hang or crash on its locks.
-    void* ptr = nullptr;
+    void* ptr         = nullptr;
     auto const status = cudaMalloc(&ptr, 1 << 20);
     std::printf("child_malloc=%s\n", cudaGetErrorName(status));
     std::fflush(stdout);

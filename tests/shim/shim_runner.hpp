@@ -65,17 +65,13 @@ inline outcome run_program(std::string const& program,
   if (preload) { environment.emplace("LD_PRELOAD", sanitized(RMM_SHIM_LIBRARY)); }
   environment.emplace("RMM_SHIM_REPORT_FILE", report_path);
   std::string command = "env";
-  for (auto const& [name, value] : environment) {
-    command += " " + name + "=" + quoted(value);
-  }
+  for (auto const& [name, value] : environment) { command += " " + name + "=" + quoted(value); }
   command += " " + program + " " + scenario + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) { return {-1, "popen failed", ""}; }
   outcome result;
   std::array<char, 512> chunk{};
-  while (fgets(chunk.data(), chunk.size(), pipe) != nullptr) {
-    result.output += chunk.data();
-  }
+  while (fgets(chunk.data(), chunk.size(), pipe) != nullptr) { result.output += chunk.data(); }
   int const status = pclose(pipe);
   result.status    = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   std::ifstream file{report_path};

@@ -94,9 +94,10 @@ TEST(Shim, StreamOrderedCallsAreServedAndTheDriversOwnPoolPassesThrough)
 
 TEST(Shim, OutOfMemoryIsAnErrorCodeAndTheProgramRecoversByFreeing)
 {
-  auto const config = write_config("shim_small_pool.toml",
-                                   "[[resource]]\ntype = \"pool\"\ninitial_size = \"32MiB\"\nmaximum_size = \"256MiB\"\n\n"
-                                   "[[resource]]\ntype = \"cuda\"\n");
+  auto const config =
+    write_config("shim_small_pool.toml",
+                 "[[resource]]\ntype = \"pool\"\ninitial_size = \"32MiB\"\nmaximum_size = \"256MiB\"\n\n"
+                 "[[resource]]\ntype = \"cuda\"\n");
   auto const r = run("out-of-memory", {{"RMM_CONFIG", config}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("oom_status"), "cudaErrorMemoryAllocation");
@@ -197,8 +198,8 @@ TEST(Shim, TheEventLogShowsEachFreeWhenTheProgramMadeIt)
   auto const events = rmm::trace::read_log(log);
   std::remove(log.c_str());
   ASSERT_EQ(events.size(), 410U);
-  EXPECT_EQ(std::count_if(events.begin(), events.end(), [](auto const& e) { return e.kind == rmm::trace::action::free; }),
-            205);
+  EXPECT_EQ(
+    std::count_if(events.begin(), events.end(), [](auto const& e) { return e.kind == rmm::trace::action::free; }), 205);
   // The 200 pairs at the end: each allocation's free comes right after it.
   for (std::size_t i = 10; i < events.size(); i += 2) {
     ASSERT_EQ(events[i].kind, rmm::trace::action::allocate) << "row " << events[i].line;
@@ -258,7 +259,7 @@ outcome rmm_run(std::string const& arguments, std::map<std::string, std::string>
 TEST(RmmRunLaunch, RunsTheProgramUnderTheShimWithAReport)
 {
   std::string const report = ::testing::TempDir() + "rmm_run_report.json";
-  auto const r = rmm_run("--report " + report + " -- " + std::string{RMM_SHIM_CLIENT} + " runtime-pairs");
+  auto const r             = rmm_run("--report " + report + " -- " + std::string{RMM_SHIM_CLIENT} + " runtime-pairs");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("allocations"), "205");
   EXPECT_THAT(r.output, HasSubstr("rmm shim report"));
@@ -350,11 +351,12 @@ TEST(ShimLibrary, NeedsNothingButLibcLibstdcxxAndTheDriverFoundAtRunTime)
 {
   // A static-runtime program, CuPy or JAX has no libcudart on its path, and a process that carries
   // one must not get a second: the shim may need only the C and C++ runtimes (libcuda is dlopened).
-  auto const needed = lines_of(std::string{"readelf -d "} + RMM_SHIM_LIBRARY +
-                               " | sed -n 's/.*(NEEDED).*\\[\\(.*\\)\\]/\\1/p'");
+  auto const needed =
+    lines_of(std::string{"readelf -d "} + RMM_SHIM_LIBRARY + " | sed -n 's/.*(NEEDED).*\\[\\(.*\\)\\]/\\1/p'");
   ASSERT_FALSE(needed.empty()) << "readelf printed nothing";
-  std::regex const allowed{"libc\\.so\\.6|libstdc\\+\\+\\.so\\.6|libgcc_s\\.so\\.1|libm\\.so\\.6|ld-linux.*|"
-                           "libdl\\.so\\.2|libpthread\\.so\\.0" RMM_SANITIZER_RUNTIMES};
+  std::regex const allowed{
+    "libc\\.so\\.6|libstdc\\+\\+\\.so\\.6|libgcc_s\\.so\\.1|libm\\.so\\.6|ld-linux.*|"
+    "libdl\\.so\\.2|libpthread\\.so\\.0" RMM_SANITIZER_RUNTIMES};
   for (auto const& library : needed) {
     EXPECT_TRUE(std::regex_match(library, allowed)) << "librmm_shim.so needs " << library;
   }

@@ -26,14 +26,14 @@ class host_upstream final : public rmm::mr::device_memory_resource {
  private:
   void* do_allocate(std::size_t bytes, rmm::cuda_stream_view) override
   {
-    void* ptr = ::operator new(bytes, std::align_val_t{rmm::CUDA_ALLOCATION_ALIGNMENT});
+    void* ptr = ::operator new (bytes, std::align_val_t{rmm::CUDA_ALLOCATION_ALIGNMENT});
     ++counters_->allocations;
     counters_->live_bytes += bytes;
     return ptr;
   }
   void do_deallocate(void* ptr, std::size_t bytes, rmm::cuda_stream_view) noexcept override
   {
-    ::operator delete(ptr, std::align_val_t{rmm::CUDA_ALLOCATION_ALIGNMENT});
+    ::operator delete (ptr, std::align_val_t{rmm::CUDA_ALLOCATION_ALIGNMENT});
     ++counters_->deallocations;
     counters_->live_bytes -= bytes;
   }

@@ -38,12 +38,11 @@ observation_controls const& controls()
 {
   static observation_controls const c = [] {
     (void)current_backend();  // loads the driver
-    return observation_controls{
-      emulator_control<rmm_emu_stream_blocked_fn>("rmm_emu_stream_blocked"),
-      emulator_control<rmm_emu_host_waiters_fn>("rmm_emu_host_waiters"),
-      emulator_control<rmm_emu_pause_next_event_record_fn>("rmm_emu_pause_next_event_record"),
-      emulator_control<rmm_emu_paused_event_records_fn>("rmm_emu_paused_event_records"),
-      emulator_control<rmm_emu_resume_event_records_fn>("rmm_emu_resume_event_records")};
+    return observation_controls{emulator_control<rmm_emu_stream_blocked_fn>("rmm_emu_stream_blocked"),
+                                emulator_control<rmm_emu_host_waiters_fn>("rmm_emu_host_waiters"),
+                                emulator_control<rmm_emu_pause_next_event_record_fn>("rmm_emu_pause_next_event_record"),
+                                emulator_control<rmm_emu_paused_event_records_fn>("rmm_emu_paused_event_records"),
+                                emulator_control<rmm_emu_resume_event_records_fn>("rmm_emu_resume_event_records")};
   }();
   return c;
 }
@@ -62,7 +61,7 @@ struct stream_gate::state {
 stream_gate::stream_gate(rmm::cuda_stream_view stream) : state_{std::make_shared<state>()}
 {
   // The host function owns a reference: the stream may reach the gate after the object is gone.
-  auto* ticket = new std::shared_ptr<state>{state_};
+  auto* ticket    = new std::shared_ptr<state>{state_};
   auto const hold = [](void* p) {
     std::unique_ptr<std::shared_ptr<state>> owned{static_cast<std::shared_ptr<state>*>(p)};
     state& s = **owned;

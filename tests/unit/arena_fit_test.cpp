@@ -62,9 +62,7 @@ TEST_F(ArenaFit, LargeBlocksFreedByDifferentThreadsCoalesce)
   rmm::mr::arena_memory_resource arena{rmm::mr::cuda_memory_resource{}, 8 * MiB};
   rmm::cuda_stream_view const default_stream{};
   std::vector<void*> blocks;
-  for (int i = 0; i < 4; ++i) {
-    blocks.push_back(arena.allocate(default_stream, 2 * MiB));
-  }
+  for (int i = 0; i < 4; ++i) { blocks.push_back(arena.allocate(default_stream, 2 * MiB)); }
   std::thread other{[&] {
     arena.deallocate(default_stream, blocks[0], 2 * MiB);
     arena.deallocate(default_stream, blocks[2], 2 * MiB);
@@ -149,7 +147,7 @@ TEST_F(ArenaFit, MixedSizesFreedByOtherThreadsNeverOverlapAndAllComeBack)
   rmm::cuda_stream_view const default_stream{};
   std::mutex mutex;
   std::map<std::uintptr_t, std::size_t> live;  // start -> bytes
-  bool overlap = false;
+  bool overlap      = false;
   auto const worker = [&](std::uint32_t seed) {
     std::mt19937 random{seed};
     for (int i = 0; i < 3000; ++i) {
@@ -181,16 +179,10 @@ TEST_F(ArenaFit, MixedSizesFreedByOtherThreadsNeverOverlapAndAllComeBack)
     }
   };
   std::vector<std::thread> threads;
-  for (std::uint32_t t = 0; t < 4; ++t) {
-    threads.emplace_back(worker, t + 1);
-  }
-  for (auto& t : threads) {
-    t.join();
-  }
+  for (std::uint32_t t = 0; t < 4; ++t) { threads.emplace_back(worker, t + 1); }
+  for (auto& t : threads) { t.join(); }
   EXPECT_FALSE(overlap) << "two live blocks overlapped";
-  for (auto const& [start, bytes] : live) {
-    arena.deallocate(default_stream, reinterpret_cast<void*>(start), bytes);
-  }
+  for (auto const& [start, bytes] : live) { arena.deallocate(default_stream, reinterpret_cast<void*>(start), bytes); }
   EXPECT_EQ(arena.statistics().allocated_bytes, 0U);
   void* everything = nullptr;
   EXPECT_NO_THROW(everything = arena.allocate(default_stream, arena_size));
@@ -244,16 +236,16 @@ std::vector<rmm::trace::event> autograd_pattern()
     std::uintptr_t pointer;
     std::size_t bytes;
   };
-  auto const allocate = [&](std::uint64_t thread, std::size_t bytes) { return tensor{log.allocate(thread, bytes), bytes}; };
-  auto const release  = [&](std::uint64_t thread, tensor t) { log.free(thread, t.pointer, t.bytes); };
+  auto const allocate = [&](std::uint64_t thread, std::size_t bytes) {
+    return tensor{log.allocate(thread, bytes), bytes};
+  };
+  auto const release = [&](std::uint64_t thread, tensor t) { log.free(thread, t.pointer, t.bytes); };
 
   std::vector<tensor> parameters;
-  for (std::size_t i = 0; i < layers; ++i) {
-    parameters.push_back(allocate(forward_thread, parameter_bytes));
-  }
+  for (std::size_t i = 0; i < layers; ++i) { parameters.push_back(allocate(forward_thread, parameter_bytes)); }
   std::uint32_t random = 12345;
   for (std::size_t step = 0; step < steps; ++step) {
-    random = random * 1103515245U + 12345U;
+    random                   = random * 1103515245U + 12345U;
     std::size_t const tokens = step == steps / 2 ? 1024 : 128 + (random >> 8) % 897;
     std::size_t const row    = tokens * width * 4;
     std::size_t const scores = tokens * tokens * heads * 4;
@@ -274,9 +266,7 @@ std::vector<rmm::trace::event> autograd_pattern()
       auto const score_gradient = allocate(backward_thread, scores);
       gradients.push_back(allocate(backward_thread, parameter_bytes));
       gradients.push_back(allocate(backward_thread, width * 4));
-      for (auto const& t : saved[layer]) {
-        release(backward_thread, t);
-      }
+      for (auto const& t : saved[layer]) { release(backward_thread, t); }
       release(backward_thread, score_gradient);
       auto const next = allocate(backward_thread, row);
       release(backward_thread, gradient);
@@ -285,13 +275,9 @@ std::vector<rmm::trace::event> autograd_pattern()
     release(backward_thread, gradient);
     auto const update = allocate(forward_thread, layers * parameter_bytes);
     release(forward_thread, update);
-    for (auto const& t : gradients) {
-      release(forward_thread, t);
-    }
+    for (auto const& t : gradients) { release(forward_thread, t); }
   }
-  for (auto const& t : parameters) {
-    release(forward_thread, t);
-  }
+  for (auto const& t : parameters) { release(forward_thread, t); }
   return log.events();
 }
 
@@ -305,11 +291,11 @@ struct fit_result {
 
 /// Replays `events` with their threads through an arena of `peak live / fill` over a simulated
 /// device (no memory is touched).
-fit_result replay_through_arena(std::vector<rmm::trace::event> const& events,
-                                std::string const& name,
-                                double fill,
-                                std::size_t shared_arena_threshold =
-                                  rmm::mr::arena_memory_resource::default_shared_arena_threshold)
+fit_result replay_through_arena(
+  std::vector<rmm::trace::event> const& events,
+  std::string const& name,
+  double fill,
+  std::size_t shared_arena_threshold = rmm::mr::arena_memory_resource::default_shared_arena_threshold)
 {
   auto const plan       = rmm::replay::make_replay_plan(events, name);
   auto const peak       = plan.facts.peak_live_bytes;

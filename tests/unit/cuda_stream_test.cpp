@@ -82,19 +82,14 @@ TEST(CudaStream, MoveTransfersOwnership)
   b.synchronize();
 }
 
-TEST(CudaStreamPool, RejectsAnEmptyPool)
-{
-  EXPECT_THROW(rmm::cuda_stream_pool{0}, rmm::logic_error);
-}
+TEST(CudaStreamPool, RejectsAnEmptyPool) { EXPECT_THROW(rmm::cuda_stream_pool{0}, rmm::logic_error); }
 
 TEST(CudaStreamPool, HandsOutEveryStreamRoundRobin)
 {
   rmm::cuda_stream_pool pool{4};
   EXPECT_EQ(pool.get_pool_size(), 4U);
   std::set<cudaStream_t> seen;
-  for (int i = 0; i < 4; ++i) {
-    seen.insert(pool.get_stream().value());
-  }
+  for (int i = 0; i < 4; ++i) { seen.insert(pool.get_stream().value()); }
   EXPECT_EQ(seen.size(), 4U);
   EXPECT_EQ(seen.count(pool.get_stream().value()), 1U);  // wraps around
   EXPECT_EQ(pool.get_stream(1), pool.get_stream(5));
@@ -116,9 +111,7 @@ TEST(CudaStreamPool, ThreadsShareThePoolSafely)
       pool.get_stream().synchronize();
     });
   }
-  for (auto& t : threads) {
-    t.join();
-  }
+  for (auto& t : threads) { t.join(); }
   EXPECT_EQ(ok.load(), 800);
 }
 

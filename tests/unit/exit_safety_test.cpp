@@ -22,9 +22,7 @@ outcome run_child(std::string const& scenario)
   if (pipe == nullptr) { return {-1, "popen failed"}; }
   std::string output;
   std::array<char, 256> chunk{};
-  while (fgets(chunk.data(), chunk.size(), pipe) != nullptr) {
-    output += chunk.data();
-  }
+  while (fgets(chunk.data(), chunk.size(), pipe) != nullptr) { output += chunk.data(); }
   int const status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), output};
 }

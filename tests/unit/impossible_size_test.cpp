@@ -137,19 +137,17 @@ subject callbacks_over_cuda()
     rmm::mr::cuda_memory_resource cuda;
   };
   auto seen = std::make_shared<calls>();
-  rmm::mr::callback_memory_resource mr{
-    [](std::size_t bytes, rmm::cuda_stream_view stream, void* arg) {
-      auto* c = static_cast<calls*>(arg);
-      ++c->allocate;
-      return c->cuda.allocate(stream, bytes);
-    },
-    [](void* ptr, std::size_t bytes, rmm::cuda_stream_view stream, void* arg) {
-      auto* c = static_cast<calls*>(arg);
-      ++c->deallocate;
-      c->cuda.deallocate(stream, ptr, bytes);
-    },
-    seen.get(),
-    seen.get()};
+  rmm::mr::callback_memory_resource mr{[](std::size_t bytes, rmm::cuda_stream_view stream, void* arg) {
+                                         auto* c = static_cast<calls*>(arg);
+                                         ++c->allocate;
+                                         return c->cuda.allocate(stream, bytes);
+                                       },
+                                       [](void* ptr, std::size_t bytes, rmm::cuda_stream_view stream, void* arg) {
+                                         auto* c = static_cast<calls*>(arg);
+                                         ++c->deallocate;
+                                         c->cuda.deallocate(stream, ptr, bytes);
+                                       },
+                                       seen.get(), seen.get()};
   return {mr, [seen] {
             return fmt::format("callbacks: {} allocate, {} free", seen->allocate.load(), seen->deallocate.load());
           }};
@@ -195,7 +193,7 @@ subject logging_over_counted_cuda()
   };
   auto below = std::make_shared<statistics_resource_adaptor>(rmm::mr::cuda_memory_resource{});
   auto sink  = std::make_shared<text_sink>();
-  auto mr = std::make_shared<rmm::mr::logging_resource_adaptor>(*below, std::vector<rmm::mr::log_sink_ptr>{sink});
+  auto mr    = std::make_shared<rmm::mr::logging_resource_adaptor>(*below, std::vector<rmm::mr::log_sink_ptr>{sink});
   return {*mr, [below, sink, mr] {
             mr->flush();
             return "upstream: " + counters(*below) + "; log: " + sink->rows;
@@ -313,8 +311,18 @@ TEST_F(ImpossibleSizeInContainers, DeviceBufferRefusesAndStaysAsItWas)
   rmm::device_buffer buffer{1000, stream_, counted_};
   rmm::test::write_tag(buffer.data(), 1000, 0x5a, stream_);
   for (auto const size : impossible_sizes()) {
-    expect_refused([&] { buffer.resize(size, stream_); return buffer.data(); }, size, "statistics_resource_adaptor");
-    expect_refused([&] { buffer.reserve(size, stream_); return buffer.data(); }, size, "statistics_resource_adaptor");
+    expect_refused(
+      [&] {
+        buffer.resize(size, stream_);
+        return buffer.data();
+      },
+      size, "statistics_resource_adaptor");
+    expect_refused(
+      [&] {
+        buffer.reserve(size, stream_);
+        return buffer.data();
+      },
+      size, "statistics_resource_adaptor");
   }
   EXPECT_EQ(buffer.size(), 1000U);
   EXPECT_EQ(buffer.capacity(), 1000U);
@@ -341,8 +349,18 @@ TEST_F(ImpossibleSizeInContainers, DeviceUvectorRefusesCountsWhoseBytesOverflowO
   expect_untouched();
 
   rmm::device_uvector<std::uint64_t> vector{10, stream_, counted_};
-  expect_refused([&] { vector.resize(size_max / 4, stream_); return vector.data(); }, size_max / 4, "device_uvector");
-  expect_refused([&] { vector.reserve(one_less_than(0), stream_); return vector.data(); }, size_max, "device_uvector");
+  expect_refused(
+    [&] {
+      vector.resize(size_max / 4, stream_);
+      return vector.data();
+    },
+    size_max / 4, "device_uvector");
+  expect_refused(
+    [&] {
+      vector.reserve(one_less_than(0), stream_);
+      return vector.data();
+    },
+    size_max, "device_uvector");
   EXPECT_EQ(vector.size(), 10U);
   rmm::device_scalar<std::int64_t> scalar{42, stream_, counted_};  // the resource still serves
   EXPECT_EQ(scalar.value(stream_), 42);
@@ -391,12 +409,17 @@ TEST(ImpossibleSizeInConstructors, FixedSizeBlocksThatCanNeverBeAllocated)
 {
   statistics_resource_adaptor counted{rmm::mr::cuda_memory_resource{}};
   for (auto const block : {size_max, size_max - 100, size_max / 2 + 1}) {
-    expect_construction_refused([&] { rmm::mr::fixed_size_memory_resource{counted, block}; },
-                                {"fixed_size_memory_resource", std::to_string(block), "block"});
+    expect_construction_refused(
+      [&] {
+        rmm::mr::fixed_size_memory_resource{counted, block};
+      },
+      {"fixed_size_memory_resource", std::to_string(block), "block"});
   }
   // 4 GiB blocks, 2^32 at a time: 16 EiB, which wraps to 0 in 64 bits.
   expect_construction_refused(
-    [&] { rmm::mr::fixed_size_memory_resource{counted, 4 * GiB, std::size_t{1} << 32}; },
+    [&] {
+      rmm::mr::fixed_size_memory_resource{counted, 4 * GiB, std::size_t{1} << 32};
+    },
     {"fixed_size_memory_resource", "4294967296", "blocks_to_preallocate"});
   EXPECT_EQ(counted.get_allocations_counter().total, 0) << "nothing may reach the upstream";
 }
@@ -405,8 +428,11 @@ TEST(ImpossibleSizeInConstructors, ArenaThatCanNeverBeAllocated)
 {
   statistics_resource_adaptor counted{rmm::mr::cuda_memory_resource{}};
   for (auto const size : {size_max, size_max - 100, size_max / 2 + 1}) {
-    expect_construction_refused([&] { rmm::mr::arena_memory_resource{counted, size}; },
-                                {"arena_memory_resource", std::to_string(size)});
+    expect_construction_refused(
+      [&] {
+        rmm::mr::arena_memory_resource{counted, size};
+      },
+      {"arena_memory_resource", std::to_string(size)});
   }
   EXPECT_EQ(counted.get_allocations_counter().total, 0) << "nothing may reach the upstream";
 }
@@ -420,7 +446,9 @@ TEST(ImpossibleSizeInConstructors, BinsThatCanNeverBeAllocated)
     expect_construction_refused([&] { binning.add_bin(size, rmm::mr::cuda_memory_resource{}); },
                                 {"binning_memory_resource", std::to_string(size)});
     expect_construction_refused(
-      [&] { rmm::mr::binning_memory_resource{counted, std::vector<std::size_t>{256, size}}; },
+      [&] {
+        rmm::mr::binning_memory_resource{counted, std::vector<std::size_t>{256, size}};
+      },
       {"binning_memory_resource", std::to_string(size)});
   }
   EXPECT_EQ(binning.bin_sizes(), (std::vector<std::size_t>{256, 4096})) << "a refused bin is not added";

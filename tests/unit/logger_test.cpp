@@ -88,7 +88,7 @@ TEST(Logger, LevelNames)
 
 TEST(DefaultLogger, MacrosWriteToStderrAtOrAboveTheLevel)
 {
-  auto& log = rmm::default_logger();
+  auto& log        = rmm::default_logger();
   auto const saved = log.level();
   log.set_level(rmm::level_enum::warn);
   testing::internal::CaptureStderr();
@@ -119,8 +119,7 @@ TEST(DefaultLoggerDeathTest, LogFileAndLevelFromEnvironment)
       rmm::default_logger().flush();
       std::exit(0);
     },
-    ::testing::ExitedWithCode(0),
-    "");
+    ::testing::ExitedWithCode(0), "");
   auto const text = read_file(path);
   EXPECT_THAT(text, HasSubstr("at debug 7"));
   EXPECT_THAT(text, Not(HasSubstr("below debug")));
@@ -136,8 +135,7 @@ TEST(DefaultLoggerDeathTest, UnknownLevelIsReportedNotIgnored)
       (void)rmm::default_logger();
       std::exit(0);
     },
-    ::testing::ExitedWithCode(0),
-    "RMM_DEBUG_LOG_LEVEL='loud' is not a log level");
+    ::testing::ExitedWithCode(0), "RMM_DEBUG_LOG_LEVEL='loud' is not a log level");
 }
 
 TEST(DefaultLoggerDeathTest, UnopenableLogFileFallsBackToStderrLoudly)
@@ -149,8 +147,7 @@ TEST(DefaultLoggerDeathTest, UnopenableLogFileFallsBackToStderrLoudly)
       rmm::default_logger().error("still reported");
       std::exit(0);
     },
-    ::testing::ExitedWithCode(0),
-    "cannot open debug log file '/nonexistent-dir/x.log'.*still reported");
+    ::testing::ExitedWithCode(0), "cannot open debug log file '/nonexistent-dir/x.log'.*still reported");
 }
 
 }  // namespace

@@ -22,9 +22,7 @@ class PerDeviceResource : public ::testing::Test {
   void SetUp() override { RMM_CUDA_TRY(cudaSetDevice(0)); }
   void TearDown() override
   {
-    for (int d = 0; d < rmm::test::device_count(); ++d) {
-      (void)reset_per_device_resource(rmm::cuda_device_id{d});
-    }
+    for (int d = 0; d < rmm::test::device_count(); ++d) { (void)reset_per_device_resource(rmm::cuda_device_id{d}); }
     RMM_CUDA_TRY(cudaSetDevice(0));
   }
 };
@@ -33,8 +31,8 @@ TEST_F(PerDeviceResource, InitialResourceIsCudaMemoryResource)
 {
   EXPECT_NE(get_current_device_resource_ref().target<cuda_memory_resource>(), nullptr);
   EXPECT_NE(get_current_device_resource().target<cuda_memory_resource>(), nullptr);
-  EXPECT_TRUE(get_current_device_resource_ref() == rmm::device_async_resource_ref{
-                                                     *get_current_device_resource().target<cuda_memory_resource>()});
+  EXPECT_TRUE(get_current_device_resource_ref() ==
+              rmm::device_async_resource_ref{*get_current_device_resource().target<cuda_memory_resource>()});
 }
 
 TEST_F(PerDeviceResource, SetReturnsThePreviousAndGetSeesTheNew)
@@ -143,9 +141,7 @@ TEST_F(PerDeviceResource, ConcurrentGetSetAndAllocate)
       }
     });
   }
-  for (auto& t : threads) {
-    t.join();
-  }
+  for (auto& t : threads) { t.join(); }
   EXPECT_EQ(failures.load(), 0);
 }
 

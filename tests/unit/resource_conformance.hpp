@@ -53,7 +53,6 @@ class ResourceConformance : public ::testing::Test {
 
 TYPED_TEST_SUITE_P(ResourceConformance);
 
-
 // A zero-byte request may return null or a pointer, but never one that aliases other memory:
 // neither the start of, nor a pointer inside, any live allocation (earlier or later), nor another
 // live zero-byte result. Allocating and freeing such blocks must leave every other block intact
@@ -66,7 +65,7 @@ TYPED_TEST_P(ResourceConformance, ZeroBytes)
     std::uint8_t tag;
   };
   std::vector<block> neighbours;
-  std::uint8_t next_tag = 1;
+  std::uint8_t next_tag     = 1;
   auto const add_neighbours = [&] {
     for (std::size_t bytes : {std::size_t{1}, std::size_t{256}, std::size_t{4096}, std::size_t{65537}}) {
       bytes     = std::min(bytes, max_request_of<TypeParam>());
@@ -80,8 +79,7 @@ TYPED_TEST_P(ResourceConformance, ZeroBytes)
     for (auto const& n : neighbours) {
       auto const start = reinterpret_cast<std::uintptr_t>(n.ptr);
       if (addr >= start && addr < start + n.bytes) {
-        return "lies inside the live " + std::to_string(n.bytes) + "-byte block at " +
-               std::to_string(start);
+        return "lies inside the live " + std::to_string(n.bytes) + "-byte block at " + std::to_string(start);
       }
     }
     return {};
@@ -110,8 +108,8 @@ TYPED_TEST_P(ResourceConformance, ZeroBytes)
     }
   }
   for (auto const& n : neighbours) {
-    EXPECT_TRUE(has_tag(n.ptr, n.bytes, n.tag, this->stream_)) << "the " << n.bytes << "-byte block at " << n.ptr
-                                                               << " changed";
+    EXPECT_TRUE(has_tag(n.ptr, n.bytes, n.tag, this->stream_))
+      << "the " << n.bytes << "-byte block at " << n.ptr << " changed";
   }
   // Freeing the zero-byte blocks gave no live memory back: new blocks land elsewhere.
   std::vector<block> const earlier = neighbours;
@@ -121,13 +119,13 @@ TYPED_TEST_P(ResourceConformance, ZeroBytes)
     for (auto const& e : earlier) {
       auto const e_start = reinterpret_cast<std::uintptr_t>(e.ptr);
       EXPECT_TRUE(start + neighbours[i].bytes <= e_start || e_start + e.bytes <= start)
-        << "a new " << neighbours[i].bytes << "-byte block at " << neighbours[i].ptr << " overlaps the live "
-        << e.bytes << "-byte block at " << e.ptr;
+        << "a new " << neighbours[i].bytes << "-byte block at " << neighbours[i].ptr << " overlaps the live " << e.bytes
+        << "-byte block at " << e.ptr;
     }
   }
   for (auto const& n : neighbours) {
-    EXPECT_TRUE(has_tag(n.ptr, n.bytes, n.tag, this->stream_)) << "the " << n.bytes << "-byte block at " << n.ptr
-                                                               << " changed";
+    EXPECT_TRUE(has_tag(n.ptr, n.bytes, n.tag, this->stream_))
+      << "the " << n.bytes << "-byte block at " << n.ptr << " changed";
     this->mr().deallocate(this->stream_, n.ptr, n.bytes);
   }
 }
@@ -234,9 +232,8 @@ TYPED_TEST_P(ResourceConformance, RandomMixedSequenceKeepsBlocksDisjointAndIntac
   };
   for (int step = 0; step < 600; ++step) {
     if (live.empty() || rng() % 100 < 60) {
-      auto const bytes =
-        std::min(static_cast<std::size_t>(std::exp2(log_size(rng))), max_request_of<TypeParam>());
-      void* ptr = this->mr().allocate(this->stream_, bytes);
+      auto const bytes = std::min(static_cast<std::size_t>(std::exp2(log_size(rng))), max_request_of<TypeParam>());
+      void* ptr        = this->mr().allocate(this->stream_, bytes);
       auto const addr  = reinterpret_cast<std::uintptr_t>(ptr);
       // Disjoint from both neighbours.
       auto next = live.lower_bound(addr);
@@ -254,9 +251,7 @@ TYPED_TEST_P(ResourceConformance, RandomMixedSequenceKeepsBlocksDisjointAndIntac
       free_one(it);
     }
   }
-  while (!live.empty()) {
-    free_one(live.begin());
-  }
+  while (!live.empty()) { free_one(live.begin()); }
 }
 
 // Threads share one resource, each on its own stream, each keeping up to 64 blocks of random
@@ -317,14 +312,10 @@ TYPED_TEST_P(ResourceConformance, ManyThreadsEachOnItsOwnStream)
           free_one(rng() % live.size());
         }
       }
-      while (!live.empty()) {
-        free_one(live.size() - 1);
-      }
+      while (!live.empty()) { free_one(live.size() - 1); }
     });
   }
-  for (auto& w : workers) {
-    w.join();
-  }
+  for (auto& w : workers) { w.join(); }
   EXPECT_EQ(overlaps.load(), 0) << "blocks handed out while overlapping another thread's live block";
   EXPECT_EQ(clobbered.load(), 0) << "blocks whose tag another thread overwrote";
 }

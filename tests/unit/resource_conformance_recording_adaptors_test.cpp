@@ -6,10 +6,7 @@
 namespace rmm::test {
 namespace {
 
-INSTANTIATE_TYPED_TEST_SUITE_P(RecordingAdaptors,
-                               ResourceConformance,
-                               recording_adaptor_factories,
-                               factory_names);
+INSTANTIATE_TYPED_TEST_SUITE_P(RecordingAdaptors, ResourceConformance, recording_adaptor_factories, factory_names);
 
 }  // namespace
 }  // namespace rmm::test

@@ -36,7 +36,7 @@
 namespace rmm::test {
 
 struct cuda_factory {
-  static constexpr char const* name = "cuda";
+  static constexpr char const* name          = "cuda";
   static constexpr char const* resource_name = "cuda_memory_resource";  // as error messages name it
   static constexpr bool instances_equal{true};  // two make() results can free each other's memory
   static constexpr std::size_t large_size{std::size_t{1} << 30};
@@ -45,7 +45,7 @@ struct cuda_factory {
 };
 
 struct managed_factory {
-  static constexpr char const* name = "managed";
+  static constexpr char const* name          = "managed";
   static constexpr char const* resource_name = "managed_memory_resource";  // as error messages name it
   static constexpr bool instances_equal{true};
   static constexpr std::size_t large_size{std::size_t{1} << 28};
@@ -54,7 +54,7 @@ struct managed_factory {
 };
 
 struct pinned_host_factory {
-  static constexpr char const* name = "pinned_host";
+  static constexpr char const* name          = "pinned_host";
   static constexpr char const* resource_name = "pinned_host_memory_resource";  // as error messages name it
   static constexpr bool instances_equal{true};
   static constexpr std::size_t large_size{std::size_t{1} << 28};
@@ -63,7 +63,7 @@ struct pinned_host_factory {
 };
 
 struct system_factory {
-  static constexpr char const* name = "system";
+  static constexpr char const* name          = "system";
   static constexpr char const* resource_name = "system_memory_resource";  // as error messages name it
   static constexpr bool instances_equal{true};
   static constexpr std::size_t large_size{std::size_t{1} << 28};
@@ -73,22 +73,23 @@ struct system_factory {
   {
     return rmm::mr::is_system_memory_supported(rmm::get_current_cuda_device())
              ? std::string{}
-             : std::string{"the device cannot access pageable memory (no HMM/ATS); the constructor's refusal is "
-                           "tested by SystemMemoryResource.*"};
+             : std::string{
+                 "the device cannot access pageable memory (no HMM/ATS); the constructor's refusal is "
+                 "tested by SystemMemoryResource.*"};
   }
 };
 
 struct cuda_async_factory {
-  static constexpr char const* name = "cuda_async";
+  static constexpr char const* name          = "cuda_async";
   static constexpr char const* resource_name = "cuda_async_memory_resource";  // as error messages name it
-  static constexpr bool instances_equal{false};  // each owns its pool
+  static constexpr bool instances_equal{false};                               // each owns its pool
   static constexpr std::size_t large_size{std::size_t{1} << 30};
   static std::string unavailable_reason() { return {}; }
   static rmm::mr::cuda_async_memory_resource make() { return rmm::mr::cuda_async_memory_resource{}; }
 };
 
 struct cuda_async_primed_factory {
-  static constexpr char const* name = "cuda_async_primed";
+  static constexpr char const* name          = "cuda_async_primed";
   static constexpr char const* resource_name = "cuda_async_memory_resource";  // as error messages name it
   static constexpr bool instances_equal{false};
   static constexpr std::size_t large_size{std::size_t{1} << 30};
@@ -101,7 +102,7 @@ struct cuda_async_primed_factory {
 };
 
 struct cuda_async_view_factory {
-  static constexpr char const* name = "cuda_async_view";
+  static constexpr char const* name          = "cuda_async_view";
   static constexpr char const* resource_name = "cuda_async_view_memory_resource";  // as error messages name it
   static constexpr bool instances_equal{true};  // both view the device's default pool
   static constexpr std::size_t large_size{std::size_t{1} << 30};
@@ -147,10 +148,7 @@ struct pool_over_async_factory {
   static constexpr bool instances_equal{false};
   static constexpr std::size_t large_size{std::size_t{1} << 30};
   static std::string unavailable_reason() { return {}; }
-  static rmm::mr::pool_memory_resource make()
-  {
-    return {rmm::mr::cuda_async_memory_resource{}, std::size_t{32} << 20};
-  }
+  static rmm::mr::pool_memory_resource make() { return {rmm::mr::cuda_async_memory_resource{}, std::size_t{32} << 20}; }
 };
 
 struct fixed_size_factory {
@@ -206,8 +204,7 @@ struct callback_factory {
       [](void* ptr, std::size_t bytes, rmm::cuda_stream_view stream, void* arg) {
         static_cast<rmm::mr::cuda_memory_resource*>(arg)->deallocate(stream, ptr, bytes);
       },
-      &cuda,
-      &cuda};
+      &cuda, &cuda};
   }
 };
 
@@ -301,8 +298,7 @@ struct failure_callback_factory {
   static rmm::mr::failure_callback_resource_adaptor<> make()
   {
     return rmm::mr::failure_callback_resource_adaptor<>{
-      rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0},
-      [](std::size_t, void*) { return false; },
+      rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0}, [](std::size_t, void*) { return false; },
       nullptr};
   }
 };
@@ -344,16 +340,15 @@ constexpr std::size_t max_request_of()
 
 /// The conformance suite's groups: each is instantiated in its own translation unit, so that they
 /// compile in parallel. Together they are all_resource_factories and aligned_every_size_factory.
-using runtime_resource_factories =
-  ::testing::Types<cuda_factory, managed_factory, pinned_host_factory, system_factory>;
+using runtime_resource_factories = ::testing::Types<cuda_factory, managed_factory, pinned_host_factory, system_factory>;
 using cuda_async_resource_factories =
   ::testing::Types<cuda_async_factory, cuda_async_primed_factory, cuda_async_view_factory>;
 using pool_resource_factories = ::testing::Types<pool_factory, pool_bounded_factory, pool_over_async_factory>;
 using other_suballocator_factories =
   ::testing::Types<fixed_size_factory, binning_factory, arena_factory, callback_factory>;
-using recording_adaptor_factories  = ::testing::Types<logging_factory, statistics_factory, tracking_factory>;
-using request_adaptor_factories    = ::testing::Types<limiting_factory, aligned_factory, aligned_every_size_factory>;
-using call_adaptor_factories       = ::testing::Types<failure_callback_factory, thread_safe_factory, prefetch_factory>;
+using recording_adaptor_factories = ::testing::Types<logging_factory, statistics_factory, tracking_factory>;
+using request_adaptor_factories   = ::testing::Types<limiting_factory, aligned_factory, aligned_every_size_factory>;
+using call_adaptor_factories      = ::testing::Types<failure_callback_factory, thread_safe_factory, prefetch_factory>;
 
 /// Every resource the trace replay runs through.
 using all_resource_factories = ::testing::Types<cuda_factory,
@@ -381,7 +376,10 @@ using all_resource_factories = ::testing::Types<cuda_factory,
 
 struct factory_names {
   template <class Factory>
-  static std::string GetName(int) { return Factory::name; }
+  static std::string GetName(int)
+  {
+    return Factory::name;
+  }
 };
 
 }  // namespace rmm::test

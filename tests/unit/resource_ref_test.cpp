@@ -29,7 +29,10 @@ class counting_resource {
     state_->last_stream = stream.get();
     return std::malloc(bytes == 0 ? 1 : bytes);
   }
-  void deallocate(cuda::stream_ref stream, void* ptr, std::size_t, std::size_t = rmm::CUDA_ALLOCATION_ALIGNMENT) noexcept
+  void deallocate(cuda::stream_ref stream,
+                  void* ptr,
+                  std::size_t,
+                  std::size_t = rmm::CUDA_ALLOCATION_ALIGNMENT) noexcept
   {
     ++state_->deallocations;
     state_->last_stream = stream.get();

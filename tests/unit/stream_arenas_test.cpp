@@ -39,12 +39,8 @@ void churn_streams(rmm::mr::pool_memory_resource& pool, int count)
   for (int s = 0; s < count; ++s) {
     rmm::cuda_stream stream;
     std::array<void*, 4> blocks{};
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      blocks[i] = pool.allocate(stream, (i + 1) * 64 * KiB);
-    }
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      pool.deallocate(stream, blocks[i], (i + 1) * 64 * KiB);
-    }
+    for (std::size_t i = 0; i < blocks.size(); ++i) { blocks[i] = pool.allocate(stream, (i + 1) * 64 * KiB); }
+    for (std::size_t i = 0; i < blocks.size(); ++i) { pool.deallocate(stream, blocks[i], (i + 1) * 64 * KiB); }
   }
 }
 
@@ -90,9 +86,7 @@ TEST_F(StreamArenas, PerThreadDefaultStreamsOfExitedThreadsDoNotAccumulate)
         pool.deallocate(rmm::cuda_stream_per_thread, p, 256 * KiB);
       });
     }
-    for (auto& t : threads) {
-      t.join();
-    }
+    for (auto& t : threads) { t.join(); }
   }
   EXPECT_LE(pool.statistics().stream_arenas, 260U);
   EXPECT_LE(pool.pool_size(), 64 * MiB);
@@ -116,9 +110,7 @@ TEST_F(StreamArenas, DoubleFreeIsReportedAndNeverHandsTheBlockOutTwice)
   auto const stats = pool.statistics();
   EXPECT_EQ(stats.allocated_bytes, 3 * MiB);
   EXPECT_EQ(stats.free_bytes, 5 * MiB);
-  for (void* p : {first, second, b}) {
-    pool.deallocate(stream, p, MiB);
-  }
+  for (void* p : {first, second, b}) { pool.deallocate(stream, p, MiB); }
   EXPECT_EQ(pool.statistics().allocated_bytes, 0U);
 }
 
@@ -150,9 +142,7 @@ TEST_F(StreamArenas, ArenaResourceThreadsComeAndGoWithoutAccumulatingArenas)
         arena.deallocate(rmm::cuda_stream_view{}, p, 256 * KiB);
       });
     }
-    for (auto& t : threads) {
-      t.join();
-    }
+    for (auto& t : threads) { t.join(); }
   }
   EXPECT_LE(arena.statistics().stream_arenas, 260U);
 }
@@ -185,11 +175,11 @@ TEST_F(StreamArenas, ManyThreadsOnManyStreamsReserveAtMostTwiceTheirPeak)
       for (int op = 0; op < 600; ++op) {
         if (blocks.size() < 32 && (blocks.empty() || rng() % 100 < 55)) {
           auto const w      = rng() % 11;
-          auto const stream = w < 8 ? shared[w].view()
+          auto const stream = w < 8    ? shared[w].view()
                               : w == 8 ? rmm::cuda_stream_per_thread
                               : w == 9 ? rmm::cuda_stream_legacy
                                        : own.view();
-          auto const size = 256 + rng() % (4 * MiB);
+          auto const size   = 256 + rng() % (4 * MiB);
           blocks.push_back({pool.allocate(stream, size), size, stream});
           raise(peak_live, live.fetch_add(size) + size);
           raise(peak_reserved, pool.pool_size());
@@ -201,14 +191,10 @@ TEST_F(StreamArenas, ManyThreadsOnManyStreamsReserveAtMostTwiceTheirPeak)
           blocks.pop_back();
         }
       }
-      for (auto const& b : blocks) {
-        pool.deallocate(b.stream, b.ptr, b.size);
-      }
+      for (auto const& b : blocks) { pool.deallocate(b.stream, b.ptr, b.size); }
     });
   }
-  for (auto& t : threads) {
-    t.join();
-  }
+  for (auto& t : threads) { t.join(); }
   RMM_CUDA_TRY(cudaDeviceSynchronize());
   // Growth is in steps of at least 32 MiB: allow one step on top of twice the peak.
   EXPECT_LE(peak_reserved.load(), 2 * peak_live.load() + 32 * MiB)

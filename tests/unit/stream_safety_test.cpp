@@ -47,9 +47,9 @@ using namespace std::chrono_literals;
 constexpr std::size_t block          = std::size_t{64} << 10;  // every request is a multiple of it
 constexpr std::uint8_t held_value    = 0xAA;                   // written by work held behind a gate
 constexpr std::uint8_t taker_value   = 0xBB;                   // written by whoever takes the memory next
-constexpr std::size_t busy_blocks    = 96;  // blocks a stream allocates; it frees every other one
-constexpr std::size_t large_blocks   = 4;   // one larger block (coalescing resources): only it fits
-constexpr std::size_t reserve_blocks = 2;   // left unallocated: serves the freeing stream's miss
+constexpr std::size_t busy_blocks    = 96;                     // blocks a stream allocates; it frees every other one
+constexpr std::size_t large_blocks   = 4;                      // one larger block (coalescing resources): only it fits
+constexpr std::size_t reserve_blocks = 2;                      // left unallocated: serves the freeing stream's miss
 constexpr std::size_t large_bytes    = large_blocks * block;
 
 // ---- the resources -----------------------------------------------------------------------------------
@@ -118,9 +118,7 @@ struct busy_stream {
 busy_stream allocate_busy(rmm::mr::any_device_resource& mr, resource_kind const& kind, rmm::cuda_stream_view stream)
 {
   busy_stream busy;
-  for (std::size_t i = 0; i < busy_blocks; ++i) {
-    busy.smalls.push_back(mr.allocate(stream, block));
-  }
+  for (std::size_t i = 0; i < busy_blocks; ++i) { busy.smalls.push_back(mr.allocate(stream, block)); }
   if (kind.coalesces) { busy.large = mr.allocate(stream, large_bytes); }
   return busy;
 }
@@ -181,16 +179,14 @@ handover take_while_gated(rmm::mr::any_device_resource& mr,
                           rmm::cuda_stream_view taker,
                           std::size_t bytes,
                           std::vector<stream_gate*> const& gates,
-                          host_wait expectation        = host_wait::allowed,
+                          host_wait expectation         = host_wait::allowed,
                           thread_launcher const& launch = on_a_new_thread)
 {
   handover result;
   std::atomic<bool> allocated{false};
   stream_state taker_state{stream_state::pending};
   auto const open_gates = [&gates] {
-    for (auto* gate : gates) {
-      gate->open();
-    }
+    for (auto* gate : gates) { gate->open(); }
   };
   std::future<void*> taking = launch([&]() -> void* {
     RMM_CUDA_TRY(cudaSetDevice(0));
@@ -234,9 +230,7 @@ std::optional<void*> allocate_without_waiting(rmm::mr::any_device_resource& mr,
     return mr.allocate(stream, bytes);
   });
   if (returns_without_waiting(running)) { return running.get(); }
-  for (auto* gate : gates) {
-    gate->open();
-  }
+  for (auto* gate : gates) { gate->open(); }
   mr.deallocate(stream, running.get(), bytes);
   return std::nullopt;
 }
@@ -312,9 +306,7 @@ class thread_with_id {
       released_ = true;
     }
     cv_.notify_all();
-    for (auto& t : threads_) {
-      t.join();
-    }
+    for (auto& t : threads_) { t.join(); }
   }
   thread_with_id(thread_with_id const&)            = delete;
   thread_with_id& operator=(thread_with_id const&) = delete;
@@ -478,9 +470,7 @@ TEST_P(StreamSafety, MemoryReclaimedFromEveryStreamWaitsForAllTheirWork)
   std::size_t const request = kind.coalesces ? blocks * block : block;
   auto mr                   = kind.make(blocks);
   std::vector<void*> all;
-  for (std::size_t i = 0; i < blocks; ++i) {
-    all.push_back(mr.allocate(c_, block));
-  }
+  for (std::size_t i = 0; i < blocks; ++i) { all.push_back(mr.allocate(c_, block)); }
   stream_gate gate_a{a_};
   stream_gate gate_b{b_};
   for (std::size_t i = 0; i < blocks; ++i) {
@@ -552,9 +542,7 @@ TEST_P(StreamSafety, StreamCreatedWithADestroyedStreamsHandleIsAnotherStream)
     std::vector<cudaStream_t>& streams;
     ~streams_destroyer()
     {
-      for (auto s : streams) {
-        RMM_ASSERT_CUDA_SUCCESS(cudaStreamDestroy(s));
-      }
+      for (auto s : streams) { RMM_ASSERT_CUDA_SUCCESS(cudaStreamDestroy(s)); }
     }
   } const destroyer{created};
 
@@ -591,9 +579,7 @@ TEST_P(CoalescingStreamSafety, FreeAfterTheLastRecordIsNotHandedOverOnThatEvent)
   auto const& kind = GetParam();
   auto mr          = kind.make(busy_capacity(kind));
   auto busy        = allocate_busy(mr, kind, a_);
-  for (std::size_t i = 0; i < busy_blocks; i += 2) {
-    mr.deallocate(a_, busy.smalls[i], block);
-  }
+  for (std::size_t i = 0; i < busy_blocks; i += 2) { mr.deallocate(a_, busy.smalls[i], block); }
   void* missed     = mr.allocate(a_, reserve_blocks * block);  // larger than any hole: a miss
   auto const probe = allocate_without_waiting(mr, b_, block);
   ASSERT_TRUE(probe.has_value()) << "the frees were not handed over on an event: the case needs one";
@@ -681,15 +667,15 @@ TEST(PoolStreamSafety, ReleaseReusesMemoryOnlyAfterEveryStreamsWork)
   rmm::cuda_stream a{rmm::cuda_stream::flags::non_blocking};
   rmm::cuda_stream c{rmm::cuda_stream::flags::non_blocking};
   rmm::mr::any_device_resource mr{make_pool(2)};
-  auto* pool       = mr.target<rmm::mr::pool_memory_resource>();
+  auto* pool = mr.target<rmm::mr::pool_memory_resource>();
   ASSERT_NE(pool, nullptr);
-  void* freed      = mr.allocate(c, block);
-  void* kept       = mr.allocate(c, block);  // in use: release() cannot give the chunk back
+  void* freed = mr.allocate(c, block);
+  void* kept  = mr.allocate(c, block);  // in use: release() cannot give the chunk back
   std::future<std::size_t> releasing;
   stream_gate gate{a};
   fill(freed, block, held_value, a);
   mr.deallocate(a, freed, block);
-  releasing = std::async(std::launch::async, [pool] {
+  releasing               = std::async(std::launch::async, [pool] {
     RMM_CUDA_TRY(cudaSetDevice(0));
     return pool->release();
   });

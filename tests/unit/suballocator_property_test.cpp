@@ -50,9 +50,7 @@ void check_invariants(Engine const& engine, live_map const& live, bool expect_co
     int owner;  // -1: live
   };
   std::vector<tagged> all;
-  for (auto const& [start, size] : live) {
-    all.push_back({{start, size}, -1});
-  }
+  for (auto const& [start, size] : live) { all.push_back({{start, size}, -1}); }
   std::size_t free_total = 0;
   for (int o = 0; o < static_cast<int>(owners.size()); ++o) {
     for (auto const& r : owners[static_cast<std::size_t>(o)]) {
@@ -63,22 +61,19 @@ void check_invariants(Engine const& engine, live_map const& live, bool expect_co
   std::sort(all.begin(), all.end(), [](auto const& a, auto const& b) { return a.range.start < b.range.start; });
 
   std::size_t reserved = 0;
-  for (auto const& c : chunks) {
-    reserved += c.size;
-  }
+  for (auto const& c : chunks) { reserved += c.size; }
   std::size_t accounted = 0;
   for (std::size_t i = 0; i < all.size(); ++i) {
     auto const& r = all[i].range;
     ASSERT_TRUE(rmm::is_aligned(r.start, 256)) << "misaligned range at " << r.start;
     ASSERT_GT(r.size, 0U);
     if (i + 1 < all.size()) {
-      ASSERT_LE(r.start + r.size, all[i + 1].range.start)
-        << "overlap: [" << r.start << ", +" << r.size << ") owner " << all[i].owner << " and next owner "
-        << all[i + 1].owner;
+      ASSERT_LE(r.start + r.size, all[i + 1].range.start) << "overlap: [" << r.start << ", +" << r.size << ") owner "
+                                                          << all[i].owner << " and next owner " << all[i + 1].owner;
     }
     // Inside exactly one chunk.
-    auto chunk = std::upper_bound(
-      chunks.begin(), chunks.end(), r.start, [](std::uintptr_t s, memory_range const& c) { return s < c.start; });
+    auto chunk = std::upper_bound(chunks.begin(), chunks.end(), r.start,
+                                  [](std::uintptr_t s, memory_range const& c) { return s < c.start; });
     ASSERT_NE(chunk, chunks.begin()) << "range below every chunk";
     --chunk;
     ASSERT_LE(r.start + r.size, chunk->start + chunk->size) << "range straddles or leaves its chunk";
@@ -96,8 +91,8 @@ void check_invariants(Engine const& engine, live_map const& live, bool expect_co
       bool const touching = ranges[i].start + ranges[i].size == ranges[i + 1].start;
       bool const chunk_edge =
         std::any_of(chunks.begin(), chunks.end(), [&](auto const& c) { return c.start == ranges[i + 1].start; });
-      ASSERT_FALSE(touching && !chunk_edge) << "adjacent free ranges of one owner were not coalesced at "
-                                            << ranges[i + 1].start;
+      ASSERT_FALSE(touching && !chunk_edge)
+        << "adjacent free ranges of one owner were not coalesced at " << ranges[i + 1].start;
     }
   }
 }
@@ -105,9 +100,9 @@ void check_invariants(Engine const& engine, live_map const& live, bool expect_co
 std::size_t random_size(std::mt19937_64& rng)
 {
   switch (rng() % 4) {
-    case 0: return 1 + rng() % 512;                 // tiny
-    case 1: return 1 + rng() % (64 << 10);          // small
-    case 2: return 1 + rng() % (1 << 20);           // medium
+    case 0: return 1 + rng() % 512;                      // tiny
+    case 1: return 1 + rng() % (64 << 10);               // small
+    case 2: return 1 + rng() % (1 << 20);                // medium
     default: return 1 + rng() % (std::size_t{6} << 20);  // large: above the growth step
   }
 }
@@ -115,8 +110,8 @@ std::size_t random_size(std::mt19937_64& rng)
 TEST(SuballocatorProperties, RandomSequenceOverStreamsKeepsEveryInvariant)
 {
   RMM_CUDA_TRY(cudaSetDevice(0));
-  stream_ordered_suballocator<coalescing_free_list> engine{
-    host_upstream{}, pool_like(std::size_t{8} << 20), [] { return coalescing_free_list{}; }};
+  stream_ordered_suballocator<coalescing_free_list> engine{host_upstream{}, pool_like(std::size_t{8} << 20),
+                                                           [] { return coalescing_free_list{}; }};
   std::vector<rmm::cuda_stream> streams(4);
   std::mt19937_64 rng{1234};
   live_map live;
@@ -134,9 +129,7 @@ TEST(SuballocatorProperties, RandomSequenceOverStreamsKeepsEveryInvariant)
     }
     ASSERT_NO_FATAL_FAILURE(check_invariants(engine, live)) << "after step " << step;
   }
-  for (auto const& [start, size] : live) {
-    engine.deallocate(reinterpret_cast<void*>(start), size, streams[0]);
-  }
+  for (auto const& [start, size] : live) { engine.deallocate(reinterpret_cast<void*>(start), size, streams[0]); }
   live.clear();
   check_invariants(engine, live);
   // With everything free, release() returns every chunk.
@@ -148,8 +141,8 @@ TEST(SuballocatorProperties, RandomSequenceOverStreamsKeepsEveryInvariant)
 TEST(SuballocatorProperties, ManyThreadsOwnStreamsAndCrossThreadFrees)
 {
   RMM_CUDA_TRY(cudaSetDevice(0));
-  stream_ordered_suballocator<coalescing_free_list> engine{
-    host_upstream{}, pool_like(std::size_t{16} << 20), [] { return coalescing_free_list{}; }};
+  stream_ordered_suballocator<coalescing_free_list> engine{host_upstream{}, pool_like(std::size_t{16} << 20),
+                                                           [] { return coalescing_free_list{}; }};
   constexpr int threads = 8;
   std::mutex shared_mutex;
   live_map shared;  // blocks any thread may free
@@ -199,9 +192,7 @@ TEST(SuballocatorProperties, ManyThreadsOwnStreamsAndCrossThreadFrees)
       }
     });
   }
-  for (auto& w : workers) {
-    w.join();
-  }
+  for (auto& w : workers) { w.join(); }
   EXPECT_EQ(failures.load(), 0) << "a block was handed out twice";
   check_invariants(engine, shared);
 }
@@ -239,8 +230,8 @@ TEST(SuballocatorProperties, NeverGrowsPastTheMaximum)
 {
   RMM_CUDA_TRY(cudaSetDevice(0));
   constexpr std::size_t maximum = std::size_t{24} << 20;
-  stream_ordered_suballocator<coalescing_free_list> engine{
-    host_upstream{}, pool_like(0, maximum), [] { return coalescing_free_list{}; }};
+  stream_ordered_suballocator<coalescing_free_list> engine{host_upstream{}, pool_like(0, maximum),
+                                                           [] { return coalescing_free_list{}; }};
   rmm::cuda_stream stream;
   std::mt19937_64 rng{5};
   live_map live;

@@ -43,13 +43,9 @@ TEST_F(Suballocator, FreeMemoryScatteredOverStreamsIsCoalescedBeforeGivingUp)
   rmm::cuda_stream b;
   rmm::cuda_stream c;
   std::vector<void*> blocks;
-  for (int i = 0; i < 16; ++i) {
-    blocks.push_back(pool.allocate(c, MiB));
-  }
+  for (int i = 0; i < 16; ++i) { blocks.push_back(pool.allocate(c, MiB)); }
   c.synchronize();
-  for (int i = 0; i < 16; ++i) {
-    pool.deallocate(i % 2 == 0 ? a : b, blocks[static_cast<std::size_t>(i)], MiB);
-  }
+  for (int i = 0; i < 16; ++i) { pool.deallocate(i % 2 == 0 ? a : b, blocks[static_cast<std::size_t>(i)], MiB); }
   void* big = nullptr;
   EXPECT_NO_THROW(big = pool.allocate(c, 8 * MiB));
   pool.deallocate(c, big, 8 * MiB);
@@ -118,9 +114,7 @@ TEST_F(Suballocator, StatisticsReportHolesAndFragmentation)
   rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 8 * MiB, 8 * MiB};
   rmm::cuda_stream stream;
   std::vector<void*> blocks;
-  for (int i = 0; i < 8; ++i) {
-    blocks.push_back(pool.allocate(stream, MiB));
-  }
+  for (int i = 0; i < 8; ++i) { blocks.push_back(pool.allocate(stream, MiB)); }
   for (int i = 0; i < 8; i += 2) {
     pool.deallocate(stream, blocks[static_cast<std::size_t>(i)], MiB);  // four 1 MiB holes
   }
@@ -141,9 +135,7 @@ TEST_F(Suballocator, StatisticsReportHolesAndFragmentation)
     EXPECT_THAT(e.what(), HasSubstr("4.00 MiB is free in 4 block(s)"));
     EXPECT_THAT(e.what(), HasSubstr("largest free block is 1.00 MiB (fragmentation 75.0%)"));
   }
-  for (int i = 1; i < 8; i += 2) {
-    pool.deallocate(stream, blocks[static_cast<std::size_t>(i)], MiB);
-  }
+  for (int i = 1; i < 8; i += 2) { pool.deallocate(stream, blocks[static_cast<std::size_t>(i)], MiB); }
   EXPECT_EQ(pool.statistics().free_bytes, 8 * MiB);
   void* whole = pool.allocate(stream, 8 * MiB);  // all holes coalesce once their neighbours are free
   EXPECT_EQ(pool.statistics().free_blocks, 0U);
@@ -190,9 +182,7 @@ TEST_F(Suballocator, FixedSizeServesOneBlockPerRequest)
   EXPECT_EQ(fixed.statistics().reserved_bytes, 4096U) << "one batch preallocated";
   rmm::cuda_stream stream;
   std::vector<void*> blocks;
-  for (int i = 0; i < 6; ++i) {
-    blocks.push_back(fixed.allocate(stream, 1 + static_cast<std::size_t>(i) * 100));
-  }
+  for (int i = 0; i < 6; ++i) { blocks.push_back(fixed.allocate(stream, 1 + static_cast<std::size_t>(i) * 100)); }
   EXPECT_EQ(fixed.statistics().reserved_bytes, 8192U) << "grew by one batch";
   EXPECT_EQ(fixed.statistics().allocated_bytes, 6144U);
   try {
@@ -201,9 +191,7 @@ TEST_F(Suballocator, FixedSizeServesOneBlockPerRequest)
   } catch (rmm::bad_alloc const& e) {
     EXPECT_THAT(e.what(), HasSubstr("its blocks are 1.00 KiB"));
   }
-  for (auto* p : blocks) {
-    fixed.deallocate(stream, p, 1);
-  }
+  for (auto* p : blocks) { fixed.deallocate(stream, p, 1); }
   EXPECT_EQ(fixed.statistics().free_blocks, 8U);
 }
 
@@ -222,7 +210,7 @@ TEST_F(Suballocator, BinningRoutesBySizeAndFallsThrough)
   EXPECT_EQ(sizes.front(), 256U);
   EXPECT_EQ(sizes.back(), MiB);
   rmm::cuda_stream stream;
-  void* small = binning.allocate(stream, 300);  // the 512 B bin
+  void* small = binning.allocate(stream, 300);      // the 512 B bin
   void* large = binning.allocate(stream, 3 * MiB);  // falls through to cudaMalloc
   cudaPointerAttributes attributes{};
   RMM_CUDA_TRY(cudaPointerGetAttributes(&attributes, large));
@@ -293,9 +281,7 @@ TEST_F(Suballocator, ArenaHasAFixedSizeAndGivesEachThreadItsOwnArena)
       }
     });
   }
-  for (auto& t : threads) {
-    t.join();
-  }
+  for (auto& t : threads) { t.join(); }
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(arena.statistics().reserved_bytes, 64 * MiB) << "the arena never grows";
   try {
@@ -317,7 +303,8 @@ TEST_F(Suballocator, ArenaFreesFromAnyThread)
   std::thread other{[&] {
     RMM_CUDA_TRY(cudaSetDevice(0));
     for (int i = 0; i < 64; ++i) {
-      arena.deallocate(rmm::cuda_stream_view{}, blocks[static_cast<std::size_t>(i)], 1000 + static_cast<std::size_t>(i));
+      arena.deallocate(rmm::cuda_stream_view{}, blocks[static_cast<std::size_t>(i)],
+                       1000 + static_cast<std::size_t>(i));
     }
   }};
   other.join();
@@ -336,8 +323,7 @@ TEST_F(Suballocator, CallbackResourceCallsBackAndRejectsNull)
       ++static_cast<log*>(arg)->allocations;
       return bytes <= storage.size() ? storage.data() : nullptr;
     },
-    [](void*, std::size_t, rmm::cuda_stream_view, void* arg) { ++static_cast<log*>(arg)->deallocations; },
-    &calls,
+    [](void*, std::size_t, rmm::cuda_stream_view, void* arg) { ++static_cast<log*>(arg)->deallocations; }, &calls,
     &calls};
   void* p = mr.allocate(rmm::cuda_stream_view{}, 100);
   EXPECT_EQ(p, storage.data());
@@ -380,9 +366,9 @@ TEST(PoolGrowth, IsTheConstructorsChoiceAndNeverFallsBackSilently)
   EXPECT_LE(bounded.pool_size(), 3 * MiB + 256);
   bounded.deallocate(rmm::cuda_stream_view{}, r, 2 * MiB);
   // Less than a granule cannot grow by mapping at all: refused, never a silent fallback.
-  EXPECT_THROW((rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0, MiB,
-                                               rmm::mr::pool_growth::virtual_memory}),
-               rmm::logic_error);
+  EXPECT_THROW(
+    (rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0, MiB, rmm::mr::pool_growth::virtual_memory}),
+    rmm::logic_error);
 }
 
 TEST(PoolGrowth, ASmallPoolMapsASixteenthOfItsSizeAtATimeALargeOne32MiB)
@@ -410,9 +396,7 @@ TEST(PoolGrowth, ASmallPoolMapsASixteenthOfItsSizeAtATimeALargeOne32MiB)
     ASSERT_LE(added, 64U) << "the pool never grew";
   }
   EXPECT_EQ(pool.pool_size() - before, 32 * MiB);
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
-    pool.deallocate(stream, blocks[i], i == 160 ? 512 * MiB : MiB);
-  }
+  for (std::size_t i = 0; i < blocks.size(); ++i) { pool.deallocate(stream, blocks[i], i == 160 ? 512 * MiB : MiB); }
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ TEST(SystemMemoryResource, ConstructsExactlyWhenTheDeviceHasPageableMemoryAccess
   EXPECT_EQ(rmm::mr::is_system_memory_supported(rmm::cuda_device_id{0}), pageable != 0);
   if (pageable != 0) {
     rmm::mr::system_memory_resource mr;
-    void* ptr = mr.allocate_sync(64);
+    void* ptr                   = mr.allocate_sync(64);
     static_cast<char*>(ptr)[63] = 1;  // host-accessible
     mr.deallocate_sync(ptr, 64);
   } else {

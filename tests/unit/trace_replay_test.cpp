@@ -32,9 +32,7 @@ std::vector<rmm::trace::event> const& cupy_mix()
 std::size_t largest_request(std::vector<rmm::trace::event> const& events)
 {
   std::size_t largest = 0;
-  for (auto const& e : events) {
-    largest = std::max(largest, e.size);
-  }
+  for (auto const& e : events) { largest = std::max(largest, e.size); }
   return largest;
 }
 
@@ -69,8 +67,8 @@ class TraceReplay : public ::testing::Test {
   {
     auto run = [&](auto mr) {
       auto const result = rmm::trace::replay_sequential(events, mr);
-      auto const allocs = std::count_if(
-        events.begin(), events.end(), [](auto const& e) { return e.kind == rmm::trace::action::allocate; });
+      auto const allocs = std::count_if(events.begin(), events.end(),
+                                        [](auto const& e) { return e.kind == rmm::trace::action::allocate; });
       EXPECT_EQ(result.allocations, static_cast<std::size_t>(allocs));
       EXPECT_GT(result.peak_live_bytes, 0U);
     };
@@ -98,15 +96,12 @@ TEST(TraceReplayMemory, PoolStartingEmptyReservesAtMostTenPercentAboveLiveBytes)
 {
   RMM_CUDA_TRY(cudaSetDevice(0));
   rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};
-  auto const result =
-    rmm::trace::replay_sequential(resnet50(), pool, [&pool] { return pool.pool_size(); });
-  auto const ratio = static_cast<double>(result.peak_reserved_bytes) / static_cast<double>(result.peak_live_bytes);
+  auto const result = rmm::trace::replay_sequential(resnet50(), pool, [&pool] { return pool.pool_size(); });
+  auto const ratio  = static_cast<double>(result.peak_reserved_bytes) / static_cast<double>(result.peak_live_bytes);
   RecordProperty("peak_live_bytes", std::to_string(result.peak_live_bytes));
   RecordProperty("peak_reserved_bytes", std::to_string(result.peak_reserved_bytes));
-  std::printf("resnet50: peak live %zu, peak reserved %zu, ratio %.3f\n",
-              result.peak_live_bytes,
-              result.peak_reserved_bytes,
-              ratio);
+  std::printf("resnet50: peak live %zu, peak reserved %zu, ratio %.3f\n", result.peak_live_bytes,
+              result.peak_reserved_bytes, ratio);
   EXPECT_LE(ratio, 1.10);
 }
 
@@ -149,8 +144,8 @@ TEST(AllocationLog, MalformedRowsNameTheLine)
 TEST(AllocationLog, ReplayRejectsAFreeOfAnUnknownPointer)
 {
   RMM_CUDA_TRY(cudaSetDevice(0));
-  auto const events = rmm::trace::parse_log(
-    "Thread,Time,Action,Pointer,Size,Stream\n1,00:00:01.000000,free,0x100,256,0x0\n", "log.csv");
+  auto const events =
+    rmm::trace::parse_log("Thread,Time,Action,Pointer,Size,Stream\n1,00:00:01.000000,free,0x100,256,0x0\n", "log.csv");
   rmm::mr::cuda_memory_resource cuda;
   try {
     (void)rmm::trace::replay_sequential(events, cuda);

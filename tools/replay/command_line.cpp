@@ -101,13 +101,21 @@ command_line parse_command_line(std::vector<std::string> const& arguments)
       if (inline_value) { throw usage_error{"--complete-rows takes no value"}; }
       parsed.complete_rows = true;
     } else {
-      static constexpr std::array<std::string_view, 11> known{
-        "--help",       "--resource",          "--simulate-device-size",   "--pool-initial-size", "--arena-size",
-        "--arena-shared-threshold", "--json", "--timeline", "--complete-rows", "-h", "-r"};
+      static constexpr std::array<std::string_view, 11> known{"--help",
+                                                              "--resource",
+                                                              "--simulate-device-size",
+                                                              "--pool-initial-size",
+                                                              "--arena-size",
+                                                              "--arena-shared-threshold",
+                                                              "--json",
+                                                              "--timeline",
+                                                              "--complete-rows",
+                                                              "-h",
+                                                              "-r"};
       // A known option the word begins (a shortened name), else the closest one (a typo).
       auto const begun = std::ranges::find_if(known, [&](std::string_view name) { return name.starts_with(option); });
-      auto const guess = begun != known.end() ? std::optional<std::string_view>{*begun}
-                                              : rmm::config::closest_match(option, known);
+      auto const guess =
+        begun != known.end() ? std::optional<std::string_view>{*begun} : rmm::config::closest_match(option, known);
       throw usage_error{guess ? fmt::format("unknown option '{}' (did you mean {}?)", argument, *guess)
                               : fmt::format("unknown option '{}'", argument)};
     }
@@ -115,8 +123,8 @@ command_line parse_command_line(std::vector<std::string> const& arguments)
   if (parsed.help) { return parsed; }
   if (parsed.logs.empty()) { throw usage_error{"no log given"}; }
   if (parsed.timeline_path && parsed.logs.size() > 1) {
-    throw usage_error{fmt::format("--timeline draws one log, but {} were given: replay them one at a time",
-                                  parsed.logs.size())};
+    throw usage_error{
+      fmt::format("--timeline draws one log, but {} were given: replay them one at a time", parsed.logs.size())};
   }
   for (auto const& name : parsed.resources) {
     try {

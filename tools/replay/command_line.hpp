@@ -20,9 +20,9 @@ struct command_line {
   std::vector<std::string> logs;
   std::vector<std::string> resources;  ///< empty: the defaults
   stack_settings settings;
-  std::optional<std::string> json_path;  ///< "-" for stdout
+  std::optional<std::string> json_path;      ///< "-" for stdout
   std::optional<std::string> timeline_path;  ///< an SVG picture of the replay (one log only)
-  bool complete_rows{false};             ///< replay a log cut off in its last row up to that row
+  bool complete_rows{false};                 ///< replay a log cut off in its last row up to that row
   bool help{false};
 };
 

@@ -41,8 +41,7 @@ std::string describe_device(stack_settings const& settings)
   RMM_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
   auto const real = fmt::format("{} (device {}, {})", properties.name, device, rmm::format_bytes(total_bytes));
   if (!settings.simulated_device_size) { return real; }
-  return fmt::format("a simulated device of {}; streams on {}",
-                     rmm::format_bytes(*settings.simulated_device_size),
+  return fmt::format("a simulated device of {}; streams on {}", rmm::format_bytes(*settings.simulated_device_size),
                      real);
 }
 
@@ -61,9 +60,9 @@ replay_row replay_one(replay_plan const& plan,
   row.logged_failures = plan.facts.logged_failures;
   row.left_live       = plan.facts.left_live;
   try {
-    auto stack       = build_stack(resource, settings);
-    row.description  = stack.description;
-    auto& gauge      = *stack.gauge;
+    auto stack      = build_stack(resource, settings);
+    row.description = stack.description;
+    auto& gauge     = *stack.gauge;
     if (picture != nullptr) { picture->begin(resource); }
     row.measurement = replay_threaded(plan, stack.top, [&gauge, picture](std::size_t step) {
       gauge.sample();
@@ -87,9 +86,7 @@ int run(command_line const& options)
       if (contents.dropped_line != 0) {
         fmt::print(stderr,
                    "rmm-replay: {}:{}: the log was cut off in this row; replaying the {} complete rows before it\n",
-                   log,
-                   contents.dropped_line,
-                   contents.events.size());
+                   log, contents.dropped_line, contents.events.size());
       }
       plans.push_back(make_replay_plan(contents.events, log));
     }
@@ -98,7 +95,7 @@ int run(command_line const& options)
     return exit_bad_input;
   }
 
-  std::FILE* json_file = nullptr;
+  std::FILE* json_file      = nullptr;
   bool const json_to_stdout = options.json_path == "-";
   if (options.json_path && !json_to_stdout) {
     json_file = std::fopen(options.json_path->c_str(), "w");
@@ -122,8 +119,8 @@ int run(command_line const& options)
   }
 
   auto const& settings = options.settings;
-  auto const resources = options.resources.empty() ? default_stack_names(settings.simulated_device_size.has_value())
-                                                   : options.resources;
+  auto const resources =
+    options.resources.empty() ? default_stack_names(settings.simulated_device_size.has_value()) : options.resources;
   run_context context{describe_device(settings), settings.simulated_device_size};
   std::vector<replay_row> rows;
   bool any_failed = false;
@@ -131,15 +128,11 @@ int run(command_line const& options)
     for (auto const& resource : resources) {
       auto& row = rows.emplace_back(replay_one(plan, resource, settings, picture ? &*picture : nullptr));
       if (row.setup_error) {
-        fmt::print(stderr, "rmm-replay: {}: could not replay through '{}': {}\n", plan.log_name, resource, *row.setup_error);
+        fmt::print(stderr, "rmm-replay: {}: could not replay through '{}': {}\n", plan.log_name, resource,
+                   *row.setup_error);
       } else if (auto const& failure = row.measurement.failure) {
-        fmt::print(stderr,
-                   "rmm-replay: {}:{}: replay through '{}' ({}) failed: {}\n",
-                   plan.log_name,
-                   failure->line,
-                   resource,
-                   row.description,
-                   failure->message);
+        fmt::print(stderr, "rmm-replay: {}:{}: replay through '{}' ({}) failed: {}\n", plan.log_name, failure->line,
+                   resource, row.description, failure->message);
       }
       any_failed = any_failed || row.failed();
     }

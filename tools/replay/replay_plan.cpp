@@ -31,8 +31,8 @@ class index_of_first_appearance {
 replay_plan make_replay_plan(std::vector<rmm::trace::event> const& events, std::string const& log_name)
 {
   replay_plan plan{};
-  plan.log_name = log_name;
-  plan.facts    = rmm::trace::check_log(events, log_name);
+  plan.log_name            = log_name;
+  plan.facts               = rmm::trace::check_log(events, log_name);
   auto const allocation_of = std::move(plan.facts.allocation_of);
   plan.facts.allocation_of.clear();
 

@@ -24,11 +24,11 @@ struct replay_step {
 
 struct replay_plan {
   std::string log_name;
-  std::vector<replay_step> steps;                    ///< in log order
+  std::vector<replay_step> steps;                      ///< in log order
   std::vector<std::vector<std::size_t>> thread_steps;  ///< per logged thread, its step indices in order
-  std::vector<std::uint64_t> logged_threads;         ///< thread ids as logged, in order of first appearance
-  std::vector<std::uintptr_t> logged_streams;        ///< stream handles as logged, in order of first appearance
-  rmm::trace::log_facts facts;                       ///< counts and peak live bytes (allocation_of moved out)
+  std::vector<std::uint64_t> logged_threads;           ///< thread ids as logged, in order of first appearance
+  std::vector<std::uintptr_t> logged_streams;          ///< stream handles as logged, in order of first appearance
+  rmm::trace::log_facts facts;                         ///< counts and peak live bytes (allocation_of moved out)
 };
 
 /// Checks the log (rmm::trace::check_log; throws rmm::trace::parse_error) and builds the plan.

@@ -58,9 +58,8 @@ std::vector<std::string> table_cells(replay_row const& row)
   }
   auto const& m = row.measurement;
   if (m.failure) {
-    cells.insert(cells.end(),
-                 {fmt::format("FAILED at line {}", m.failure->line), "", "", rmm::format_bytes(row.peak_live_bytes),
-                  "", "", failures_cell(row)});
+    cells.insert(cells.end(), {fmt::format("FAILED at line {}", m.failure->line), "", "",
+                               rmm::format_bytes(row.peak_live_bytes), "", "", failures_cell(row)});
     return cells;
   }
   cells.push_back(format_duration(m.wall));
@@ -104,18 +103,14 @@ std::string json_optional(std::optional<T> const& value)
 
 std::string format_table(run_context const& context, std::vector<replay_row> const& rows)
 {
-  static constexpr std::array<char const*, 9> headers{
-    "log", "resource", "time", "ns/event", "in calls", "peak live", "peak reserved", "frag.", "failures"};
+  static constexpr std::array<char const*, 9> headers{"log",       "resource",      "time",  "ns/event", "in calls",
+                                                      "peak live", "peak reserved", "frag.", "failures"};
   std::vector<std::vector<std::string>> lines;
   lines.emplace_back(headers.begin(), headers.end());
-  for (auto const& row : rows) {
-    lines.push_back(table_cells(row));
-  }
+  for (auto const& row : rows) { lines.push_back(table_cells(row)); }
   std::array<std::size_t, headers.size()> widths{};
   for (auto const& line : lines) {
-    for (std::size_t i = 0; i < line.size(); ++i) {
-      widths[i] = std::max(widths[i], line[i].size());
-    }
+    for (std::size_t i = 0; i < line.size(); ++i) { widths[i] = std::max(widths[i], line[i].size()); }
   }
   std::string table = fmt::format("rmm-replay on {}\n", context.device);
   for (auto const& line : lines) {
@@ -125,9 +120,7 @@ std::string format_table(run_context const& context, std::vector<replay_row> con
       text += i < 2 ? fmt::format("{:<{}}", line[i], widths[i]) : fmt::format("{:>{}}", line[i], widths[i]);
       text += i + 1 < line.size() ? "  " : "";
     }
-    while (!text.empty() && text.back() == ' ') {
-      text.pop_back();
-    }
+    while (!text.empty() && text.back() == ' ') { text.pop_back(); }
     table += text + "\n";
   }
   return table;
@@ -144,39 +137,31 @@ std::string format_json(run_context const& context, std::vector<replay_row> cons
     auto const& m   = row.measurement;
     json += i == 0 ? "\n" : ",\n";
     json += "    {";
-    json += fmt::format("\"log\": {}, \"resource\": {}, \"stack\": {}, ",
-                        json_string(row.log),
-                        json_string(row.resource),
-                        json_string(row.description));
+    json += fmt::format("\"log\": {}, \"resource\": {}, \"stack\": {}, ", json_string(row.log),
+                        json_string(row.resource), json_string(row.description));
     json += fmt::format("\"status\": \"{}\", ", row.failed() ? "failed" : "ok");
     if (row.setup_error) {
       json += fmt::format("\"error\": {{\"line\": null, \"message\": {}}}, ", json_string(*row.setup_error));
     } else if (m.failure) {
-      json += fmt::format("\"error\": {{\"line\": {}, \"message\": {}}}, ", m.failure->line, json_string(m.failure->message));
+      json +=
+        fmt::format("\"error\": {{\"line\": {}, \"message\": {}}}, ", m.failure->line, json_string(m.failure->message));
     } else {
       json += "\"error\": null, ";
     }
-    json += fmt::format("\"events\": {}, \"events_replayed\": {}, \"threads\": {}, \"streams\": {}, ",
-                        row.events,
-                        m.events_replayed,
-                        row.threads,
-                        row.streams);
-    json += fmt::format("\"wall_ns\": {}, \"ns_per_event\": {:.1f}, \"in_calls_ns\": {}, \"in_calls_ns_per_event\": {:.1f}, ",
-                        m.wall.count(),
-                        per_event_ns(m.wall, m.events_replayed),
-                        m.in_resource.count(),
-                        per_event_ns(m.in_resource, m.events_replayed));
+    json += fmt::format("\"events\": {}, \"events_replayed\": {}, \"threads\": {}, \"streams\": {}, ", row.events,
+                        m.events_replayed, row.threads, row.streams);
+    json +=
+      fmt::format("\"wall_ns\": {}, \"ns_per_event\": {:.1f}, \"in_calls_ns\": {}, \"in_calls_ns_per_event\": {:.1f}, ",
+                  m.wall.count(), per_event_ns(m.wall, m.events_replayed), m.in_resource.count(),
+                  per_event_ns(m.in_resource, m.events_replayed));
     auto const fragmentation = row.fragmentation();
     json += fmt::format("\"peak_live_bytes\": {}, \"peak_reserved_bytes\": {}, \"fragmentation\": {}, ",
-                        row.peak_live_bytes,
-                        json_optional(row.peak_reserved_bytes),
+                        row.peak_live_bytes, json_optional(row.peak_reserved_bytes),
                         fragmentation ? fmt::format("{:.6f}", *fragmentation) : std::string{"null"});
-    json += fmt::format("\"logged_failures\": {}, \"reproduced_failures\": {}, \"unexpected_successes\": {}, "
-                        "\"left_live\": {}}}",
-                        row.logged_failures,
-                        m.reproduced_failures,
-                        m.unexpected_successes,
-                        row.left_live);
+    json += fmt::format(
+      "\"logged_failures\": {}, \"reproduced_failures\": {}, \"unexpected_successes\": {}, "
+      "\"left_live\": {}}}",
+      row.logged_failures, m.reproduced_failures, m.unexpected_successes, row.left_live);
   }
   json += rows.empty() ? "]\n}\n" : "\n  ]\n}\n";
   return json;

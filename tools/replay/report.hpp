@@ -21,9 +21,9 @@ struct replay_row {
   std::size_t events{};
   std::size_t threads{};
   std::size_t streams{};
-  std::size_t peak_live_bytes{};     ///< from the log
+  std::size_t peak_live_bytes{};  ///< from the log
   std::size_t logged_failures{};
-  std::size_t left_live{};           ///< allocations the log never frees
+  std::size_t left_live{};  ///< allocations the log never frees
   replay_measurement measurement;
   std::optional<std::size_t> peak_reserved_bytes;  ///< unset when the replay failed or the stack could not be built
   std::optional<std::string> setup_error;          ///< the stack could not be built

@@ -34,7 +34,8 @@ struct bottom_name {
   std::string_view name;
   bottom kind;
 };
-constexpr std::array<layer_name, 3> layer_names{{{"pool", layer::pool}, {"arena", layer::arena}, {"binning", layer::binning}}};
+constexpr std::array<layer_name, 3> layer_names{
+  {{"pool", layer::pool}, {"arena", layer::arena}, {"binning", layer::binning}}};
 constexpr std::array<bottom_name, 3> bottom_names{
   {{"cuda", bottom::cuda}, {"managed", bottom::managed}, {"cuda_async", bottom::cuda_async}}};
 
@@ -61,7 +62,7 @@ stack_shape parse_stack_name(std::string const& name, stack_settings const& sett
     start            = end + 1;
     if (token.empty()) { refuse(name, "empty part (two '+' in a row, or '+' at an end)"); }
     if (bottom_seen) { refuse(name, "the bottom resource (cuda, managed, cuda_async) must come last"); }
-    auto const is_layer = std::ranges::find(layer_names, token, &layer_name::name);
+    auto const is_layer  = std::ranges::find(layer_names, token, &layer_name::name);
     auto const is_bottom = std::ranges::find(bottom_names, token, &bottom_name::name);
     if (is_layer != layer_names.end()) {
       shape.layers.push_back(is_layer->kind);
@@ -189,8 +190,8 @@ resource_stack build_stack(std::string const& name, stack_settings const& settin
   std::unique_ptr<reserved_gauge> gauge;
   // A pool right above cuda grows through virtual memory only when its upstream *is* cuda: it is
   // measured by sampling instead of through a counting adaptor.
-  bool const pool_over_cuda = !settings.simulated_device_size && shape.base == bottom::cuda &&
-                              !shape.layers.empty() && shape.layers.back() == layer::pool;
+  bool const pool_over_cuda = !settings.simulated_device_size && shape.base == bottom::cuda && !shape.layers.empty() &&
+                              shape.layers.back() == layer::pool;
 
   auto current = [&]() -> rmm::mr::any_device_resource {
     if (settings.simulated_device_size) {
@@ -231,9 +232,7 @@ resource_stack build_stack(std::string const& name, stack_settings const& settin
         auto arena_size = settings.arena_size;
         if (!arena_size && settings.simulated_device_size) { arena_size = *settings.simulated_device_size / 2; }
         current = rmm::mr::arena_memory_resource{
-          current,
-          arena_size,
-          false,
+          current, arena_size, false,
           settings.arena_shared_threshold.value_or(rmm::mr::arena_memory_resource::default_shared_arena_threshold)};
         break;
       }

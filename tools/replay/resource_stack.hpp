@@ -55,9 +55,9 @@ class reserved_gauge {
 };
 
 struct resource_stack {
-  std::string name;                        ///< as the user wrote it
-  std::string description;                 ///< "binning over pool over cuda"
-  std::unique_ptr<reserved_gauge> gauge;   ///< declared first: outlives the resources it watches
+  std::string name;                       ///< as the user wrote it
+  std::string description;                ///< "binning over pool over cuda"
+  std::unique_ptr<reserved_gauge> gauge;  ///< declared first: outlives the resources it watches
   rmm::mr::any_device_resource top;
 };
 

@@ -17,7 +17,7 @@ namespace rmm::replay {
 namespace {
 // Synthetic addresses start far above any real mapping, so a replayed pointer can never be
 // mistaken for memory; they are never reused, so the 2^63 bytes above suffice for any replay.
-constexpr std::uintptr_t first_address = std::uintptr_t{1} << 52;
+constexpr std::uintptr_t first_address    = std::uintptr_t{1} << 52;
 constexpr std::size_t address_granularity = 512;  // what cudaMalloc spaces small allocations by
 }  // namespace
 
@@ -32,8 +32,7 @@ struct simulated_device_resource::state {
   std::unordered_map<std::uintptr_t, std::size_t> live;  // address -> bytes, to catch bad frees
 };
 
-simulated_device_resource::simulated_device_resource(std::size_t capacity)
-  : state_{std::make_shared<state>(capacity)}
+simulated_device_resource::simulated_device_resource(std::size_t capacity) : state_{std::make_shared<state>(capacity)}
 {
 }
 
@@ -58,10 +57,8 @@ void* simulated_device_resource::do_allocate(std::size_t bytes, rmm::cuda_stream
   auto& s = *state_;
   if (bytes > s.capacity - s.used) {
     throw rmm::out_of_memory{fmt::format("simulated device: cannot allocate {}: {} of its {} in use, {} free",
-                                         rmm::format_bytes_exact(bytes),
-                                         rmm::format_bytes(s.used),
-                                         rmm::format_bytes(s.capacity),
-                                         rmm::format_bytes(s.capacity - s.used))};
+                                         rmm::format_bytes_exact(bytes), rmm::format_bytes(s.used),
+                                         rmm::format_bytes(s.capacity), rmm::format_bytes(s.capacity - s.used))};
   }
   auto const address = s.next_address;
   s.next_address += (bytes + address_granularity - 1) / address_granularity * address_granularity;
@@ -79,10 +76,7 @@ void simulated_device_resource::do_deallocate(void* ptr, std::size_t bytes, rmm:
   auto const it = s.live.find(reinterpret_cast<std::uintptr_t>(ptr));
   if (it == s.live.end() || it->second != bytes) {
     // A resource above handed back something it did not get from here: a bug worth stopping for.
-    std::fprintf(stderr,
-                 "simulated device: deallocate(%p, %zu) does not match a live allocation%s\n",
-                 ptr,
-                 bytes,
+    std::fprintf(stderr, "simulated device: deallocate(%p, %zu) does not match a live allocation%s\n", ptr, bytes,
                  it == s.live.end() ? "" : fmt::format(" (it has {} bytes)", it->second).c_str());
     std::abort();
   }

@@ -101,14 +101,10 @@ class threaded_replay {
     }
     auto const start = clock::now();
     turn_.open(0);
-    for (auto& t : threads) {
-      t.join();
-    }
+    for (auto& t : threads) { t.join(); }
     result_.wall = clock::now() - start;
     free_what_the_log_left_live();
-    for (auto const& stream : owned_streams_) {
-      stream.synchronize();
-    }
+    for (auto const& stream : owned_streams_) { stream.synchronize(); }
     RMM_CUDA_TRY(cudaDeviceSynchronize());
     return std::move(result_);
   }
@@ -143,7 +139,8 @@ class threaded_replay {
         try {
           pointers_[index] = mr_.allocate(stream, step.bytes);
         } catch (std::exception const& e) {
-          record_failure(step, fmt::format("allocation of {} bytes failed, but succeeded in the log: {}", step.bytes, e.what()));
+          record_failure(
+            step, fmt::format("allocation of {} bytes failed, but succeeded in the log: {}", step.bytes, e.what()));
           return false;
         }
         totals.in_resource += clock::now() - start;
@@ -170,8 +167,7 @@ class threaded_replay {
         } catch (std::exception const& e) {
           record_failure(step, fmt::format("logged allocation failure of {} bytes failed with an error that is not "
                                            "an allocation failure: {}",
-                                           step.bytes,
-                                           e.what()));
+                                           step.bytes, e.what()));
           return false;
         }
         mr_.deallocate(stream, ptr, step.bytes);  // the application never had it

@@ -27,8 +27,8 @@ struct replay_measurement {
   std::chrono::nanoseconds wall{};         ///< from the first event to the last
   std::chrono::nanoseconds in_resource{};  ///< inside allocate/deallocate, summed over threads
   std::size_t events_replayed{};
-  std::size_t reproduced_failures{};   ///< "allocate failure" rows that failed again
-  std::size_t unexpected_successes{};  ///< "allocate failure" rows that succeeded (freed at once)
+  std::size_t reproduced_failures{};      ///< "allocate failure" rows that failed again
+  std::size_t unexpected_successes{};     ///< "allocate failure" rows that succeeded (freed at once)
   std::optional<replay_failure> failure;  ///< set when the replay stopped early
 };
 

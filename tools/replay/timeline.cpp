@@ -106,8 +106,8 @@ void timeline::record(std::size_t step, std::size_t reserved_bytes)
 
 std::string timeline::svg() const
 {
-  double max_time  = 0;
-  double max_bytes = 1;
+  double max_time   = 0;
+  double max_bytes  = 1;
   auto const extend = [&](series const& s) {
     for (auto const& [t, b] : s.points) {
       max_time  = std::max(max_time, t);
@@ -116,23 +116,23 @@ std::string timeline::svg() const
   };
   extend(live_);
   std::ranges::for_each(reserved_, extend);
-  max_time = std::max(max_time, 1e-6);
+  max_time             = std::max(max_time, 1e-6);
   auto const unit      = unit_for(max_bytes);
   auto const byte_step = tick_step(max_bytes, unit.bytes);
   auto const top_bytes = std::ceil(max_bytes / byte_step) * byte_step;
   auto const time_step = tick_step(max_time, 1.0);
-  auto const x = [&](double t) { return plot_left + (plot_right - plot_left) * t / max_time; };
-  auto const y = [&](double b) { return plot_bottom - (plot_bottom - plot_top) * b / top_bytes; };
+  auto const x         = [&](double t) { return plot_left + (plot_right - plot_left) * t / max_time; };
+  auto const y         = [&](double b) { return plot_bottom - (plot_bottom - plot_top) * b / top_bytes; };
 
-  std::string out = fmt::format(
-    R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
-    R"(font-family="sans-serif" font-size="12">)"
-    "\n<title>rmm-replay: {2}</title>\n"
-    R"(<rect width="{0}" height="{1}" fill="white"/>)"
-    "\n"
-    R"(<text x="{3}" y="24" font-size="15">{2}: live and reserved bytes over the log's time</text>)"
-    "\n",
-    width, height, xml_escaped(std::filesystem::path{plan_.log_name}.filename().string()), plot_left);
+  std::string out =
+    fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" )"
+                R"(font-family="sans-serif" font-size="12">)"
+                "\n<title>rmm-replay: {2}</title>\n"
+                R"(<rect width="{0}" height="{1}" fill="white"/>)"
+                "\n"
+                R"(<text x="{3}" y="24" font-size="15">{2}: live and reserved bytes over the log's time</text>)"
+                "\n",
+                width, height, xml_escaped(std::filesystem::path{plan_.log_name}.filename().string()), plot_left);
 
   // Grid and axes.
   for (double b = 0; b <= top_bytes * 1.0001; b += byte_step) {
@@ -183,7 +183,7 @@ std::string timeline::svg() const
                             [](auto const& a, auto const& b) { return a.second < b.second; });
   };
 
-  double legend_y = plot_top + 18;
+  double legend_y   = plot_top + 18;
   auto const legend = [&](std::string_view colour, std::string const& text) {
     out += fmt::format(R"(<rect x="{}" y="{:.1f}" width="14" height="3" fill="{}"/>)"
                        R"(<text x="{}" y="{:.1f}">{}</text>)"
@@ -193,8 +193,8 @@ std::string timeline::svg() const
   };
 
   for (std::size_t i = 0; i < reserved_.size(); ++i) {
-    auto const& s      = reserved_[i];
-    auto const colour  = resource_colours[i % resource_colours.size()];
+    auto const& s     = reserved_[i];
+    auto const colour = resource_colours[i % resource_colours.size()];
     if (s.points.empty()) {
       legend(colour, fmt::format("{} reserved: no samples (the replay failed)", s.name));
       continue;
@@ -204,20 +204,23 @@ std::string timeline::svg() const
     out += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3.5" fill="{}"/>)"
                        "\n",
                        x(peak->first), y(static_cast<double>(peak->second)), colour);
-    legend(colour, fmt::format("{} reserved, peak {}", s.name, bytes_label(static_cast<double>(peak->second), unit, 2)));
+    legend(colour,
+           fmt::format("{} reserved, peak {}", s.name, bytes_label(static_cast<double>(peak->second), unit, 2)));
   }
   if (!live_.points.empty()) {
-    out += polyline(live_, live_colour, 1.2, "5,3");  // dashed: a resource that holds exactly the live bytes shows through
+    out +=
+      polyline(live_, live_colour, 1.2, "5,3");  // dashed: a resource that holds exactly the live bytes shows through
     auto const peak = peak_of(live_);
     auto const px   = x(peak->first);
     auto const py   = y(static_cast<double>(peak->second));
-    auto const text = fmt::format("peak live {} at {:.3g} s", bytes_label(static_cast<double>(peak->second), unit, 2),
-                                  peak->first);
+    auto const text =
+      fmt::format("peak live {} at {:.3g} s", bytes_label(static_cast<double>(peak->second), unit, 2), peak->first);
     out += fmt::format(R"(<circle cx="{0:.1f}" cy="{1:.1f}" r="4" fill="none" stroke="{2}" stroke-width="1.5"/>)"
                        R"(<text x="{3:.1f}" y="{4:.1f}" text-anchor="{5}">{6}</text>)"
                        "\n",
-                       px, py, live_colour, px < (plot_left + plot_right) / 2 ? px + 8 : px - 8, std::max(py - 14, plot_top + 12),
-                       px < (plot_left + plot_right) / 2 ? "start" : "end", xml_escaped(text));
+                       px, py, live_colour, px < (plot_left + plot_right) / 2 ? px + 8 : px - 8,
+                       std::max(py - 14, plot_top + 12), px < (plot_left + plot_right) / 2 ? "start" : "end",
+                       xml_escaped(text));
     legend(live_colour, "live (the log's own count)");
   }
   out += "</svg>\n";

@@ -78,7 +78,7 @@ int build_on_device(rmm::config::stack_description const& stack, rmm::cuda_devic
   try {
     // The guard first: the stack is destroyed with its device current, as it was built.
     rmm::cuda_set_device_raii const current{device};
-    auto resource = rmm::config::build(stack, device);
+    auto resource                     = rmm::config::build(stack, device);
     constexpr std::size_t probe_bytes = std::size_t{1} << 20;
     void* pointer                     = resource.allocate_sync(probe_bytes);
     resource.deallocate_sync(pointer, probe_bytes);
@@ -131,8 +131,8 @@ std::string preload_with_shim(std::string const& shim, std::string const& existi
     if (end == std::string::npos) { end = existing.size(); }
     auto const entry = existing.substr(start, end - start);
     if (!entry.empty()) {
-      auto const name     = std::filesystem::path{entry}.filename().string();
-      bool const runtime  = name.starts_with("libasan.") || name.starts_with("libtsan.") ||
+      auto const name    = std::filesystem::path{entry}.filename().string();
+      bool const runtime = name.starts_with("libasan.") || name.starts_with("libtsan.") ||
                            name.starts_with("libubsan.") || name.starts_with("liblsan.") ||
                            name.starts_with("libhwasan.");
       auto& list = runtime ? sanitizers : others;

@@ -40,7 +40,7 @@ std::variant<run_options, usage_error> parse_options(std::vector<std::string> co
 {
   run_options options;
   for (std::size_t i = 0; i < arguments.size(); ++i) {
-    auto const& argument = arguments[i];
+    auto const& argument  = arguments[i];
     auto const next_value = [&]() -> std::optional<std::string> {
       if (i + 1 >= arguments.size()) { return std::nullopt; }
       return arguments[++i];

@@ -10,18 +10,18 @@
 namespace rmm::tools {
 
 struct run_options {
-  bool check{false};                  ///< --check: validate and print the stack, run nothing
-  bool build{false};                  ///< --build: with --check, also build the stack on the device
-  bool print_default{false};          ///< --print-default: the built-in stack as TOML
-  bool help{false};                   ///< --help
-  std::optional<std::string> config;  ///< --config FILE (else RMM_CONFIG, else the built-in stack)
-  std::optional<int> device;          ///< --device N (default 0)
+  bool check{false};                       ///< --check: validate and print the stack, run nothing
+  bool build{false};                       ///< --build: with --check, also build the stack on the device
+  bool print_default{false};               ///< --print-default: the built-in stack as TOML
+  bool help{false};                        ///< --help
+  std::optional<std::string> config;       ///< --config FILE (else RMM_CONFIG, else the built-in stack)
+  std::optional<int> device;               ///< --device N (default 0)
   std::optional<std::string> pool_size;    ///< --pool-size SIZE: the pool's initial size
   std::optional<std::string> log_file;     ///< --log FILE: log every allocation (CSV)
   bool report{false};                      ///< --report [FILE]: the report at exit
   std::optional<std::string> report_file;  ///< ... as JSON to FILE
   bool verbose{false};                     ///< --verbose: the stack and the hooks at start
-  std::vector<std::string> program;   ///< after `--`: the program and its arguments
+  std::vector<std::string> program;        ///< after `--`: the program and its arguments
 };
 
 struct usage_error {

@@ -60,10 +60,10 @@ double parse_time(std::string_view field, std::string const& where)
   };
   if (field.size() < 8 || field[2] != ':' || field[5] != ':') { throw bad(); }
   try {
-    auto const h = parse_number<unsigned>(field.substr(0, 2), 10, "Time", where);
-    auto const m = parse_number<unsigned>(field.substr(3, 2), 10, "Time", where);
-    auto seconds = field.substr(6);
-    double s     = 0;
+    auto const h         = parse_number<unsigned>(field.substr(0, 2), 10, "Time", where);
+    auto const m         = parse_number<unsigned>(field.substr(3, 2), 10, "Time", where);
+    auto seconds         = field.substr(6);
+    double s             = 0;
     auto const [end, ec] = std::from_chars(seconds.data(), seconds.data() + seconds.size(), s);
     if (ec != std::errc{} || end != seconds.data() + seconds.size()) { throw bad(); }
     return h * 3600.0 + m * 60.0 + s;
@@ -71,7 +71,6 @@ double parse_time(std::string_view field, std::string const& where)
     throw bad();
   }
 }
-
 
 /// One row of the log; throws parse_error naming `where`.
 event parse_row(std::string_view line, std::size_t line_number, std::string const& where)
@@ -81,7 +80,9 @@ event parse_row(std::string_view line, std::size_t line_number, std::string cons
   std::size_t start = 0;
   for (std::size_t i = 0; i <= line.size(); ++i) {
     if (i == line.size() || line[i] == ',') {
-      if (count == fields.size()) { throw parse_error{fmt::format("{}: more than {} columns", where, format::columns)}; }
+      if (count == fields.size()) {
+        throw parse_error{fmt::format("{}: more than {} columns", where, format::columns)};
+      }
       fields[count++] = line.substr(start, i - start);
       start           = i + 1;
     }
@@ -90,16 +91,16 @@ event parse_row(std::string_view line, std::size_t line_number, std::string cons
     throw parse_error{fmt::format("{}: {} column(s), expected {} ({})", where, count, format::columns, format::header)};
   }
   event e{};
-  e.line         = line_number;
-  e.thread       = parse_number<std::uint64_t>(fields[0], 10, "Thread", where);
-  e.time_seconds = parse_time(fields[1], where);
+  e.line          = line_number;
+  e.thread        = parse_number<std::uint64_t>(fields[0], 10, "Thread", where);
+  e.time_seconds  = parse_time(fields[1], where);
   auto const kind = format::parse_action(fields[2]);
   if (!kind) {
     throw parse_error{fmt::format("{}: unknown action '{}', expected {}, {} or {}", where, fields[2],
                                   format::action_name(action::allocate), format::action_name(action::allocate_failure),
                                   format::action_name(action::free))};
   }
-  e.kind = *kind;
+  e.kind    = *kind;
   e.pointer = parse_number<std::uintptr_t>(fields[3], 16, "Pointer", where);
   e.size    = parse_number<std::size_t>(fields[4], 10, "Size", where);
   e.stream  = parse_number<std::uintptr_t>(fields[5], 16, "Stream", where);
@@ -139,10 +140,10 @@ log_contents parse_log(std::string const& text, std::string const& name, cut_off
         log.dropped_line = line_number;
         break;
       }
-      throw parse_error{fmt::format("{} (the log ends in this row, as a log cut off by a crash does: "
-                                    "--complete-rows replays the {} complete rows before it)",
-                                    e.what(),
-                                    log.events.size())};
+      throw parse_error{
+        fmt::format("{} (the log ends in this row, as a log cut off by a crash does: "
+                    "--complete-rows replays the {} complete rows before it)",
+                    e.what(), log.events.size())};
     }
   }
   if (!header_seen) { throw parse_error{fmt::format("{}: empty log (no header)", name)}; }
@@ -159,10 +160,9 @@ log_contents read_log(std::string const& path, cut_off_row cut_off)
   auto log = read_compressed_or_plain(path);
   if (!log.read_error.empty()) {
     if (cut_off == cut_off_row::refuse) {
-      throw parse_error{fmt::format("{}: cannot read the log: {}{}",
-                                    path,
-                                    log.read_error,
-                                    log.text.empty() ? "" : " (--complete-rows replays the complete rows read before it)")};
+      throw parse_error{
+        fmt::format("{}: cannot read the log: {}{}", path, log.read_error,
+                    log.text.empty() ? "" : " (--complete-rows replays the complete rows read before it)")};
     }
     // Keep the complete rows that decompressed; the row after them is the one lost.
     auto const last_end = log.text.rfind('\n');

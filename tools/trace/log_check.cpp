@@ -52,8 +52,7 @@ class pairing {
       live_null_.push_back(index);
     } else if (auto const [it, inserted] = live_.try_emplace(e.pointer, index); !inserted) {
       fail(e, fmt::format("allocate of {:#x}, which is still allocated (allocated at line {} and not freed since)",
-                          e.pointer,
-                          at(it->second).line));
+                          e.pointer, at(it->second).line));
     }
     freed_at_.erase(e.pointer);
     ++facts_.allocations;
@@ -71,23 +70,18 @@ class pairing {
     } else if (auto const it = live_.find(e.pointer); it != live_.end()) {
       allocation = it->second;
       if (at(allocation).size != e.size) {
-        fail(e, fmt::format("free of {:#x} with size {}, but it was allocated with size {} at line {}",
-                            e.pointer,
-                            e.size,
-                            at(allocation).size,
-                            at(allocation).line));
+        fail(e, fmt::format("free of {:#x} with size {}, but it was allocated with size {} at line {}", e.pointer,
+                            e.size, at(allocation).size, at(allocation).line));
       }
       live_.erase(it);
     } else if (auto const freed = freed_at_.find(e.pointer); freed != freed_at_.end()) {
-      fail(e, fmt::format("double free of {:#x} (allocated at line {}, already freed at line {})",
-                          e.pointer,
-                          at(freed->second.first).line,
-                          at(freed->second.second).line));
+      fail(e, fmt::format("double free of {:#x} (allocated at line {}, already freed at line {})", e.pointer,
+                          at(freed->second.first).line, at(freed->second.second).line));
     } else {
       fail(e, fmt::format("free of {:#x}, which was never allocated in this log (was the log cut at its start?)",
                           e.pointer));
     }
-    freed_at_[e.pointer] = {allocation, index};
+    freed_at_[e.pointer]        = {allocation, index};
     facts_.allocation_of[index] = allocation;
     ++facts_.frees;
     live_bytes_ -= at(allocation).size;
@@ -97,7 +91,7 @@ class pairing {
   std::string const& name_;
   log_facts facts_;
   std::unordered_map<std::uintptr_t, std::size_t> live_;  // pointer -> index of its allocate event
-  std::vector<std::size_t> live_null_;                     // zero-byte allocations logged as null
+  std::vector<std::size_t> live_null_;                    // zero-byte allocations logged as null
   // pointer -> (allocate, free) event indices of its last lifetime, for double-free messages
   std::unordered_map<std::uintptr_t, std::pair<std::size_t, std::size_t>> freed_at_;
   std::size_t live_bytes_{};
@@ -105,9 +99,6 @@ class pairing {
 
 }  // namespace
 
-log_facts check_log(std::vector<event> const& events, std::string const& name)
-{
-  return pairing{events, name}.run();
-}
+log_facts check_log(std::vector<event> const& events, std::string const& name) { return pairing{events, name}.run(); }
 
 }  // namespace rmm::trace

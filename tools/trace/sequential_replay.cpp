@@ -23,7 +23,7 @@ replay_result replay_sequential(std::vector<event> const& events,
     rmm::cuda_stream_view stream;
   };
   std::unordered_map<std::uintptr_t, live_allocation> live;  // logged pointer -> replayed one
-  std::vector<live_allocation> live_at_null;  // zero-byte allocations logged with the null pointer
+  std::vector<live_allocation> live_at_null;                 // zero-byte allocations logged with the null pointer
   std::unordered_map<std::uintptr_t, std::unique_ptr<rmm::cuda_stream>> streams;
   auto stream_for = [&streams](std::uintptr_t logged) -> rmm::cuda_stream_view {
     if (auto const builtin = builtin_stream(logged)) { return *builtin; }
@@ -34,12 +34,8 @@ replay_result replay_sequential(std::vector<event> const& events,
 
   // Whatever is live when the replay stops, early by an error or at the end, goes back.
   auto free_live = [&] {
-    for (auto const& [logged, a] : live) {
-      mr.deallocate(a.stream, a.ptr, a.size);
-    }
-    for (auto const& a : live_at_null) {
-      mr.deallocate(a.stream, a.ptr, a.size);
-    }
+    for (auto const& [logged, a] : live) { mr.deallocate(a.stream, a.ptr, a.size); }
+    for (auto const& a : live_at_null) { mr.deallocate(a.stream, a.ptr, a.size); }
     live.clear();
     live_at_null.clear();
   };
@@ -92,9 +88,7 @@ replay_result replay_sequential(std::vector<event> const& events,
     throw;
   }
   free_live();
-  for (auto const& [logged, s] : streams) {
-    s->synchronize();
-  }
+  for (auto const& [logged, s] : streams) { s->synchronize(); }
   return result;
 }
 

@@ -21,14 +21,14 @@ struct replay_error : std::runtime_error {
 struct replay_result {
   std::size_t allocations{};
   std::size_t frees{};
-  std::size_t logged_failures{};  ///< "allocate failure" rows (not replayed)
-  std::size_t peak_live_bytes{};  ///< as requested
+  std::size_t logged_failures{};      ///< "allocate failure" rows (not replayed)
+  std::size_t peak_live_bytes{};      ///< as requested
   std::size_t peak_reserved_bytes{};  ///< from `reserved_bytes`, sampled after every allocation
 };
 
 /// Replays `events` through `mr`. Logged streams map as `builtin_stream` says (logged_stream.hpp);
-/// the others to streams created for the replay. Live allocations left at the end are freed. `reserved_bytes`, if given, reports what
-/// the resource holds from upstream. Throws replay_error naming the log line for a free of an
+/// the others to streams created for the replay. Live allocations left at the end are freed. `reserved_bytes`, if
+/// given, reports what the resource holds from upstream. Throws replay_error naming the log line for a free of an
 /// unknown pointer; allocation failures propagate.
 replay_result replay_sequential(std::vector<event> const& events,
                                 rmm::device_async_resource_ref mr,

@@ -11,17 +11,11 @@ inline constexpr std::size_t CUDA_ALLOCATION_ALIGNMENT{256};
 /// Alignment of `new` / `malloc` on the host.
 inline constexpr std::size_t RMM_DEFAULT_HOST_ALIGNMENT{alignof(std::max_align_t)};
 
-[[nodiscard]] constexpr bool is_pow2(std::size_t value) noexcept
-{
-  return value != 0 && (value & (value - 1)) == 0;
-}
+[[nodiscard]] constexpr bool is_pow2(std::size_t value) noexcept { return value != 0 && (value & (value - 1)) == 0; }
 
 /// An alignment rmm accepts in `allocate`: a power of two. Whether a resource can honour values
 /// above CUDA_ALLOCATION_ALIGNMENT is up to the resource (see device_memory_resource).
-[[nodiscard]] constexpr bool is_supported_alignment(std::size_t alignment) noexcept
-{
-  return is_pow2(alignment);
-}
+[[nodiscard]] constexpr bool is_supported_alignment(std::size_t alignment) noexcept { return is_pow2(alignment); }
 
 /// Round `value` up to a multiple of `alignment` (a power of two).
 [[nodiscard]] constexpr std::size_t align_up(std::size_t value, std::size_t alignment) noexcept

@@ -19,7 +19,7 @@ class cuda_device_id {
 
   [[nodiscard]] constexpr value_type value() const noexcept { return id_; }
 
-  friend constexpr bool operator==(cuda_device_id, cuda_device_id) noexcept = default;
+  friend constexpr bool operator==(cuda_device_id, cuda_device_id) noexcept  = default;
   friend constexpr auto operator<=>(cuda_device_id, cuda_device_id) noexcept = default;
 
  private:

@@ -31,7 +31,7 @@ class cuda_stream {
   [[nodiscard]] cudaStream_t value() const noexcept { return stream_.get(); }
   operator cudaStream_t() const noexcept { return value(); }  // NOLINT
   [[nodiscard]] cuda_stream_view view() const noexcept { return cuda_stream_view{value()}; }
-  operator cuda_stream_view() const noexcept { return view(); }  // NOLINT
+  operator cuda_stream_view() const noexcept { return view(); }                     // NOLINT
   operator cuda::stream_ref() const noexcept { return cuda::stream_ref{value()}; }  // NOLINT
 
   void synchronize() const { view().synchronize(); }

@@ -16,7 +16,7 @@ class cuda_stream_pool {
   static constexpr std::size_t default_size{16};
 
   /// Creates `pool_size` (> 0) streams on the current device.
-  explicit cuda_stream_pool(std::size_t pool_size      = default_size,
+  explicit cuda_stream_pool(std::size_t pool_size    = default_size,
                             cuda_stream::flags flags = cuda_stream::flags::sync_default);
   ~cuda_stream_pool()                                  = default;
   cuda_stream_pool(cuda_stream_pool&&)                 = delete;

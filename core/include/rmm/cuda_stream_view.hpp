@@ -19,7 +19,7 @@ class cuda_stream_view {
   cuda_stream_view(std::nullptr_t) = delete;
 
   [[nodiscard]] constexpr cudaStream_t value() const noexcept { return stream_; }
-  constexpr operator cudaStream_t() const noexcept { return stream_; }  // NOLINT
+  constexpr operator cudaStream_t() const noexcept { return stream_; }                        // NOLINT
   constexpr operator cuda::stream_ref() const noexcept { return cuda::stream_ref{stream_}; }  // NOLINT
 
   // Inline on purpose: what stream 0 means depends on how the *caller* is compiled.

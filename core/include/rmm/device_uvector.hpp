@@ -85,10 +85,7 @@ class device_uvector {
 
   /// Pointer to element `element_index` (not checked against size()).
   [[nodiscard]] pointer element_ptr(size_type element_index) noexcept { return data() + element_index; }
-  [[nodiscard]] const_pointer element_ptr(size_type element_index) const noexcept
-  {
-    return data() + element_index;
-  }
+  [[nodiscard]] const_pointer element_ptr(size_type element_index) const noexcept { return data() + element_index; }
 
   /// Copies `value` into element `element_index`, ordered on `stream`; returns before the copy
   /// ran. Integral zeros (and bools) are written with cudaMemsetAsync, which reads no host memory.
@@ -105,8 +102,7 @@ class device_uvector {
         return;
       }
     }
-    RMM_CUDA_TRY(
-      cudaMemcpyAsync(element_ptr(element_index), &value, sizeof(value), cudaMemcpyDefault, stream.value()));
+    RMM_CUDA_TRY(cudaMemcpyAsync(element_ptr(element_index), &value, sizeof(value), cudaMemcpyDefault, stream.value()));
   }
   /// A temporary would be gone before the asynchronous copy reads it: use set_element.
   void set_element_async(size_type, value_type const&&, cuda_stream_view) = delete;
@@ -123,8 +119,7 @@ class device_uvector {
   void set_element(size_type element_index, value_type const& value, cuda_stream_view stream)
   {
     check_index(element_index, "set_element");
-    RMM_CUDA_TRY(
-      cudaMemcpyAsync(element_ptr(element_index), &value, sizeof(value), cudaMemcpyDefault, stream.value()));
+    RMM_CUDA_TRY(cudaMemcpyAsync(element_ptr(element_index), &value, sizeof(value), cudaMemcpyDefault, stream.value()));
     stream.synchronize();
   }
 
@@ -133,8 +128,7 @@ class device_uvector {
   {
     check_index(element_index, "element");
     value_type value;
-    RMM_CUDA_TRY(
-      cudaMemcpyAsync(&value, element_ptr(element_index), sizeof(value), cudaMemcpyDefault, stream.value()));
+    RMM_CUDA_TRY(cudaMemcpyAsync(&value, element_ptr(element_index), sizeof(value), cudaMemcpyDefault, stream.value()));
     stream.synchronize();
     return value;
   }

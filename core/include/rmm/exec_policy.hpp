@@ -37,9 +37,9 @@ class exec_policy : public thrust_exec_policy_t {
  public:
   // (`stream` would shadow Thrust's member of that name.)
   explicit exec_policy(cuda_stream_view execution_stream = cuda_stream_default,
-                       mr::any_device_resource mr      = mr::get_current_device_resource())
-    : thrust_exec_policy_t{thrust::cuda::par(mr::thrust_allocator<char>{execution_stream, std::move(mr)})
-                             .on(execution_stream.value())}
+                       mr::any_device_resource mr        = mr::get_current_device_resource())
+    : thrust_exec_policy_t{
+        thrust::cuda::par(mr::thrust_allocator<char>{execution_stream, std::move(mr)}).on(execution_stream.value())}
   {
   }
 };
@@ -48,10 +48,9 @@ class exec_policy : public thrust_exec_policy_t {
 class exec_policy_nosync : public thrust_exec_policy_nosync_t {
  public:
   explicit exec_policy_nosync(cuda_stream_view execution_stream = cuda_stream_default,
-                              mr::any_device_resource mr      = mr::get_current_device_resource())
-    : thrust_exec_policy_nosync_t{
-        thrust::cuda::par_nosync(mr::thrust_allocator<char>{execution_stream, std::move(mr)})
-          .on(execution_stream.value())}
+                              mr::any_device_resource mr        = mr::get_current_device_resource())
+    : thrust_exec_policy_nosync_t{thrust::cuda::par_nosync(mr::thrust_allocator<char>{execution_stream, std::move(mr)})
+                                    .on(execution_stream.value())}
   {
   }
 };

@@ -45,17 +45,35 @@ class logger {
     if (should_log(level)) { write(level, fmt::format(format, std::forward<Args>(args)...)); }
   }
   template <typename... Args>
-  void trace(fmt::format_string<Args...> format, Args&&... args) { log(level_enum::trace, format, std::forward<Args>(args)...); }
+  void trace(fmt::format_string<Args...> format, Args&&... args)
+  {
+    log(level_enum::trace, format, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  void debug(fmt::format_string<Args...> format, Args&&... args) { log(level_enum::debug, format, std::forward<Args>(args)...); }
+  void debug(fmt::format_string<Args...> format, Args&&... args)
+  {
+    log(level_enum::debug, format, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  void info(fmt::format_string<Args...> format, Args&&... args) { log(level_enum::info, format, std::forward<Args>(args)...); }
+  void info(fmt::format_string<Args...> format, Args&&... args)
+  {
+    log(level_enum::info, format, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  void warn(fmt::format_string<Args...> format, Args&&... args) { log(level_enum::warn, format, std::forward<Args>(args)...); }
+  void warn(fmt::format_string<Args...> format, Args&&... args)
+  {
+    log(level_enum::warn, format, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  void error(fmt::format_string<Args...> format, Args&&... args) { log(level_enum::error, format, std::forward<Args>(args)...); }
+  void error(fmt::format_string<Args...> format, Args&&... args)
+  {
+    log(level_enum::error, format, std::forward<Args>(args)...);
+  }
   template <typename... Args>
-  void critical(fmt::format_string<Args...> format, Args&&... args) { log(level_enum::critical, format, std::forward<Args>(args)...); }
+  void critical(fmt::format_string<Args...> format, Args&&... args)
+  {
+    log(level_enum::critical, format, std::forward<Args>(args)...);
+  }
 
   /// Writes one already formatted line. Never throws.
   void write(level_enum level, std::string_view message) noexcept;
@@ -86,11 +104,11 @@ using level_enum = ::rmm::level_enum;
 #define RMM_LOG_ACTIVE_LEVEL 2
 #endif
 
-#define RMM_DETAIL_LOG(_level, ...)                                               \
-  do {                                                                            \
-    if constexpr (static_cast<int>(_level) >= RMM_LOG_ACTIVE_LEVEL) {             \
-      ::rmm::default_logger().log(_level, __VA_ARGS__);                           \
-    }                                                                             \
+#define RMM_DETAIL_LOG(_level, ...)                                   \
+  do {                                                                \
+    if constexpr (static_cast<int>(_level) >= RMM_LOG_ACTIVE_LEVEL) { \
+      ::rmm::default_logger().log(_level, __VA_ARGS__);               \
+    }                                                                 \
   } while (0)
 #define RMM_LOG_TRACE(...) RMM_DETAIL_LOG(::rmm::level_enum::trace, __VA_ARGS__)
 #define RMM_LOG_DEBUG(...) RMM_DETAIL_LOG(::rmm::level_enum::debug, __VA_ARGS__)

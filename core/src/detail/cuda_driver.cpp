@@ -71,8 +71,9 @@ void resolve(cuda_driver_resolver resolver, char const* source, Pfn& entry, char
 {
   entry = reinterpret_cast<Pfn>(resolver(base, version, CU_GET_PROC_ADDRESS_DEFAULT));
   if (entry == nullptr) {
-    throw rmm::cuda_error{fmt::format(
-      "rmm cannot use the CUDA driver: {} has no {} for CUDA version {} (the driver may be too old)", source, base, version)};
+    throw rmm::cuda_error{
+      fmt::format("rmm cannot use the CUDA driver: {} has no {} for CUDA version {} (the driver may be too old)",
+                  source, base, version)};
   }
 }
 
@@ -207,8 +208,8 @@ std::string describe_cu_result(CUresult result)
 {
   auto const* b = bound.load(std::memory_order_acquire);
   if (b == nullptr) { return fmt::format("CUresult {}", static_cast<int>(result)); }
-  return fmt::format(
-    "{} ({}): {}", error_name(b->table, result), static_cast<int>(result), error_string(b->table, result));
+  return fmt::format("{} ({}): {}", error_name(b->table, result), static_cast<int>(result),
+                     error_string(b->table, result));
 }
 
 std::string cu_error_message(CUresult result, char const* expression, char const* file, int line)
@@ -223,8 +224,8 @@ void throw_cu_error(CUresult result, char const* expression, char const* file, i
 
 void throw_cu_allocation_failure(CUresult result, std::size_t bytes, char const* what, char const* expression)
 {
-  auto message =
-    fmt::format("{} could not allocate {}: {} failed: {}", what, format_bytes_exact(bytes), expression, describe_cu_result(result));
+  auto message = fmt::format("{} could not allocate {}: {} failed: {}", what, format_bytes_exact(bytes), expression,
+                             describe_cu_result(result));
   // Best effort, and only where a context is current already: the figures help, but looking for
   // them must neither mask the original error nor create a context.
   if (auto const* b = bound.load(std::memory_order_acquire); b != nullptr) {
@@ -235,8 +236,8 @@ void throw_cu_allocation_failure(CUresult result, std::size_t bytes, char const*
     std::size_t total_bytes{};
     if (cu.cuCtxGetCurrent(&context) == CUDA_SUCCESS && context != nullptr &&
         cu.cuCtxGetDevice(&device) == CUDA_SUCCESS && cu.cuMemGetInfo_v2(&free_bytes, &total_bytes) == CUDA_SUCCESS) {
-      message += fmt::format(
-        "; device {} has {} free of {}", static_cast<int>(device), format_bytes(free_bytes), format_bytes(total_bytes));
+      message += fmt::format("; device {} has {} free of {}", static_cast<int>(device), format_bytes(free_bytes),
+                             format_bytes(total_bytes));
     }
   }
   if (result == CUDA_ERROR_OUT_OF_MEMORY) { throw rmm::out_of_memory{message}; }

@@ -22,52 +22,52 @@
 
 // Every entry point of the table: X(member, base name, ABI version). The member has the name a C
 // program calls (cuMemAlloc_v2 is cuMemAlloc of 3020) and the type PFN_<base>_v<version>.
-#define RMM_CUDA_DRIVER_ENTRIES(X)                                   \
-  /* initialisation and errors */                                    \
-  X(cuInit, cuInit, 2000)                                            \
-  X(cuGetErrorName, cuGetErrorName, 6000)                            \
-  X(cuGetErrorString, cuGetErrorString, 6000)                        \
-  /* devices and contexts */                                         \
-  X(cuDeviceGet, cuDeviceGet, 2000)                                  \
-  X(cuDeviceGetCount, cuDeviceGetCount, 2000)                        \
-  X(cuDeviceGetAttribute, cuDeviceGetAttribute, 2000)                \
-  X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000)        \
-  X(cuCtxGetCurrent, cuCtxGetCurrent, 4000)                          \
-  X(cuCtxSetCurrent, cuCtxSetCurrent, 4000)                          \
-  X(cuCtxGetDevice, cuCtxGetDevice, 2000)                            \
-  X(cuCtxSynchronize, cuCtxSynchronize, 2000)                        \
-  /* memory */                                                       \
-  X(cuMemAlloc_v2, cuMemAlloc, 3020)                                 \
-  X(cuMemFree_v2, cuMemFree, 3020)                                   \
-  X(cuMemAllocManaged, cuMemAllocManaged, 6000)                      \
-  X(cuMemAllocHost_v2, cuMemAllocHost, 3020)                         \
-  X(cuMemFreeHost, cuMemFreeHost, 2000)                              \
-  X(cuMemGetInfo_v2, cuMemGetInfo, 3020)                             \
-  X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020)                \
-  /* stream-ordered allocation */                                    \
-  X(cuMemPoolCreate, cuMemPoolCreate, 11020)                         \
-  X(cuMemPoolDestroy, cuMemPoolDestroy, 11020)                       \
-  X(cuMemPoolSetAttribute, cuMemPoolSetAttribute, 11020)             \
-  X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020)         \
-  X(cuMemFreeAsync, cuMemFreeAsync, 11020)                           \
-  /* events and streams */                                           \
-  X(cuEventCreate, cuEventCreate, 2000)                              \
-  X(cuEventRecord, cuEventRecord, 2000)                              \
-  X(cuEventQuery, cuEventQuery, 2000)                                \
-  X(cuEventSynchronize, cuEventSynchronize, 2000)                    \
-  X(cuEventDestroy_v2, cuEventDestroy, 4000)                         \
-  X(cuStreamWaitEvent, cuStreamWaitEvent, 3020)                      \
-  X(cuStreamSynchronize, cuStreamSynchronize, 2000)                  \
-  X(cuStreamQuery, cuStreamQuery, 2000)                              \
-  X(cuStreamGetId, cuStreamGetId, 12000)                             \
-  /* virtual memory management */                                    \
-  X(cuMemAddressReserve, cuMemAddressReserve, 10020)                 \
-  X(cuMemAddressFree, cuMemAddressFree, 10020)                       \
-  X(cuMemCreate, cuMemCreate, 10020)                                 \
-  X(cuMemRelease, cuMemRelease, 10020)                               \
-  X(cuMemMap, cuMemMap, 10020)                                       \
-  X(cuMemUnmap, cuMemUnmap, 10020)                                   \
-  X(cuMemSetAccess, cuMemSetAccess, 10020)                           \
+#define RMM_CUDA_DRIVER_ENTRIES(X)                            \
+  /* initialisation and errors */                             \
+  X(cuInit, cuInit, 2000)                                     \
+  X(cuGetErrorName, cuGetErrorName, 6000)                     \
+  X(cuGetErrorString, cuGetErrorString, 6000)                 \
+  /* devices and contexts */                                  \
+  X(cuDeviceGet, cuDeviceGet, 2000)                           \
+  X(cuDeviceGetCount, cuDeviceGetCount, 2000)                 \
+  X(cuDeviceGetAttribute, cuDeviceGetAttribute, 2000)         \
+  X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000) \
+  X(cuCtxGetCurrent, cuCtxGetCurrent, 4000)                   \
+  X(cuCtxSetCurrent, cuCtxSetCurrent, 4000)                   \
+  X(cuCtxGetDevice, cuCtxGetDevice, 2000)                     \
+  X(cuCtxSynchronize, cuCtxSynchronize, 2000)                 \
+  /* memory */                                                \
+  X(cuMemAlloc_v2, cuMemAlloc, 3020)                          \
+  X(cuMemFree_v2, cuMemFree, 3020)                            \
+  X(cuMemAllocManaged, cuMemAllocManaged, 6000)               \
+  X(cuMemAllocHost_v2, cuMemAllocHost, 3020)                  \
+  X(cuMemFreeHost, cuMemFreeHost, 2000)                       \
+  X(cuMemGetInfo_v2, cuMemGetInfo, 3020)                      \
+  X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020)         \
+  /* stream-ordered allocation */                             \
+  X(cuMemPoolCreate, cuMemPoolCreate, 11020)                  \
+  X(cuMemPoolDestroy, cuMemPoolDestroy, 11020)                \
+  X(cuMemPoolSetAttribute, cuMemPoolSetAttribute, 11020)      \
+  X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020)  \
+  X(cuMemFreeAsync, cuMemFreeAsync, 11020)                    \
+  /* events and streams */                                    \
+  X(cuEventCreate, cuEventCreate, 2000)                       \
+  X(cuEventRecord, cuEventRecord, 2000)                       \
+  X(cuEventQuery, cuEventQuery, 2000)                         \
+  X(cuEventSynchronize, cuEventSynchronize, 2000)             \
+  X(cuEventDestroy_v2, cuEventDestroy, 4000)                  \
+  X(cuStreamWaitEvent, cuStreamWaitEvent, 3020)               \
+  X(cuStreamSynchronize, cuStreamSynchronize, 2000)           \
+  X(cuStreamQuery, cuStreamQuery, 2000)                       \
+  X(cuStreamGetId, cuStreamGetId, 12000)                      \
+  /* virtual memory management */                             \
+  X(cuMemAddressReserve, cuMemAddressReserve, 10020)          \
+  X(cuMemAddressFree, cuMemAddressFree, 10020)                \
+  X(cuMemCreate, cuMemCreate, 10020)                          \
+  X(cuMemRelease, cuMemRelease, 10020)                        \
+  X(cuMemMap, cuMemMap, 10020)                                \
+  X(cuMemUnmap, cuMemUnmap, 10020)                            \
+  X(cuMemSetAccess, cuMemSetAccess, 10020)                    \
   X(cuMemGetAllocationGranularity, cuMemGetAllocationGranularity, 10020)
 
 namespace rmm::detail {
@@ -135,7 +135,10 @@ bool require_context_noexcept() noexcept;
 
 /// Throws rmm::out_of_memory for CUDA_ERROR_OUT_OF_MEMORY, rmm::bad_alloc otherwise: "<what> could
 /// not allocate <bytes>: <expression> failed: <error>; device N has F free of T".
-[[noreturn]] void throw_cu_allocation_failure(CUresult result, std::size_t bytes, char const* what, char const* expression);
+[[noreturn]] void throw_cu_allocation_failure(CUresult result,
+                                              std::size_t bytes,
+                                              char const* what,
+                                              char const* expression);
 
 /// Reports a failed driver call where nothing can be thrown (destructors, deallocate) through the
 /// debug log; silent for the errors of a driver that is shutting down at process exit.
@@ -146,31 +149,30 @@ void report_cu_error_noexcept(CUresult result, char const* expression, char cons
 // The call goes through the table: RMM_CU_TRY(cuMemFree_v2(ptr)) calls cuda_driver_table().cuMemFree_v2.
 
 /// Throws rmm::cuda_error when the driver call does not return CUDA_SUCCESS.
-#define RMM_CU_TRY(_call)                                                                      \
-  do {                                                                                         \
-    CUresult const rmm_cu_status_ = ::rmm::detail::cuda_driver_table()._call;                  \
-    if (rmm_cu_status_ != CUDA_SUCCESS) [[unlikely]] {                                         \
-      ::rmm::detail::throw_cu_error(rmm_cu_status_, #_call, __FILE__, __LINE__);               \
-    }                                                                                          \
+#define RMM_CU_TRY(_call)                                                        \
+  do {                                                                           \
+    CUresult const rmm_cu_status_ = ::rmm::detail::cuda_driver_table()._call;    \
+    if (rmm_cu_status_ != CUDA_SUCCESS) [[unlikely]] {                           \
+      ::rmm::detail::throw_cu_error(rmm_cu_status_, #_call, __FILE__, __LINE__); \
+    }                                                                            \
   } while (0)
 
 /// For allocation calls: rmm::out_of_memory for CUDA_ERROR_OUT_OF_MEMORY, rmm::bad_alloc otherwise,
 /// naming `_what` (the resource), the size and the free memory of the current device.
-#define RMM_CU_TRY_ALLOC(_call, _bytes, _what)                                                 \
-  do {                                                                                         \
-    CUresult const rmm_cu_status_ = ::rmm::detail::cuda_driver_table()._call;                  \
-    if (rmm_cu_status_ != CUDA_SUCCESS) [[unlikely]] {                                         \
-      ::rmm::detail::throw_cu_allocation_failure(rmm_cu_status_, (_bytes), (_what), #_call);   \
-    }                                                                                          \
+#define RMM_CU_TRY_ALLOC(_call, _bytes, _what)                                               \
+  do {                                                                                       \
+    CUresult const rmm_cu_status_ = ::rmm::detail::cuda_driver_table()._call;                \
+    if (rmm_cu_status_ != CUDA_SUCCESS) [[unlikely]] {                                       \
+      ::rmm::detail::throw_cu_allocation_failure(rmm_cu_status_, (_bytes), (_what), #_call); \
+    }                                                                                        \
   } while (0)
 
 /// For noexcept paths: reports a failure through the debug log instead of throwing.
-#define RMM_CU_ASSERT_SUCCESS(_call)                                                           \
-  do {                                                                                         \
-    auto const* const rmm_cu_table_ = ::rmm::detail::cuda_driver_table_noexcept();             \
-    CUresult const rmm_cu_status_   = rmm_cu_table_ != nullptr ? rmm_cu_table_->_call          \
-                                                               : CUDA_ERROR_NOT_INITIALIZED;   \
-    if (rmm_cu_status_ != CUDA_SUCCESS) [[unlikely]] {                                         \
-      ::rmm::detail::report_cu_error_noexcept(rmm_cu_status_, #_call, __FILE__, __LINE__);     \
-    }                                                                                          \
+#define RMM_CU_ASSERT_SUCCESS(_call)                                                                                \
+  do {                                                                                                              \
+    auto const* const rmm_cu_table_ = ::rmm::detail::cuda_driver_table_noexcept();                                  \
+    CUresult const rmm_cu_status_   = rmm_cu_table_ != nullptr ? rmm_cu_table_->_call : CUDA_ERROR_NOT_INITIALIZED; \
+    if (rmm_cu_status_ != CUDA_SUCCESS) [[unlikely]] {                                                              \
+      ::rmm::detail::report_cu_error_noexcept(rmm_cu_status_, #_call, __FILE__, __LINE__);                          \
+    }                                                                                                               \
   } while (0)

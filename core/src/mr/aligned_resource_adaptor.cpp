@@ -54,8 +54,7 @@ namespace {
 std::string padded_request_context(std::size_t bytes, std::size_t alignment, std::size_t padded)
 {
   return "aligned_resource_adaptor: allocating " + rmm::format_bytes_exact(bytes) + " aligned to " +
-         std::to_string(alignment) + " bytes (" + rmm::format_bytes_exact(padded) +
-         " from the upstream) failed: ";
+         std::to_string(alignment) + " bytes (" + rmm::format_bytes_exact(padded) + " from the upstream) failed: ";
 }
 
 }  // namespace
@@ -75,7 +74,7 @@ void* aligned_resource_adaptor::allocate_padded(std::size_t bytes, detail::alloc
 void* aligned_resource_adaptor::allocate_in(std::size_t bytes, detail::allocation_order order)
 {
   if (state().passes_through(bytes)) { return order.allocate(upstream(), bytes); }
-  void* ptr = allocate_padded(bytes, order);
+  void* ptr     = allocate_padded(bytes, order);
   void* aligned = reinterpret_cast<void*>(align_up(reinterpret_cast<std::uintptr_t>(ptr), state().alignment));
   if (aligned != ptr) {
     try {

@@ -21,7 +21,7 @@ void set_before_growth_callback(before_growth_callback callback, void* context) 
   // Each setting is a new immutable record, never freed: a resource reading the previous one while
   // it is replaced keeps a valid record (hooks are set a handful of times per process).
   current_hook.store(callback == nullptr ? nullptr : new (std::nothrow) hook{callback, context},
-                    std::memory_order_release);
+                     std::memory_order_release);
 }
 
 namespace detail {

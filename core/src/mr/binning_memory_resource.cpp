@@ -79,20 +79,15 @@ binning_memory_resource::binning_memory_resource(any_device_resource upstream,
   RMM_EXPECTS(min_size_exponent >= 8 && min_size_exponent <= max_size_exponent && max_size_exponent <= 40,
               fmt::format("binning_memory_resource: bin exponents must satisfy 8 <= min <= max <= 40 (bins of "
                           "256 B to 1 TiB), got min {} and max {}",
-                          min_size_exponent,
-                          max_size_exponent));
-  for (int e = min_size_exponent; e <= max_size_exponent; ++e) {
-    add_bin(std::size_t{1} << e);
-  }
+                          min_size_exponent, max_size_exponent));
+  for (int e = min_size_exponent; e <= max_size_exponent; ++e) { add_bin(std::size_t{1} << e); }
 }
 
 binning_memory_resource::binning_memory_resource(any_device_resource upstream,
                                                  std::vector<std::size_t> const& bin_sizes)
   : bins_{std::make_shared<bins>(std::move(upstream))}
 {
-  for (auto const size : bin_sizes) {
-    add_bin(size);
-  }
+  for (auto const size : bin_sizes) { add_bin(size); }
 }
 
 void binning_memory_resource::add_bin(std::size_t allocation_size, std::optional<any_device_resource> bin_resource)
@@ -102,31 +97,27 @@ void binning_memory_resource::add_bin(std::size_t allocation_size, std::optional
     throw rmm::out_of_memory{fmt::format(
       "binning_memory_resource: a bin of {} can never serve an allocation: no allocation can be larger than {} "
       "bytes; use a smaller bin size",
-      rmm::format_bytes_exact(allocation_size),
-      max_allocation_size)};
+      rmm::format_bytes_exact(allocation_size), max_allocation_size)};
   }
   if (!bin_resource && default_bin_reservation(allocation_size) > max_allocation_size) {
     throw rmm::out_of_memory{fmt::format(
       "binning_memory_resource: a bin of {} can never be created: its first {} blocks together exceed the {} bytes "
       "any allocation can have; use a smaller bin size, or pass the bin's resource",
-      rmm::format_bytes_exact(allocation_size),
-      blocks_per_chunk(allocation_size),
-      max_allocation_size)};
+      rmm::format_bytes_exact(allocation_size), blocks_per_chunk(allocation_size), max_allocation_size)};
   }
   std::lock_guard lock{bins_->mutex};
   RMM_EXPECTS(!bins_->frozen.load(std::memory_order_relaxed),
               "binning_memory_resource: bins can only be added before the first allocation (a new bin would send "
               "later deallocations of existing allocations to the wrong resource)");
   auto& by_size = bins_->by_size;
-  auto it = std::lower_bound(
-    by_size.begin(), by_size.end(), allocation_size, [](bins::bin const& b, std::size_t s) { return b.size < s; });
-  RMM_EXPECTS(it == by_size.end() || it->size != allocation_size,
-              fmt::format("binning_memory_resource: there is already a bin of {}",
-                          rmm::format_bytes_exact(allocation_size)));
-  any_device_resource resource =
-    bin_resource ? std::move(*bin_resource)
-                 : any_device_resource{fixed_size_memory_resource{
-                     bins_->upstream, allocation_size, blocks_per_chunk(allocation_size)}};
+  auto it       = std::lower_bound(by_size.begin(), by_size.end(), allocation_size,
+                                   [](bins::bin const& b, std::size_t s) { return b.size < s; });
+  RMM_EXPECTS(
+    it == by_size.end() || it->size != allocation_size,
+    fmt::format("binning_memory_resource: there is already a bin of {}", rmm::format_bytes_exact(allocation_size)));
+  any_device_resource resource = bin_resource ? std::move(*bin_resource)
+                                              : any_device_resource{fixed_size_memory_resource{
+                                                  bins_->upstream, allocation_size, blocks_per_chunk(allocation_size)}};
   by_size.insert(it, bins::bin{allocation_size, std::move(resource)});
 }
 
@@ -136,9 +127,7 @@ std::vector<std::size_t> binning_memory_resource::bin_sizes() const
 {
   std::lock_guard lock{bins_->mutex};
   std::vector<std::size_t> sizes;
-  for (auto const& b : bins_->by_size) {
-    sizes.push_back(b.size);
-  }
+  for (auto const& b : bins_->by_size) { sizes.push_back(b.size); }
   return sizes;
 }
 

@@ -18,8 +18,8 @@ callback_memory_resource::callback_memory_resource(allocate_callback_t allocate_
 {
   RMM_EXPECTS(static_cast<bool>(allocate_callback), "callback_memory_resource: the allocate callback is empty");
   RMM_EXPECTS(static_cast<bool>(deallocate_callback), "callback_memory_resource: the deallocate callback is empty");
-  callbacks_ = std::make_shared<callbacks const>(callbacks{
-    std::move(allocate_callback), std::move(deallocate_callback), allocate_callback_arg, deallocate_callback_arg});
+  callbacks_ = std::make_shared<callbacks const>(callbacks{std::move(allocate_callback), std::move(deallocate_callback),
+                                                           allocate_callback_arg, deallocate_callback_arg});
 }
 
 void* callback_memory_resource::do_allocate(std::size_t bytes, cuda_stream_view stream)

@@ -32,13 +32,12 @@ void check_handle_support(cuda_device_id device, cuda_async_memory_resource::all
 {
   if (handle_type == cuda_async_memory_resource::allocation_handle_type::none) { return; }
   int supported{};
-  RMM_CU_TRY(cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, device_handle(device)));
+  RMM_CU_TRY(
+    cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, device_handle(device)));
   RMM_EXPECTS((supported & static_cast<int>(handle_type)) != 0,
               fmt::format("cuda_async_memory_resource: device {} cannot export pool memory with handle type {:#x} "
                           "(supported handle types: {:#x})",
-                          device.value(),
-                          static_cast<int>(handle_type),
-                          supported));
+                          device.value(), static_cast<int>(handle_type), supported));
 }
 
 }  // namespace
@@ -96,8 +95,7 @@ void* cuda_async_memory_resource::do_allocate(std::size_t bytes, cuda_stream_vie
   if (bytes == 0) { return ptr; }  // as cudaMallocFromPoolAsync answers; the driver refuses 0 bytes
   CUdeviceptr address{};
   rmm::detail::require_context();
-  RMM_CU_TRY_ALLOC(cuMemAllocFromPoolAsync(&address, bytes, pool_->handle, stream.value()),
-                   bytes,
+  RMM_CU_TRY_ALLOC(cuMemAllocFromPoolAsync(&address, bytes, pool_->handle, stream.value()), bytes,
                    "cuda_async_memory_resource (cudaMallocFromPoolAsync)");
   return reinterpret_cast<void*>(address);
 }

@@ -16,8 +16,7 @@ void* cuda_async_view_memory_resource::do_allocate(std::size_t bytes, cuda_strea
   if (bytes == 0) { return ptr; }  // as cudaMallocFromPoolAsync answers; the driver refuses 0 bytes
   CUdeviceptr address{};
   rmm::detail::require_context();
-  RMM_CU_TRY_ALLOC(cuMemAllocFromPoolAsync(&address, bytes, pool_, stream.value()),
-                   bytes,
+  RMM_CU_TRY_ALLOC(cuMemAllocFromPoolAsync(&address, bytes, pool_, stream.value()), bytes,
                    "cuda_async_view_memory_resource (cudaMallocFromPoolAsync)");
   return reinterpret_cast<void*>(address);
 }

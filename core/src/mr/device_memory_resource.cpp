@@ -25,7 +25,7 @@ std::string type_name_of(device_memory_resource const& resource)
   int status{};
   std::unique_ptr<char, void (*)(void*)> const demangled{abi::__cxa_demangle(mangled, nullptr, nullptr, &status),
                                                          std::free};
-  std::string name = status == 0 && demangled ? demangled.get() : mangled;
+  std::string name                         = status == 0 && demangled ? demangled.get() : mangled;
   constexpr std::string_view own_namespace = "rmm::mr::";
   if (name.starts_with(own_namespace)) { name.erase(0, own_namespace.size()); }
   return name;
@@ -55,8 +55,7 @@ void device_memory_resource::reject_alignment(std::size_t alignment)
   throw rmm::logic_error{
     fmt::format("allocation alignment {} exceeds the {} bytes rmm's resources guarantee; wrap the resource in "
                 "an aligned_resource_adaptor for larger alignments",
-                alignment,
-                CUDA_ALLOCATION_ALIGNMENT)};
+                alignment, CUDA_ALLOCATION_ALIGNMENT)};
 }
 
 void device_memory_resource::reject_impossible_size(std::size_t bytes) const
@@ -65,9 +64,7 @@ void device_memory_resource::reject_impossible_size(std::size_t bytes) const
     "{} cannot allocate {}: no allocation can be larger than {} bytes (PTRDIFF_MAX). A size this large comes from "
     "a computation that wrapped around, such as n - 1 with n == 0 or an overflowed n * sizeof(T): check how the "
     "size was computed",
-    type_name_of(*this),
-    rmm::format_bytes_exact(bytes),
-    max_allocation_size)};
+    type_name_of(*this), rmm::format_bytes_exact(bytes), max_allocation_size)};
 }
 
 }  // namespace rmm::mr

@@ -20,18 +20,14 @@ detail::suballocator_options fixed_size_options(std::size_t block_size, std::siz
     throw rmm::out_of_memory{fmt::format(
       "fixed_size_memory_resource: a block size of {} can never be allocated: rounded up to a multiple of {} bytes "
       "it exceeds the {} bytes any allocation can have; use a smaller block size",
-      rmm::format_bytes_exact(block_size),
-      CUDA_ALLOCATION_ALIGNMENT,
-      max_allocation_size)};
+      rmm::format_bytes_exact(block_size), CUDA_ALLOCATION_ALIGNMENT, max_allocation_size)};
   }
   auto const rounded_block = align_up(block_size, CUDA_ALLOCATION_ALIGNMENT);
   if (blocks_to_preallocate > max_allocation_size / rounded_block) {
     throw rmm::out_of_memory{fmt::format(
       "fixed_size_memory_resource: blocks_to_preallocate = {} blocks of {} can never be allocated at once: together "
       "they exceed the {} bytes any allocation can have; preallocate fewer blocks",
-      blocks_to_preallocate,
-      rmm::format_bytes_exact(rounded_block),
-      max_allocation_size)};
+      blocks_to_preallocate, rmm::format_bytes_exact(rounded_block), max_allocation_size)};
   }
   detail::suballocator_options options;
   options.name            = "fixed_size_memory_resource";
@@ -50,8 +46,8 @@ fixed_size_memory_resource::fixed_size_memory_resource(any_device_resource upstr
   : suballocator_resource{[&] {
       auto options            = fixed_size_options(block_size, blocks_to_preallocate);
       auto const rounded_size = options.granularity;
-      return std::make_shared<engine_type>(
-        std::move(upstream), std::move(options), [rounded_size] { return detail::fixed_block_store{rounded_size}; });
+      return std::make_shared<engine_type>(std::move(upstream), std::move(options),
+                                           [rounded_size] { return detail::fixed_block_store{rounded_size}; });
     }()}
 {
 }

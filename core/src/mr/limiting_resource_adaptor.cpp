@@ -45,9 +45,8 @@ void* limiting_resource_adaptor::allocate_in(std::size_t bytes, detail::allocati
   do {
     if (charge > state().limit || allocated > state().limit - charge) {
       throw rmm::out_of_memory{"limiting_resource_adaptor: allocating " + rmm::format_bytes_exact(bytes) +
-                               " would exceed the limit of " + rmm::format_bytes_exact(state().limit) +
-                               " (" + rmm::format_bytes_exact(allocated) +
-                               " in use); free memory or raise the limit"};
+                               " would exceed the limit of " + rmm::format_bytes_exact(state().limit) + " (" +
+                               rmm::format_bytes_exact(allocated) + " in use); free memory or raise the limit"};
     }
   } while (!state().allocated.compare_exchange_weak(allocated, allocated + charge, std::memory_order_relaxed));
 

@@ -14,8 +14,10 @@ std::FILE* open_for_writing(std::string const& path)
 {
   // fopen would stop at the NUL and create the file named by what comes before it.
   if (auto const nul = path.find('\0'); nul != std::string::npos) {
-    RMM_FAIL("cannot open the log file '" + path.substr(0, nul) + "\\0...': its name contains a NUL character "
-             "at position " + std::to_string(nul) + ", which would end it there; remove the NUL from the name");
+    RMM_FAIL("cannot open the log file '" + path.substr(0, nul) +
+             "\\0...': its name contains a NUL character "
+             "at position " +
+             std::to_string(nul) + ", which would end it there; remove the NUL from the name");
   }
   return std::fopen(path.c_str(), "w");
 }

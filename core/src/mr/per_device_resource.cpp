@@ -55,7 +55,7 @@ any_device_resource exchange(cuda_device_id device_id, any_device_resource new_r
   check_device(device_id);
   auto& t = table();
   std::unique_lock lock{t.mutex};
-  auto& entry = entry_locked(t, device_id);
+  auto& entry   = entry_locked(t, device_id);
   auto previous = entry;
   entry         = std::move(new_resource);
   return previous;
@@ -138,10 +138,7 @@ device_async_resource_ref set_current_device_resource_ref(device_async_resource_
   return set_per_device_resource_ref(get_current_cuda_device(), new_resource_ref);
 }
 
-any_device_resource reset_current_device_resource()
-{
-  return reset_per_device_resource(get_current_cuda_device());
-}
+any_device_resource reset_current_device_resource() { return reset_per_device_resource(get_current_cuda_device()); }
 
 device_async_resource_ref reset_current_device_resource_ref()
 {

@@ -40,8 +40,8 @@ pool_memory_resource::pool_memory_resource(any_device_resource upstream,
                                            std::size_t initial_pool_size,
                                            std::optional<std::size_t> maximum_pool_size,
                                            pool_growth growth)
-  : suballocator_resource{std::make_shared<engine_type>(
-      upstream, pool_options(upstream, initial_pool_size, maximum_pool_size, growth), [] {
+  : suballocator_resource{
+      std::make_shared<engine_type>(upstream, pool_options(upstream, initial_pool_size, maximum_pool_size, growth), [] {
         return detail::coalescing_free_list{};
       })}
 {

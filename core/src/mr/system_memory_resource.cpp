@@ -32,10 +32,10 @@ system_memory_resource::system_memory_resource()
 void* system_memory_resource::do_allocate(std::size_t bytes, cuda_stream_view)
 {
   // operator new with an alignment and nothrow: a failure becomes rmm::out_of_memory below.
-  void* ptr = ::operator new(bytes, std::align_val_t{CUDA_ALLOCATION_ALIGNMENT}, std::nothrow);
+  void* ptr = ::operator new (bytes, std::align_val_t{CUDA_ALLOCATION_ALIGNMENT}, std::nothrow);
   if (ptr == nullptr) {
-    throw rmm::out_of_memory{
-      fmt::format("system_memory_resource could not allocate {}: host memory exhausted", rmm::format_bytes_exact(bytes))};
+    throw rmm::out_of_memory{fmt::format("system_memory_resource could not allocate {}: host memory exhausted",
+                                         rmm::format_bytes_exact(bytes))};
   }
   return ptr;
 }
@@ -44,7 +44,7 @@ void system_memory_resource::do_deallocate(void* ptr, std::size_t, cuda_stream_v
 {
   rmm::detail::require_context_noexcept();
   RMM_CU_ASSERT_SUCCESS(cuStreamSynchronize(stream.value()));  // the device may still be reading or writing it
-  ::operator delete(ptr, std::align_val_t{CUDA_ALLOCATION_ALIGNMENT});
+  ::operator delete (ptr, std::align_val_t{CUDA_ALLOCATION_ALIGNMENT});
 }
 
 bool system_memory_resource::do_is_equal(device_memory_resource const& other) const noexcept

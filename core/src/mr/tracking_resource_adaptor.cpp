@@ -122,8 +122,8 @@ void* tracking_resource_adaptor::allocate_in(std::size_t bytes, detail::allocati
 {
   void* ptr = order.allocate(upstream(), bytes);
   try {
-    allocation_info info{bytes, state().capture_stacks ? std::optional<rmm::detail::stack_trace>{std::in_place}
-                                                         : std::nullopt};
+    allocation_info info{
+      bytes, state().capture_stacks ? std::optional<rmm::detail::stack_trace>{std::in_place} : std::nullopt};
     if (bytes == 0) {
       state().insert_zero_byte(ptr, std::move(info));
     } else {
@@ -142,9 +142,8 @@ void tracking_resource_adaptor::deallocate_in(void* ptr, std::size_t bytes, deta
   // The record of the size being freed first, so a zero-byte allocation and a block at the same
   // address are each matched with their own free.
   allocation_info record;
-  bool const known = bytes == 0
-                       ? state().extract_zero_byte(ptr, record) || state().outstanding.extract(ptr, record)
-                       : state().outstanding.extract(ptr, record) || state().extract_zero_byte(ptr, record);
+  bool const known = bytes == 0 ? state().extract_zero_byte(ptr, record) || state().outstanding.extract(ptr, record)
+                                : state().outstanding.extract(ptr, record) || state().extract_zero_byte(ptr, record);
   if (!known) {
     state().unknown_frees.fetch_add(1, std::memory_order_relaxed);
     RMM_LOG_ERROR(
@@ -157,8 +156,8 @@ void tracking_resource_adaptor::deallocate_in(void* ptr, std::size_t bytes, deta
   if (allocated_size != bytes) {
     state().size_mismatches.fetch_add(1, std::memory_order_relaxed);
     RMM_LOG_ERROR("tracking_resource_adaptor: free of {} with size {} but it was allocated with {}; freeing {}",
-                  fmt::ptr(ptr), rmm::format_bytes_exact(bytes),
-                  rmm::format_bytes_exact(allocated_size), rmm::format_bytes_exact(allocated_size));
+                  fmt::ptr(ptr), rmm::format_bytes_exact(bytes), rmm::format_bytes_exact(allocated_size),
+                  rmm::format_bytes_exact(allocated_size));
   }
   state().allocated_bytes.fetch_sub(allocated_size, std::memory_order_relaxed);
   order.deallocate(upstream(), ptr, allocated_size);

@@ -20,8 +20,8 @@ bool AddressSpace::reserve(std::uint64_t bytes, std::string& error)
     return false;
   }
   auto const raw = reinterpret_cast<std::uint64_t>(p);
-  base_ = round_up(raw, align);
-  size_ = bytes;
+  base_          = round_up(raw, align);
+  size_          = bytes;
   // Trim the unaligned slack so the reservation is exactly [base_, base_ + size_).
   if (base_ > raw) { ::munmap(p, base_ - raw); }
   if (auto const end = raw + bytes + align; end > base_ + size_) {
@@ -64,8 +64,8 @@ void AddressSpace::release(std::uint64_t addr, std::uint64_t bytes)
 void AddressSpace::discard(std::uint64_t addr, std::uint64_t bytes)
 {
   static std::uint64_t const page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-  std::uint64_t const first = round_up(addr, page);
-  std::uint64_t const last = (addr + bytes) / page * page;
+  std::uint64_t const first       = round_up(addr, page);
+  std::uint64_t const last        = (addr + bytes) / page * page;
   if (last > first) { ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED); }
 }
 

@@ -35,7 +35,7 @@ class AddressSpace {
 
   std::uint64_t base_ = 0;
   std::uint64_t size_ = 0;
-  std::map<std::uint64_t, std::uint64_t> free_by_addr_;         // addr -> size
+  std::map<std::uint64_t, std::uint64_t> free_by_addr_;             // addr -> size
   std::set<std::pair<std::uint64_t, std::uint64_t>> free_by_size_;  // (size, addr)
 };
 

@@ -35,8 +35,14 @@ void check_still_mapped(char const* what, RangeInfo const& info, std::uint64_t a
   if (!vmm_span_mapped(addr, bytes)) { vmm_fault(what, addr, bytes); }
 }
 
-CUresult copy(std::uint64_t dst, Side dst_side, std::uint64_t src, Side src_side, std::size_t bytes, CUstream h,
-              bool per_thread, bool sync)
+CUresult copy(std::uint64_t dst,
+              Side dst_side,
+              std::uint64_t src,
+              Side src_side,
+              std::size_t bytes,
+              CUstream h,
+              bool per_thread,
+              bool sync)
 {
   RMM_EMU_REQUIRE_INIT();
   RangeInfo d;
@@ -132,14 +138,14 @@ RMM_EMU_EXPORT CUresult cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dc, CUdevic
   if (auto r = check_peer_contexts(dc, sc); r != CUDA_SUCCESS) { return r; }
   return copy(dst, Side::device, src, Side::device, n, nullptr, true, true);
 }
-RMM_EMU_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n,
-                                          CUstream s)
+RMM_EMU_EXPORT CUresult
+cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s)
 {
   if (auto r = check_peer_contexts(dc, sc); r != CUDA_SUCCESS) { return r; }
   return copy(dst, Side::device, src, Side::device, n, s, false, false);
 }
-RMM_EMU_EXPORT CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc,
-                                               size_t n, CUstream s)
+RMM_EMU_EXPORT CUresult
+cuMemcpyPeerAsync_ptsz(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s)
 {
   if (auto r = check_peer_contexts(dc, sc); r != CUDA_SUCCESS) { return r; }
   return copy(dst, Side::device, src, Side::device, n, s, true, false);
@@ -196,15 +202,51 @@ RMM_EMU_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr s
 }
 
 // ---- memset ----
-RMM_EMU_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n) { return fill(dst, v, n, nullptr, false, true); }
-RMM_EMU_EXPORT CUresult cuMemsetD8_v2_ptds(CUdeviceptr dst, unsigned char v, size_t n) { return fill(dst, v, n, nullptr, true, true); }
-RMM_EMU_EXPORT CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short v, size_t n) { return fill(dst, v, n, nullptr, false, true); }
-RMM_EMU_EXPORT CUresult cuMemsetD16_v2_ptds(CUdeviceptr dst, unsigned short v, size_t n) { return fill(dst, v, n, nullptr, true, true); }
-RMM_EMU_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int v, size_t n) { return fill(dst, v, n, nullptr, false, true); }
-RMM_EMU_EXPORT CUresult cuMemsetD32_v2_ptds(CUdeviceptr dst, unsigned int v, size_t n) { return fill(dst, v, n, nullptr, true, true); }
-RMM_EMU_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s) { return fill(dst, v, n, s, false, false); }
-RMM_EMU_EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr dst, unsigned char v, size_t n, CUstream s) { return fill(dst, v, n, s, true, false); }
-RMM_EMU_EXPORT CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, CUstream s) { return fill(dst, v, n, s, false, false); }
-RMM_EMU_EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr dst, unsigned short v, size_t n, CUstream s) { return fill(dst, v, n, s, true, false); }
-RMM_EMU_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s) { return fill(dst, v, n, s, false, false); }
-RMM_EMU_EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr dst, unsigned int v, size_t n, CUstream s) { return fill(dst, v, n, s, true, false); }
+RMM_EMU_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n)
+{
+  return fill(dst, v, n, nullptr, false, true);
+}
+RMM_EMU_EXPORT CUresult cuMemsetD8_v2_ptds(CUdeviceptr dst, unsigned char v, size_t n)
+{
+  return fill(dst, v, n, nullptr, true, true);
+}
+RMM_EMU_EXPORT CUresult cuMemsetD16_v2(CUdeviceptr dst, unsigned short v, size_t n)
+{
+  return fill(dst, v, n, nullptr, false, true);
+}
+RMM_EMU_EXPORT CUresult cuMemsetD16_v2_ptds(CUdeviceptr dst, unsigned short v, size_t n)
+{
+  return fill(dst, v, n, nullptr, true, true);
+}
+RMM_EMU_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int v, size_t n)
+{
+  return fill(dst, v, n, nullptr, false, true);
+}
+RMM_EMU_EXPORT CUresult cuMemsetD32_v2_ptds(CUdeviceptr dst, unsigned int v, size_t n)
+{
+  return fill(dst, v, n, nullptr, true, true);
+}
+RMM_EMU_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s)
+{
+  return fill(dst, v, n, s, false, false);
+}
+RMM_EMU_EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr dst, unsigned char v, size_t n, CUstream s)
+{
+  return fill(dst, v, n, s, true, false);
+}
+RMM_EMU_EXPORT CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short v, size_t n, CUstream s)
+{
+  return fill(dst, v, n, s, false, false);
+}
+RMM_EMU_EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr dst, unsigned short v, size_t n, CUstream s)
+{
+  return fill(dst, v, n, s, true, false);
+}
+RMM_EMU_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s)
+{
+  return fill(dst, v, n, s, false, false);
+}
+RMM_EMU_EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr dst, unsigned int v, size_t n, CUstream s)
+{
+  return fill(dst, v, n, s, true, false);
+}

@@ -133,7 +133,7 @@ RMM_EMU_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* f
   if (d == nullptr) { return CUDA_ERROR_INVALID_DEVICE; }
   Context& ctx = d->primary();
   std::lock_guard lock(ctx.state_mutex);
-  *flags = ctx.flags;
+  *flags  = ctx.flags;
   *active = ctx.retain_count > 0 ? 1 : 0;
   return CUDA_SUCCESS;
 }
@@ -182,7 +182,7 @@ RMM_EMU_EXPORT CUresult cuCtxGetCurrent(CUcontext* pctx)
   RMM_EMU_REQUIRE_INIT();
   if (pctx == nullptr) { return CUDA_ERROR_INVALID_VALUE; }
   Context* ctx = current_context();
-  *pctx = ctx != nullptr ? ctx->handle() : nullptr;
+  *pctx        = ctx != nullptr ? ctx->handle() : nullptr;
   return CUDA_SUCCESS;
 }
 

@@ -33,14 +33,19 @@ RMM_EMU_EXPORT CUresult cuEventCreate(CUevent* phEvent, unsigned int flags)
   unsigned const known = CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS;
   if (phEvent == nullptr || (flags & ~known) != 0) { return CUDA_ERROR_INVALID_VALUE; }
   // Interprocess events must not record timing.
-  if ((flags & CU_EVENT_INTERPROCESS) != 0 && (flags & CU_EVENT_DISABLE_TIMING) == 0) { return CUDA_ERROR_INVALID_VALUE; }
+  if ((flags & CU_EVENT_INTERPROCESS) != 0 && (flags & CU_EVENT_DISABLE_TIMING) == 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   *phEvent = register_event(std::make_shared<Event>(*ctx, flags));
   return CUDA_SUCCESS;
 }
 
 RMM_EMU_EXPORT CUresult cuEventRecord(CUevent e, CUstream s) { return record(e, s, 0, false); }
 RMM_EMU_EXPORT CUresult cuEventRecord_ptsz(CUevent e, CUstream s) { return record(e, s, 0, true); }
-RMM_EMU_EXPORT CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int flags) { return record(e, s, flags, false); }
+RMM_EMU_EXPORT CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int flags)
+{
+  return record(e, s, flags, false);
+}
 RMM_EMU_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int flags)
 {
   return record(e, s, flags, true);
@@ -93,7 +98,7 @@ RMM_EMU_EXPORT CUresult cuEventElapsedTime_v2(float* ms, CUevent start, CUevent 
   if (!ra->at.reached() || !rb->at.reached()) { return CUDA_ERROR_NOT_READY; }
   auto const t0 = ra->time_ns.load(std::memory_order_acquire);
   auto const t1 = rb->time_ns.load(std::memory_order_acquire);
-  *ms = static_cast<float>(static_cast<double>(t1 - t0) / 1e6);
+  *ms           = static_cast<float>(static_cast<double>(t1 - t0) / 1e6);
   return CUDA_SUCCESS;
 }
 

@@ -32,7 +32,10 @@ RMM_EMU_EXPORT CUresult cuGetErrorString(CUresult error, char const** str)
   return *str != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-RMM_EMU_EXPORT CUresult cuGetProcAddress_v2(char const* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+RMM_EMU_EXPORT CUresult cuGetProcAddress_v2(char const* symbol,
+                                            void** pfn,
+                                            int cudaVersion,
+                                            cuuint64_t flags,
                                             CUdriverProcAddressQueryResult* symbolStatus)
 {
   return rmm_emu::get_proc_address(symbol, pfn, cudaVersion, flags, symbolStatus);

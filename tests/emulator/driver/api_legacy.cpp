@@ -24,7 +24,10 @@ RMM_EMU_EXPORT CUresult cuMemcpyDtoH(void*, CUdeviceptr_v1, unsigned int) { retu
 RMM_EMU_EXPORT CUresult cuMemcpyDtoD(CUdeviceptr_v1, CUdeviceptr_v1, unsigned int) { return legacy_abi(); }
 RMM_EMU_EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr_v1, void const*, unsigned int, CUstream) { return legacy_abi(); }
 RMM_EMU_EXPORT CUresult cuMemcpyDtoHAsync(void*, CUdeviceptr_v1, unsigned int, CUstream) { return legacy_abi(); }
-RMM_EMU_EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr_v1, CUdeviceptr_v1, unsigned int, CUstream) { return legacy_abi(); }
+RMM_EMU_EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr_v1, CUdeviceptr_v1, unsigned int, CUstream)
+{
+  return legacy_abi();
+}
 RMM_EMU_EXPORT CUresult cuMemsetD8(CUdeviceptr_v1, unsigned char, unsigned int) { return legacy_abi(); }
 RMM_EMU_EXPORT CUresult cuMemsetD16(CUdeviceptr_v1, unsigned short, unsigned int) { return legacy_abi(); }
 RMM_EMU_EXPORT CUresult cuMemsetD32(CUdeviceptr_v1, unsigned int, unsigned int) { return legacy_abi(); }

@@ -40,7 +40,7 @@ CUresult pointer_attribute(void* data, CUpointer_attribute attr, Allocation cons
     return CUDA_SUCCESS;
   }
   bool const device_memory = device_only(a->kind);
-  auto* p = reinterpret_cast<void*>(ptr);
+  auto* p                  = reinterpret_cast<void*>(ptr);
   switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT: put(device(a->device)->primary().handle()); break;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
@@ -75,7 +75,8 @@ CUresult pointer_attribute(void* data, CUpointer_attribute attr, Allocation cons
       break;
     case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: put(device_memory ? 1 : 0); break;
     case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
-      put(a->kind == MemKind::vmm ? vmm_pointer_access_flags(a->base) : int{CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE});
+      put(a->kind == MemKind::vmm ? vmm_pointer_access_flags(a->base)
+                                  : int{CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE});
       break;
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
       put(a->kind == MemKind::pool ? a->pool->handle() : CUmemoryPool{nullptr});
@@ -93,7 +94,9 @@ CUresult check_managed_range(CUdeviceptr ptr, std::size_t count)
   std::lock_guard lock(memory_mutex());
   Allocation const* a = find_allocation(ptr);
   if (a != nullptr) {
-    if (a->kind != MemKind::managed && settings().pageable_memory_access.load() == 0) { return CUDA_ERROR_INVALID_VALUE; }
+    if (a->kind != MemKind::managed && settings().pageable_memory_access.load() == 0) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
     if (device_only(a->kind)) { return CUDA_ERROR_INVALID_VALUE; }
     return ptr + count <= a->base + a->size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   }
@@ -131,7 +134,7 @@ CUmemLocation location_of_device(CUdevice dev)
     loc.type = CU_MEM_LOCATION_TYPE_HOST;
   } else {
     loc.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    loc.id = dev;
+    loc.id   = dev;
   }
   return loc;
 }
@@ -209,7 +212,7 @@ RMM_EMU_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total)
   Device& dev = ctx->device();
   std::lock_guard lock(memory_mutex());
   *total = dev.capacity();
-  *free = dev.capacity() - dev.used;
+  *free  = dev.capacity() - dev.used;
   return CUDA_SUCCESS;
 }
 
@@ -232,8 +235,10 @@ RMM_EMU_EXPORT CUresult cuPointerGetAttribute(void* data, CUpointer_attribute at
   return pointer_attribute(data, attribute, find_allocation(ptr), ptr, /*strict=*/true);
 }
 
-RMM_EMU_EXPORT CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute* attributes,
-                                               void** data, CUdeviceptr ptr)
+RMM_EMU_EXPORT CUresult cuPointerGetAttributes(unsigned int numAttributes,
+                                               CUpointer_attribute* attributes,
+                                               void** data,
+                                               CUdeviceptr ptr)
 {
   RMM_EMU_REQUIRE_INIT();
   if (numAttributes == 0 || attributes == nullptr || data == nullptr) { return CUDA_ERROR_INVALID_VALUE; }
@@ -246,14 +251,17 @@ RMM_EMU_EXPORT CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpoi
   return CUDA_SUCCESS;
 }
 
-RMM_EMU_EXPORT CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location,
-                                              unsigned int flags, CUstream hStream)
+RMM_EMU_EXPORT CUresult
+cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream)
 {
   return prefetch(devPtr, count, location, flags, hStream, false);
 }
 
-RMM_EMU_EXPORT CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocation location,
-                                                   unsigned int flags, CUstream hStream)
+RMM_EMU_EXPORT CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr,
+                                                   size_t count,
+                                                   CUmemLocation location,
+                                                   unsigned int flags,
+                                                   CUstream hStream)
 {
   return prefetch(devPtr, count, location, flags, hStream, true);
 }
@@ -263,8 +271,7 @@ RMM_EMU_EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUd
   return prefetch(devPtr, count, location_of_device(dstDevice), 0, hStream, false);
 }
 
-RMM_EMU_EXPORT CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
-                                                CUstream hStream)
+RMM_EMU_EXPORT CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count, CUdevice dstDevice, CUstream hStream)
 {
   return prefetch(devPtr, count, location_of_device(dstDevice), 0, hStream, true);
 }
@@ -275,8 +282,8 @@ RMM_EMU_EXPORT CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_a
   if (advice < CU_MEM_ADVISE_SET_READ_MOSTLY || advice > CU_MEM_ADVISE_UNSET_ACCESSED_BY) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  bool const needs_location = advice == CU_MEM_ADVISE_SET_PREFERRED_LOCATION || advice == CU_MEM_ADVISE_SET_ACCESSED_BY ||
-                              advice == CU_MEM_ADVISE_UNSET_ACCESSED_BY;
+  bool const needs_location = advice == CU_MEM_ADVISE_SET_PREFERRED_LOCATION ||
+                              advice == CU_MEM_ADVISE_SET_ACCESSED_BY || advice == CU_MEM_ADVISE_UNSET_ACCESSED_BY;
   if (needs_location) {
     if (auto r = check_location(location); r != CUDA_SUCCESS) { return r; }
   }

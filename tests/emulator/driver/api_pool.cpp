@@ -204,13 +204,15 @@ RMM_EMU_EXPORT CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPoo
     *flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   } else {
     auto it = p->access.find(location->id);
-    *flags = it == p->access.end() ? CU_MEM_ACCESS_FLAGS_PROT_NONE : it->second;
+    *flags  = it == p->access.end() ? CU_MEM_ACCESS_FLAGS_PROT_NONE : it->second;
   }
   return CUDA_SUCCESS;
 }
 
-RMM_EMU_EXPORT CUresult cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool handle,
-                                                         CUmemAllocationHandleType type, unsigned long long flags)
+RMM_EMU_EXPORT CUresult cuMemPoolExportToShareableHandle(void* handle_out,
+                                                         CUmemoryPool handle,
+                                                         CUmemAllocationHandleType type,
+                                                         unsigned long long flags)
 {
   RMM_EMU_REQUIRE_INIT();
   if (handle_out == nullptr || flags != 0) { return CUDA_ERROR_INVALID_VALUE; }
@@ -230,7 +232,9 @@ RMM_EMU_EXPORT CUresult cuMemPoolExportToShareableHandle(void* handle_out, CUmem
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-RMM_EMU_EXPORT CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool*, void*, CUmemAllocationHandleType,
+RMM_EMU_EXPORT CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool*,
+                                                           void*,
+                                                           CUmemAllocationHandleType,
                                                            unsigned long long)
 {
   RMM_EMU_REQUIRE_INIT();

@@ -11,14 +11,14 @@ using namespace rmm_emu;
 
 namespace {
 
-constexpr int kLeastPriority = 0;
+constexpr int kLeastPriority    = 0;
 constexpr int kGreatestPriority = -5;
 
 thread_local CUstreamCaptureMode t_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 
-#define RMM_EMU_RESOLVE(var, handle, per_thread)                                                   \
-  RMM_EMU_REQUIRE_INIT();                                                                          \
-  std::shared_ptr<Stream> var;                                                                     \
+#define RMM_EMU_RESOLVE(var, handle, per_thread) \
+  RMM_EMU_REQUIRE_INIT();                        \
+  std::shared_ptr<Stream> var;                   \
   if (auto r_ = resolve_stream(handle, per_thread, var); r_ != CUDA_SUCCESS) { return r_; }
 
 CUresult synchronize(CUstream h, bool per_thread)
@@ -119,9 +119,15 @@ RMM_EMU_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream h) { return synchroniz
 RMM_EMU_EXPORT CUresult cuStreamQuery(CUstream h) { return query(h, false); }
 RMM_EMU_EXPORT CUresult cuStreamQuery_ptsz(CUstream h) { return query(h, true); }
 RMM_EMU_EXPORT CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned int f) { return wait_event(h, e, f, false); }
-RMM_EMU_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream h, CUevent e, unsigned int f) { return wait_event(h, e, f, true); }
+RMM_EMU_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream h, CUevent e, unsigned int f)
+{
+  return wait_event(h, e, f, true);
+}
 RMM_EMU_EXPORT CUresult cuLaunchHostFunc(CUstream h, CUhostFn fn, void* data) { return host_func(h, fn, data, false); }
-RMM_EMU_EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream h, CUhostFn fn, void* data) { return host_func(h, fn, data, true); }
+RMM_EMU_EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream h, CUhostFn fn, void* data)
+{
+  return host_func(h, fn, data, true);
+}
 
 RMM_EMU_EXPORT CUresult cuStreamAddCallback(CUstream h, CUstreamCallback cb, void* data, unsigned int flags)
 {
@@ -216,7 +222,10 @@ CUresult end_capture(CUstream h, bool per_thread, CUgraph* graph)
 
 }  // namespace
 
-RMM_EMU_EXPORT CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode mode) { return begin_capture(h, false, mode); }
+RMM_EMU_EXPORT CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode mode)
+{
+  return begin_capture(h, false, mode);
+}
 RMM_EMU_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream h, CUstreamCaptureMode mode)
 {
   return begin_capture(h, true, mode);
@@ -242,23 +251,40 @@ RMM_EMU_EXPORT CUresult cuStreamGetCaptureInfo_ptsz(CUstream h, CUstreamCaptureS
 {
   return capture_info(h, true, status);
 }
-RMM_EMU_EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream h, CUstreamCaptureStatus* status, cuuint64_t*, CUgraph*,
-                                                  CUgraphNode const**, size_t*)
+RMM_EMU_EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream h,
+                                                  CUstreamCaptureStatus* status,
+                                                  cuuint64_t*,
+                                                  CUgraph*,
+                                                  CUgraphNode const**,
+                                                  size_t*)
 {
   return capture_info(h, false, status);
 }
-RMM_EMU_EXPORT CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream h, CUstreamCaptureStatus* status, cuuint64_t*,
-                                                       CUgraph*, CUgraphNode const**, size_t*)
+RMM_EMU_EXPORT CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream h,
+                                                       CUstreamCaptureStatus* status,
+                                                       cuuint64_t*,
+                                                       CUgraph*,
+                                                       CUgraphNode const**,
+                                                       size_t*)
 {
   return capture_info(h, true, status);
 }
-RMM_EMU_EXPORT CUresult cuStreamGetCaptureInfo_v3(CUstream h, CUstreamCaptureStatus* status, cuuint64_t*, CUgraph*,
-                                                  CUgraphNode const**, CUgraphEdgeData const**, size_t*)
+RMM_EMU_EXPORT CUresult cuStreamGetCaptureInfo_v3(CUstream h,
+                                                  CUstreamCaptureStatus* status,
+                                                  cuuint64_t*,
+                                                  CUgraph*,
+                                                  CUgraphNode const**,
+                                                  CUgraphEdgeData const**,
+                                                  size_t*)
 {
   return capture_info(h, false, status);
 }
-RMM_EMU_EXPORT CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream h, CUstreamCaptureStatus* status, cuuint64_t*,
-                                                       CUgraph*, CUgraphNode const**, CUgraphEdgeData const**,
+RMM_EMU_EXPORT CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream h,
+                                                       CUstreamCaptureStatus* status,
+                                                       cuuint64_t*,
+                                                       CUgraph*,
+                                                       CUgraphNode const**,
+                                                       CUgraphEdgeData const**,
                                                        size_t*)
 {
   return capture_info(h, true, status);

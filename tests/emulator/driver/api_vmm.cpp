@@ -26,18 +26,18 @@ namespace {
 
 struct Physical {
   CUmemAllocationProp prop{};
-  int device = 0;
+  int device         = 0;
   std::uint64_t size = 0;
-  unsigned refs = 1;      // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
-  unsigned mappings = 0;  // live cuMemMap mappings of it
+  unsigned refs      = 1;  // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
+  unsigned mappings  = 0;  // live cuMemMap mappings of it
 };
 
 struct Mapping {
-  std::uint64_t base = 0;
-  std::uint64_t size = 0;
+  std::uint64_t base                  = 0;
+  std::uint64_t size                  = 0;
   CUmemGenericAllocationHandle handle = 0;
-  std::uint64_t read = 0;   // devices (bit per ordinal) granted READ or READWRITE
-  std::uint64_t write = 0;  // devices granted READWRITE
+  std::uint64_t read                  = 0;  // devices (bit per ordinal) granted READ or READWRITE
+  std::uint64_t write                 = 0;  // devices granted READWRITE
 };
 
 // Never destroyed (see settings()).
@@ -60,8 +60,8 @@ std::map<std::uint64_t, Mapping>& mappings()  // by base
 // Handles are opaque numbers, never reused, so a stale or made-up one is recognised.
 std::atomic<CUmemGenericAllocationHandle> g_next_handle{0x100000001ull};
 
-constexpr int kFlagsNone = CU_MEM_ACCESS_FLAGS_PROT_NONE;
-constexpr int kFlagsRead = CU_MEM_ACCESS_FLAGS_PROT_READ;
+constexpr int kFlagsNone      = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+constexpr int kFlagsRead      = CU_MEM_ACCESS_FLAGS_PROT_READ;
 constexpr int kFlagsReadWrite = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 
 bool aligned(std::uint64_t v) { return v % kVmmGranularity == 0; }
@@ -98,8 +98,8 @@ Mapping* mapping_of(std::uint64_t addr)
 std::vector<Mapping*> whole_mappings(std::uint64_t ptr, std::uint64_t size)
 {
   std::vector<Mapping*> run;
-  auto& m = mappings();
-  std::uint64_t cursor = ptr;
+  auto& m                 = mappings();
+  std::uint64_t cursor    = ptr;
   std::uint64_t const end = ptr + size;
   while (cursor < end) {
     auto it = m.find(cursor);
@@ -179,13 +179,13 @@ bool vmm_reserved(std::uint64_t addr) { return reservation_of(addr) != reservati
 CUresult vmm_check_span(std::uint64_t addr, std::uint64_t bytes, bool write)
 {
   std::uint64_t const end = addr + bytes;
-  Mapping const* m = mapping_of(addr);
+  Mapping const* m        = mapping_of(addr);
   while (m != nullptr) {
     if ((write ? m->write : m->read) == 0) { return CUDA_ERROR_INVALID_VALUE; }  // no access granted yet
     std::uint64_t const next = m->base + m->size;
     if (next >= end) { return CUDA_SUCCESS; }
     auto it = mappings().find(next);
-    m = it != mappings().end() ? &it->second : nullptr;
+    m       = it != mappings().end() ? &it->second : nullptr;
   }
   return CUDA_ERROR_INVALID_VALUE;
 }
@@ -193,12 +193,12 @@ CUresult vmm_check_span(std::uint64_t addr, std::uint64_t bytes, bool write)
 bool vmm_span_mapped(std::uint64_t addr, std::uint64_t bytes)
 {
   std::uint64_t const end = addr + bytes;
-  Mapping const* m = mapping_of(addr);
+  Mapping const* m        = mapping_of(addr);
   while (m != nullptr) {
     std::uint64_t const next = m->base + m->size;
     if (next >= end) { return true; }
     auto it = mappings().find(next);
-    m = it != mappings().end() ? &it->second : nullptr;
+    m       = it != mappings().end() ? &it->second : nullptr;
   }
   return false;
 }
@@ -234,7 +234,8 @@ void vmm_fault(char const* what, std::uint64_t addr, std::uint64_t bytes)
 
 // ---- granularity and physical allocations ----
 
-RMM_EMU_EXPORT CUresult cuMemGetAllocationGranularity(size_t* granularity, CUmemAllocationProp const* prop,
+RMM_EMU_EXPORT CUresult cuMemGetAllocationGranularity(size_t* granularity,
+                                                      CUmemAllocationProp const* prop,
                                                       CUmemAllocationGranularity_flags option)
 {
   RMM_EMU_REQUIRE_INIT();
@@ -247,7 +248,9 @@ RMM_EMU_EXPORT CUresult cuMemGetAllocationGranularity(size_t* granularity, CUmem
   return CUDA_SUCCESS;
 }
 
-RMM_EMU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, CUmemAllocationProp const* prop,
+RMM_EMU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
+                                    size_t size,
+                                    CUmemAllocationProp const* prop,
                                     unsigned long long flags)
 {
   RMM_EMU_REQUIRE_INIT();
@@ -260,9 +263,9 @@ RMM_EMU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t
   if (auto r = take_device_capacity(dev, size); r != CUDA_SUCCESS) { return r; }
   auto const h = g_next_handle.fetch_add(1);
   Physical p;
-  p.prop = *prop;
+  p.prop   = *prop;
   p.device = dev.ordinal();
-  p.size = size;
+  p.size   = size;
   physicals().emplace(h, p);
   *handle = h;
   return CUDA_SUCCESS;
@@ -306,8 +309,8 @@ RMM_EMU_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationPr
 
 // ---- address reservations ----
 
-RMM_EMU_EXPORT CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
-                                            unsigned long long flags)
+RMM_EMU_EXPORT CUresult
+cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags)
 {
   RMM_EMU_REQUIRE_INIT();
   if (ptr == nullptr || size == 0 || flags != 0) { return CUDA_ERROR_INVALID_VALUE; }
@@ -317,7 +320,7 @@ RMM_EMU_EXPORT CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_
   constexpr std::uint64_t kLimit = std::uint64_t{1} << 47;  // the user half of an x86-64 address space
   if (size > kLimit || alignment > kLimit) { return CUDA_ERROR_OUT_OF_MEMORY; }
   constexpr int kFlags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
-  std::uint64_t base = 0;
+  std::uint64_t base   = 0;
   // The hint is honoured when that range is free (a pool can then extend a reservation in place).
   if (addr != 0 && addr % alignment == 0) {
     void* p = ::mmap(reinterpret_cast<void*>(addr), size, PROT_NONE, kFlags | MAP_FIXED_NOREPLACE, -1, 0);
@@ -333,7 +336,7 @@ RMM_EMU_EXPORT CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_
     void* p = ::mmap(nullptr, size + alignment, PROT_NONE, kFlags, -1, 0);
     if (p == MAP_FAILED) { return CUDA_ERROR_OUT_OF_MEMORY; }
     auto const raw = reinterpret_cast<std::uint64_t>(p);
-    base = round_up(raw, alignment);
+    base           = round_up(raw, alignment);
     if (base > raw) { ::munmap(p, base - raw); }
     if (raw + size + alignment > base + size) {
       ::munmap(reinterpret_cast<void*>(base + size), raw + size + alignment - (base + size));
@@ -368,8 +371,8 @@ RMM_EMU_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 
 // ---- mappings ----
 
-RMM_EMU_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
-                                 unsigned long long flags)
+RMM_EMU_EXPORT CUresult
+cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
   RMM_EMU_REQUIRE_INIT();
   if (ptr == 0 || size == 0 || flags != 0) { return CUDA_ERROR_INVALID_VALUE; }
@@ -449,6 +452,6 @@ RMM_EMU_EXPORT CUresult cuMemGetAccess(unsigned long long* flags, CUmemLocation 
   Mapping const* m = mapping_of(ptr);
   if (m == nullptr) { return CUDA_ERROR_INVALID_VALUE; }
   std::uint64_t const bit = std::uint64_t{1} << location->id;
-  *flags = (m->write & bit) != 0 ? kFlagsReadWrite : (m->read & bit) != 0 ? kFlagsRead : kFlagsNone;
+  *flags                  = (m->write & bit) != 0 ? kFlagsReadWrite : (m->read & bit) != 0 ? kFlagsRead : kFlagsNone;
   return CUDA_SUCCESS;
 }

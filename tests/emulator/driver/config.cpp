@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::uint64_t kMaxDeviceMemory = std::uint64_t{4} << 40;  // keeps 2x address reservations sane
 constexpr std::uint64_t kMinDeviceMemory = std::uint64_t{1} << 20;
-constexpr std::uint64_t kMaxDelayUs = 10'000'000;
+constexpr std::uint64_t kMaxDelayUs      = 10'000'000;
 
 std::atomic<bool> g_frozen{false};
 
@@ -65,8 +65,8 @@ Spec const kSpecs[] = {
      settings().stream_delay_us.store(*n);
      return true;
    }},
-  {"RMM_EMU_FAIL_ALLOC_NTH",
-   "a positive integer N (the Nth allocation from now fails once), or 0 or off to disable", "off", false,
+  {"RMM_EMU_FAIL_ALLOC_NTH", "a positive integer N (the Nth allocation from now fails once), or 0 or off to disable",
+   "off", false,
    [](std::string_view v, bool from_env) {
      std::uint64_t n = 0;
      if (!is_off(v)) {
@@ -80,8 +80,8 @@ Spec const kSpecs[] = {
      return true;
    }},
   {"RMM_EMU_FAIL_ALLOC_ABOVE",
-   "a size in bytes, optionally with a KiB, MiB, GiB or TiB suffix (allocations larger than it fail), or off",
-   "off", false,
+   "a size in bytes, optionally with a KiB, MiB, GiB or TiB suffix (allocations larger than it fail), or off", "off",
+   false,
    [](std::string_view v, bool) {
      if (is_off(v)) {
        settings().fail_above.store(kOff);
@@ -175,8 +175,8 @@ const std::string& load_environment()
     for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
       std::string_view entry{*e};
       if (entry.rfind("RMM_EMU_", 0) != 0) { continue; }
-      auto const eq = entry.find('=');
-      auto const name = entry.substr(0, eq);
+      auto const eq    = entry.find('=');
+      auto const name  = entry.substr(0, eq);
       auto const value = eq == std::string_view::npos ? std::string_view{} : entry.substr(eq + 1);
       Spec const* spec = find_spec(name);
       if (spec == nullptr) {
@@ -214,9 +214,9 @@ std::string set_setting(const char* name, const char* value)
 
 bool inject_allocation_failure(std::uint64_t bytes)
 {
-  auto& s = settings();
+  auto& s                   = settings();
   std::uint64_t const index = s.alloc_attempts.fetch_add(1) + 1;
-  std::uint64_t target = s.fail_nth_target.load();
+  std::uint64_t target      = s.fail_nth_target.load();
   // Attempt indices are unique, so exactly one attempt can match the target.
   if (target != 0 && index == target) {
     s.fail_nth_target.compare_exchange_strong(target, 0);

@@ -13,15 +13,15 @@ inline constexpr std::uint64_t kOff = UINT64_MAX;  // "no limit" / "disabled" fo
 
 struct Settings {
   // Fixed once cuInit has run: they shape the devices.
-  int device_count = 2;
+  int device_count            = 2;
   std::uint64_t device_memory = std::uint64_t{16} << 30;
   // Live knobs, read on every operation.
   std::atomic<std::uint64_t> stream_delay_us{0};
   std::atomic<int> pageable_memory_access{0};
-  std::atomic<int> reuse_stream_handles{0};          // cuStreamCreate recycles destroyed streams' handles
-  std::atomic<std::uint64_t> fail_above{kOff};       // fail allocations larger than this
-  std::atomic<std::uint64_t> fail_nth_target{0};     // fail the allocation attempt with this index (1-based)
-  std::atomic<std::uint64_t> alloc_attempts{0};      // allocation attempts so far
+  std::atomic<int> reuse_stream_handles{0};       // cuStreamCreate recycles destroyed streams' handles
+  std::atomic<std::uint64_t> fail_above{kOff};    // fail allocations larger than this
+  std::atomic<std::uint64_t> fail_nth_target{0};  // fail the allocation attempt with this index (1-based)
+  std::atomic<std::uint64_t> alloc_attempts{0};   // allocation attempts so far
 };
 
 Settings& settings();

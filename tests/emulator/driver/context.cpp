@@ -41,8 +41,8 @@ thread_local ContextStack t_stack{};
 // still completes) when the thread exits, as the real per-thread stream goes with its thread.
 struct PerThreadStreams {
   std::vector<std::pair<Context*, std::shared_ptr<Stream>>> streams;
-  PerThreadStreams() = default;
-  PerThreadStreams(PerThreadStreams const&) = delete;
+  PerThreadStreams()                                   = default;
+  PerThreadStreams(PerThreadStreams const&)            = delete;
   PerThreadStreams& operator=(PerThreadStreams const&) = delete;
   ~PerThreadStreams()
   {

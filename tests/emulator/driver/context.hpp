@@ -19,7 +19,7 @@ class Device;
 class Context {
  public:
   explicit Context(Device& dev);
-  Context(Context const&) = delete;
+  Context(Context const&)            = delete;
   Context& operator=(Context const&) = delete;
 
   Device& device() const { return dev_; }
@@ -44,12 +44,12 @@ class Context {
   // Primary-context bookkeeping (cuDevicePrimaryCtx*).
   std::mutex state_mutex;
   unsigned retain_count = 0;
-  unsigned flags = 0;
+  unsigned flags        = 0;
   std::set<Context*> peers;  // cuCtxEnablePeerAccess
 
  private:
   Device& dev_;
-  std::mutex order_mutex_;                       // serialises enqueues that must see each other
+  std::mutex order_mutex_;  // serialises enqueues that must see each other
   std::shared_ptr<Stream> legacy_;
   std::vector<std::shared_ptr<Stream>> streams_;  // every non-legacy stream with possible work
 };
@@ -63,7 +63,7 @@ Context* pop_current_context();
 }  // namespace rmm_emu
 
 // Entry points that work on "the current context" start with this.
-#define RMM_EMU_REQUIRE_CONTEXT(var)                                      \
-  RMM_EMU_REQUIRE_INIT();                                                 \
-  ::rmm_emu::Context* var = ::rmm_emu::current_context();                 \
+#define RMM_EMU_REQUIRE_CONTEXT(var)                      \
+  RMM_EMU_REQUIRE_INIT();                                 \
+  ::rmm_emu::Context* var = ::rmm_emu::current_context(); \
   if (var == nullptr) { return CUDA_ERROR_INVALID_CONTEXT; }

@@ -19,9 +19,9 @@ Device::~Device() = default;
 void Device::create_default_pool()
 {
   CUmemPoolProps props{};
-  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.allocType     = CU_MEM_ALLOCATION_TYPE_PINNED;
   props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  props.location.id = ordinal_;
+  props.location.id   = ordinal_;
   std::lock_guard lock(memory_mutex());
   default_pool = new Pool(*this, props, /*is_default=*/true);
   current_pool = default_pool;

@@ -17,7 +17,7 @@ class Device {
  public:
   Device(int ordinal, std::uint64_t capacity);
   ~Device();
-  Device(Device const&) = delete;
+  Device(Device const&)            = delete;
   Device& operator=(Device const&) = delete;
 
   int ordinal() const { return ordinal_; }

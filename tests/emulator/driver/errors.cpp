@@ -9,7 +9,10 @@ struct ErrorInfo {
   char const* text;
 };
 
-#define RMM_EMU_ERR(code, text) {code, #code, text}
+#define RMM_EMU_ERR(code, text) \
+  {                             \
+    code, #code, text           \
+  }
 ErrorInfo const kErrors[] = {
   RMM_EMU_ERR(CUDA_SUCCESS, "no error"),
   RMM_EMU_ERR(CUDA_ERROR_INVALID_VALUE, "invalid argument"),
@@ -59,7 +62,8 @@ ErrorInfo const kErrors[] = {
   RMM_EMU_ERR(CUDA_ERROR_NOT_SUPPORTED, "operation not supported"),
   RMM_EMU_ERR(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "operation not permitted when stream is capturing"),
   RMM_EMU_ERR(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "operation failed due to a previous error during capture"),
-  RMM_EMU_ERR(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, "attempt to terminate a thread-local capture sequence from another thread"),
+  RMM_EMU_ERR(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
+              "attempt to terminate a thread-local capture sequence from another thread"),
   RMM_EMU_ERR(CUDA_ERROR_TIMEOUT, "wait operation timed out"),
   RMM_EMU_ERR(CUDA_ERROR_UNKNOWN, "unknown error"),
 };

@@ -27,7 +27,7 @@ struct RecordPause {
   std::condition_variable cv;
   std::shared_ptr<Stream> armed;
   std::uint64_t generation = 0;  // moves on each resume
-  int paused = 0;
+  int paused               = 0;
 };
 
 RecordPause& record_pause()
@@ -40,9 +40,9 @@ RecordPause& record_pause()
 
 void Event::record(Stream& s)
 {
-  auto rec = std::make_shared<Record>();
+  auto rec       = std::make_shared<Record>();
   rec->at.stream = s.shared_from_this();
-  rec->at.pos = s.context().enqueue(s, [rec] {
+  rec->at.pos    = s.context().enqueue(s, [rec] {
     auto const now = std::chrono::steady_clock::now().time_since_epoch();
     rec->time_ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(), std::memory_order_release);
   });
@@ -100,7 +100,7 @@ void resume_event_records()
 CUevent register_event(std::shared_ptr<Event> e)
 {
   auto handle = reinterpret_cast<CUevent>(e.get());
-  auto& r = registry();
+  auto& r     = registry();
   std::lock_guard lock(r.m);
   r.events[handle] = std::move(e);
   return handle;

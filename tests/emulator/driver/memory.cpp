@@ -43,12 +43,12 @@ constexpr std::uint64_t kMmapThreshold = 64 * KiB;
 void* host_backing(std::uint64_t bytes, std::uint64_t& span, bool& mapped)
 {
   if (bytes >= kMmapThreshold) {
-    span = round_up(bytes, 4 * KiB);
+    span    = round_up(bytes, 4 * KiB);
     void* p = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    mapped = true;
+    mapped  = true;
     return p == MAP_FAILED ? nullptr : p;
   }
-  span = round_up(bytes, 256);
+  span   = round_up(bytes, 256);
   mapped = false;
   return std::aligned_alloc(256, span);
 }
@@ -175,8 +175,8 @@ CUresult allocate_managed(Device& dev, std::uint64_t bytes, unsigned flags, CUde
 {
   if (inject_allocation_failure(bytes) || bytes > host_limit()) { return CUDA_ERROR_OUT_OF_MEMORY; }
   std::uint64_t span = 0;
-  bool mapped = false;
-  void* p = host_backing(bytes, span, mapped);
+  bool mapped        = false;
+  void* p            = host_backing(bytes, span, mapped);
   if (p == nullptr) { return CUDA_ERROR_OUT_OF_MEMORY; }
   auto const addr = reinterpret_cast<std::uint64_t>(p);
   poison_fresh(addr, bytes);
@@ -190,8 +190,8 @@ CUresult allocate_pinned(Device& dev, std::uint64_t bytes, unsigned flags, void*
 {
   if (inject_allocation_failure(bytes) || bytes > host_limit()) { return CUDA_ERROR_OUT_OF_MEMORY; }
   std::uint64_t span = 0;
-  bool mapped = false;
-  void* p = host_backing(bytes, span, mapped);
+  bool mapped        = false;
+  void* p            = host_backing(bytes, span, mapped);
   if (p == nullptr) { return CUDA_ERROR_OUT_OF_MEMORY; }
   auto const addr = reinterpret_cast<std::uint64_t>(p);
   poison_fresh(addr, bytes);
@@ -243,7 +243,7 @@ CUresult check_range(std::uint64_t addr, std::uint64_t bytes, Side side, bool wr
 {
   RangeInfo ignored;
   RangeInfo& out = info != nullptr ? *info : ignored;
-  out = RangeInfo{};
+  out            = RangeInfo{};
   if (bytes == 0) { return CUDA_SUCCESS; }
   if (addr == 0 || addr + bytes < addr) { return CUDA_ERROR_INVALID_VALUE; }
   std::lock_guard lock(memory_mutex());

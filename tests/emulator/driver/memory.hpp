@@ -20,14 +20,14 @@ enum class MemKind { device, pool, managed, pinned, vmm };
 constexpr bool device_only(MemKind k) { return k == MemKind::device || k == MemKind::pool || k == MemKind::vmm; }
 
 struct Allocation {
-  std::uint64_t base = 0;
-  std::uint64_t size = 0;  // requested bytes: bounds checks and address ranges use it
-  std::uint64_t span = 0;  // bytes taken from the backing store
-  MemKind kind = MemKind::device;
-  int device = 0;
-  Pool* pool = nullptr;    // MemKind::pool only
-  unsigned flags = 0;      // cuMemHostAlloc / cuMemAllocManaged flags; VMM: the requested handle types
-  bool mapped = false;     // host backing came from mmap (else aligned_alloc)
+  std::uint64_t base      = 0;
+  std::uint64_t size      = 0;  // requested bytes: bounds checks and address ranges use it
+  std::uint64_t span      = 0;  // bytes taken from the backing store
+  MemKind kind            = MemKind::device;
+  int device              = 0;
+  Pool* pool              = nullptr;  // MemKind::pool only
+  unsigned flags          = 0;        // cuMemHostAlloc / cuMemAllocManaged flags; VMM: the requested handle types
+  bool mapped             = false;    // host backing came from mmap (else aligned_alloc)
   std::uint64_t buffer_id = 0;
 };
 
@@ -70,7 +70,7 @@ CUresult free_sync(std::uint64_t ptr, bool host_api);
 enum class Side { host, device, any };
 struct RangeInfo {
   bool host = false;  // host memory: pinned, or memory CUDA does not know
-  bool vmm = false;   // VMM mappings: a queued operation re-checks them when it runs
+  bool vmm  = false;  // VMM mappings: a queued operation re-checks them when it runs
 };
 // Validates [addr, addr + bytes) for reading or writing: device memory must be live and the range
 // inside one allocation (or adjacent VMM mappings with access granted); a host-side pointer must

@@ -11,7 +11,7 @@
 namespace rmm_emu {
 namespace {
 
-constexpr std::uint64_t kMinChunk = 32 * MiB;
+constexpr std::uint64_t kMinChunk         = 32 * MiB;
 constexpr std::uint64_t kChunkGranularity = 2 * MiB;
 
 // Guarded by memory_mutex().
@@ -23,7 +23,8 @@ std::unordered_set<Pool*>& live_pools()
 
 }  // namespace
 
-Pool::Pool(Device& dev, CUmemPoolProps const& props, bool is_default) : dev_{dev}, props_{props}, is_default_{is_default}
+Pool::Pool(Device& dev, CUmemPoolProps const& props, bool is_default)
+  : dev_{dev}, props_{props}, is_default_{is_default}
 {
   live_pools().insert(this);
 }
@@ -68,7 +69,7 @@ CUresult Pool::grow(std::uint64_t bytes)
   }
   std::uint64_t addr = 0;
   if (auto r = take_device_memory(dev_, size, addr); r != CUDA_SUCCESS) { return r; }
-  auto c = std::make_unique<Chunk>();
+  auto c  = std::make_unique<Chunk>();
   c->base = addr;
   c->size = size;
   c->blocks.emplace(addr, Block{size, true, {}});
@@ -81,9 +82,9 @@ CUresult Pool::grow(std::uint64_t bytes)
 CUresult Pool::allocate(std::uint64_t bytes, Stream const& stream, std::uint64_t& addr)
 {
   std::uint64_t const need = round_up(bytes, AddressSpace::kGranularity);
-  Block* best = nullptr;
-  std::uint64_t best_addr = 0;
-  auto const find_best = [&] {
+  Block* best              = nullptr;
+  std::uint64_t best_addr  = 0;
+  auto const find_best     = [&] {
     best = nullptr;
     for (auto& c : chunks_) {
       settle(*c);
@@ -92,7 +93,7 @@ CUresult Pool::allocate(std::uint64_t bytes, Stream const& stream, std::uint64_t
         // Pending frees are reusable by the freeing stream only: its order already protects them.
         if (b.pending.stream != nullptr && b.pending.stream.get() != &stream) { continue; }
         if (best == nullptr || b.size < best->size) {
-          best = &b;
+          best      = &b;
           best_addr = a;
         }
       }
@@ -103,7 +104,7 @@ CUresult Pool::allocate(std::uint64_t bytes, Stream const& stream, std::uint64_t
     if (auto r = grow(need); r != CUDA_SUCCESS) { return r; }
     find_best();
   }
-  Chunk* c = chunk_of(best_addr);
+  Chunk* c    = chunk_of(best_addr);
   Block taken = *best;
   c->blocks.erase(best_addr);
   if (taken.size > need) { c->blocks.emplace(best_addr + need, Block{taken.size - need, true, taken.pending}); }
@@ -122,7 +123,7 @@ void Pool::free_deferred(std::uint64_t addr, std::uint64_t bytes, StreamPos at)
 {
   Block& b = chunk_of(addr)->blocks.at(addr);
   used_ -= bytes;
-  b.free = true;
+  b.free    = true;
   b.pending = std::move(at);
 }
 
@@ -132,7 +133,7 @@ void Pool::free_now(std::uint64_t addr, std::uint64_t bytes)
   Block& b = c->blocks.at(addr);
   used_ -= bytes;
   poison_freed(addr, b.size);
-  b.free = true;
+  b.free    = true;
   b.pending = {};
   settle(*c);
 }
@@ -163,7 +164,7 @@ void Pool::drop_all()
   }
   chunks_.clear();
   used_ = used_high_ = reserved_ = reserved_high_ = 0;
-  release_threshold = 0;
+  release_threshold                               = 0;
   reuse_follow_event_dependencies_ = reuse_allow_opportunistic_ = reuse_allow_internal_dependencies_ = 1;
   access.clear();
 }
@@ -171,7 +172,9 @@ void Pool::drop_all()
 CUresult Pool::get_attribute(CUmemPool_attribute attr, void* value) const
 {
   switch (attr) {
-    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: *static_cast<int*>(value) = reuse_follow_event_dependencies_; break;
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+      *static_cast<int*>(value) = reuse_follow_event_dependencies_;
+      break;
     case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: *static_cast<int*>(value) = reuse_allow_opportunistic_; break;
     case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
       *static_cast<int*>(value) = reuse_allow_internal_dependencies_;

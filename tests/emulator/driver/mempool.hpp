@@ -22,7 +22,7 @@ class Device;
 class Pool {
  public:
   Pool(Device& dev, CUmemPoolProps const& props, bool is_default);
-  Pool(Pool const&) = delete;
+  Pool(Pool const&)            = delete;
   Pool& operator=(Pool const&) = delete;
 
   Device& device() const { return dev_; }
@@ -52,7 +52,7 @@ class Pool {
  private:
   struct Block {
     std::uint64_t size = 0;
-    bool free = true;
+    bool free          = true;
     StreamPos pending;  // set while a stream-ordered free has not been reached
   };
   struct Chunk {
@@ -69,13 +69,13 @@ class Pool {
   Device& dev_;
   CUmemPoolProps props_;
   bool const is_default_;
-  int reuse_follow_event_dependencies_ = 1;
-  int reuse_allow_opportunistic_ = 1;
+  int reuse_follow_event_dependencies_   = 1;
+  int reuse_allow_opportunistic_         = 1;
   int reuse_allow_internal_dependencies_ = 1;
-  std::uint64_t used_ = 0;
-  std::uint64_t used_high_ = 0;
-  std::uint64_t reserved_ = 0;
-  std::uint64_t reserved_high_ = 0;
+  std::uint64_t used_                    = 0;
+  std::uint64_t used_high_               = 0;
+  std::uint64_t reserved_                = 0;
+  std::uint64_t reserved_high_           = 0;
   std::vector<std::unique_ptr<Chunk>> chunks_;
 };
 

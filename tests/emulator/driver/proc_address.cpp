@@ -11,13 +11,15 @@ namespace {
 
 struct Entry {
   char const* base;
-  int version;         // CUDA version that introduced this variant
-  bool per_thread;     // a _ptsz / _ptds variant
+  int version;      // CUDA version that introduced this variant
+  bool per_thread;  // a _ptsz / _ptds variant
   void* fn;
 };
 
 // The cast through the PFN typedef of cudaTypedefs.h makes the compiler check that `fn` really has
 // the signature NVIDIA documents for (base, version): a wrong version or variant does not compile.
+// Macro bodies and the table keep one entry per line.
+// clang-format off
 #define RMM_EMU_PROC(base, ver, fn) \
   Entry { #base, ver, false, reinterpret_cast<void*>(static_cast<PFN_##base##_v##ver>(&fn)) }
 #define RMM_EMU_PROC_PT(base, ver, flavour, fn) \
@@ -218,6 +220,7 @@ std::vector<Entry> const& entries()
   };
   return *table;
 }
+// clang-format on
 #undef RMM_EMU_PROC
 #undef RMM_EMU_PROC_PT
 
@@ -246,7 +249,10 @@ Entry const* newest(std::vector<Entry const*> const& variants, int cuda_version,
 
 }  // namespace
 
-CUresult get_proc_address(char const* symbol, void** pfn, int cuda_version, cuuint64_t flags,
+CUresult get_proc_address(char const* symbol,
+                          void** pfn,
+                          int cuda_version,
+                          cuuint64_t flags,
                           CUdriverProcAddressQueryResult* status)
 {
   auto const report = [&](CUdriverProcAddressQueryResult s) {

@@ -7,7 +7,10 @@ namespace rmm_emu {
 
 // The real contract: the newest variant introduced at or before `cuda_version`; with
 // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM the _ptsz/_ptds variant where one exists.
-CUresult get_proc_address(char const* symbol, void** pfn, int cuda_version, cuuint64_t flags,
+CUresult get_proc_address(char const* symbol,
+                          void** pfn,
+                          int cuda_version,
+                          cuuint64_t flags,
                           CUdriverProcAddressQueryResult* status);
 
 }  // namespace rmm_emu

@@ -25,7 +25,7 @@ void reset_device(Device& dev)
   }
   std::lock_guard lock(ctx.state_mutex);
   ctx.retain_count = 0;
-  ctx.flags = 0;
+  ctx.flags        = 0;
   ctx.peers.clear();
 }
 

@@ -20,7 +20,7 @@ Device* device(int ordinal);  // nullptr for an ordinal out of range
 }  // namespace rmm_emu
 
 // First statement of every entry point that needs cuInit.
-#define RMM_EMU_REQUIRE_INIT()                                            \
-  do {                                                                    \
-    if (!::rmm_emu::ready()) { return CUDA_ERROR_NOT_INITIALIZED; }       \
+#define RMM_EMU_REQUIRE_INIT()                                      \
+  do {                                                              \
+    if (!::rmm_emu::ready()) { return CUDA_ERROR_NOT_INITIALIZED; } \
   } while (false)

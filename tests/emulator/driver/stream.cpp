@@ -50,14 +50,14 @@ Stream::Stream(Context& ctx, Kind kind, unsigned flags, int priority)
 std::uint64_t Stream::push(std::function<void()> fn, std::vector<StreamPos> deps)
 {
   std::uint64_t pos = 0;
-  bool start = false;
+  bool start        = false;
   {
     std::lock_guard lock(m_);
     pos = ++enqueued_;
     queue_.push_back(Op{pos, std::move(deps), std::move(fn)});
     if (!worker_running_) {
       worker_running_ = true;
-      start = true;
+      start           = true;
     }
   }
   if (start) {
@@ -135,7 +135,7 @@ void Stream::run()
       }
       op = std::move(queue_.front());
       queue_.pop_front();
-      holding_op_ = true;
+      holding_op_   = true;
       holding_deps_ = op.deps;
     }
     for (auto const& dep : op.deps) { dep.wait(); }
@@ -168,7 +168,7 @@ CUresult resolve_stream(CUstream handle, bool per_thread, std::shared_ptr<Stream
     Context* ctx = current_context();
     if (ctx == nullptr) { return CUDA_ERROR_INVALID_CONTEXT; }
     bool const use_per_thread = handle == CU_STREAM_PER_THREAD || (handle == nullptr && per_thread);
-    out = use_per_thread ? ctx->per_thread_stream() : ctx->legacy_stream();
+    out                       = use_per_thread ? ctx->per_thread_stream() : ctx->legacy_stream();
     return CUDA_SUCCESS;
   }
   auto& r = registry();
@@ -182,7 +182,7 @@ CUresult resolve_stream(CUstream handle, bool per_thread, std::shared_ptr<Stream
 CUstream register_stream(std::shared_ptr<Stream> s)
 {
   auto handle = reinterpret_cast<CUstream>(s.get());
-  auto& r = registry();
+  auto& r     = registry();
   std::lock_guard lock(r.m);
   if (settings().reuse_stream_handles.load() != 0) {
     if (!r.spare_tokens.empty()) {

@@ -33,7 +33,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   enum class Kind { user, legacy, per_thread };
 
   Stream(Context& ctx, Kind kind, unsigned flags, int priority);
-  Stream(Stream const&) = delete;
+  Stream(Stream const&)            = delete;
   Stream& operator=(Stream const&) = delete;
 
   Context& context() const { return ctx_; }
@@ -95,7 +95,7 @@ class Stream : public std::enable_shared_from_this<Stream> {
   std::uint64_t enqueued_ = 0;
   std::atomic<std::uint64_t> completed_{0};
   bool worker_running_ = false;
-  bool destroyed_ = false;
+  bool destroyed_      = false;
   std::atomic<CUstreamCaptureStatus> capture_{CU_STREAM_CAPTURE_STATUS_NONE};
 };
 

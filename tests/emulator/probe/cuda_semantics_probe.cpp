@@ -66,7 +66,8 @@ int main()
   {
     void* q = nullptr;
     cudaMalloc(&q, std::size_t{1} << 50);
-    std::printf("%-58s -> %s\n", "cudaPeekAtLastError after failed cudaMalloc", cudaGetErrorName(cudaPeekAtLastError()));
+    std::printf("%-58s -> %s\n", "cudaPeekAtLastError after failed cudaMalloc",
+                cudaGetErrorName(cudaPeekAtLastError()));
     std::printf("%-58s -> %s\n", "cudaGetLastError after failed cudaMalloc", cudaGetErrorName(cudaGetLastError()));
     std::printf("%-58s -> %s\n", "cudaGetLastError again", cudaGetErrorName(cudaGetLastError()));
   }
@@ -91,7 +92,8 @@ int main()
   report("cudaFreeHost(device pointer)", cudaFreeHost(d));
 
   cudaPointerAttributes attr{};
-  report("cudaPointerGetAttributes(interior device ptr)", cudaPointerGetAttributes(&attr, static_cast<char*>(d) + 4096));
+  report("cudaPointerGetAttributes(interior device ptr)",
+         cudaPointerGetAttributes(&attr, static_cast<char*>(d) + 4096));
   std::printf("  type %d device %d devicePointer-ptr %td\n", attr.type, attr.device,
               static_cast<char*>(attr.devicePointer) - static_cast<char*>(d));
   report("cudaPointerGetAttributes(one past end)", cudaPointerGetAttributes(&attr, static_cast<char*>(d) + (1 << 20)));
@@ -138,9 +140,9 @@ int main()
   // Memory pools: granularity and attributes.
   cudaMemPool_t pool{};
   cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
+  props.allocType     = cudaMemAllocationTypePinned;
   props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = 0;
+  props.location.id   = 0;
   report("cudaMemPoolCreate(no handles)", cudaMemPoolCreate(&pool, &props));
   void* ap = nullptr;
   report("cudaMallocFromPoolAsync(1 byte)", cudaMallocFromPoolAsync(&ap, 1, pool, nullptr));
@@ -214,7 +216,8 @@ int main()
   cudaMalloc(&memset_target, 1024);
   report("cudaMemset(device, out of bounds 2048)", cudaMemset(memset_target, 0, 2048));
   char hbuf[16]{};
-  report("cudaMemcpy(D2H, out of bounds)", cudaMemcpy(hbuf, static_cast<char*>(memset_target) + 1020, 16, cudaMemcpyDeviceToHost));
+  report("cudaMemcpy(D2H, out of bounds)",
+         cudaMemcpy(hbuf, static_cast<char*>(memset_target) + 1020, 16, cudaMemcpyDeviceToHost));
   report("cudaMemcpy(HtoH kind with device src, Default)", cudaMemcpy(hbuf, memset_target, 16, cudaMemcpyDefault));
   report("cudaMemcpy(wrong kind H2D with device src)", cudaMemcpy(hbuf, memset_target, 16, cudaMemcpyHostToDevice));
   report("cudaDeviceSynchronize", cudaDeviceSynchronize());

@@ -13,9 +13,9 @@ CUdeviceptr dptr(void const* p) { return reinterpret_cast<CUdeviceptr>(p); }
 bool device_only(void const* p)
 {
   CUmemorytype type{};
-  int managed = 0;
+  int managed                 = 0;
   CUpointer_attribute which[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED};
-  void* data[] = {&type, &managed};
+  void* data[]                = {&type, &managed};
   D().pointerGetAttributes(2, which, data, dptr(p));
   return type == CU_MEMORYTYPE_DEVICE && managed == 0;
 }
@@ -73,13 +73,13 @@ RMM_RT_EXPORT cudaError_t cudaMemcpy_ptds(void* dst, void const* src, size_t cou
 {
   return copy(dst, src, count, kind, nullptr, true, false);
 }
-RMM_RT_EXPORT cudaError_t cudaMemcpyAsync(void* dst, void const* src, size_t count, cudaMemcpyKind kind,
-                                          cudaStream_t stream)
+RMM_RT_EXPORT cudaError_t
+cudaMemcpyAsync(void* dst, void const* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream)
 {
   return copy(dst, src, count, kind, stream, false, true);
 }
-RMM_RT_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void* dst, void const* src, size_t count, cudaMemcpyKind kind,
-                                               cudaStream_t stream)
+RMM_RT_EXPORT cudaError_t
+cudaMemcpyAsync_ptsz(void* dst, void const* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream)
 {
   return copy(dst, src, count, kind, stream, true, true);
 }
@@ -110,8 +110,8 @@ RMM_RT_EXPORT cudaError_t cudaMemcpyPeer(void* dst, int dstDevice, void const* s
   return result(D().memcpyPeer.legacy(dptr(dst), dc, dptr(src), sc, count));
 }
 
-RMM_RT_EXPORT cudaError_t cudaMemcpyPeerAsync(void* dst, int dstDevice, void const* src, int srcDevice, size_t count,
-                                              cudaStream_t stream)
+RMM_RT_EXPORT cudaError_t
+cudaMemcpyPeerAsync(void* dst, int dstDevice, void const* src, int srcDevice, size_t count, cudaStream_t stream)
 {
   RMM_RT_ENTER_CONTEXT();
   CUcontext dc = nullptr;

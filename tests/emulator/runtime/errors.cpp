@@ -12,7 +12,10 @@ struct ErrorInfo {
   char const* text;
 };
 
-#define RMM_RT_ERR(code, text) {code, #code, text}
+#define RMM_RT_ERR(code, text) \
+  {                            \
+    code, #code, text          \
+  }
 ErrorInfo const kErrors[] = {
   RMM_RT_ERR(cudaSuccess, "no error"),
   RMM_RT_ERR(cudaErrorInvalidValue, "invalid argument"),
@@ -55,8 +58,10 @@ ErrorInfo const kErrors[] = {
   RMM_RT_ERR(cudaErrorLaunchMaxDepthExceeded, "launch would exceed maximum depth of nested launches"),
   RMM_RT_ERR(cudaErrorLaunchFileScopedTex, "launch failed because kernel uses unsupported, file-scoped textures"),
   RMM_RT_ERR(cudaErrorLaunchFileScopedSurf, "launch failed because kernel uses unsupported, file-scoped surfaces"),
-  RMM_RT_ERR(cudaErrorSyncDepthExceeded, "cudaDeviceSynchronize failed because caller's grid depth exceeds cudaLimitDevRuntimeSyncDepth"),
-  RMM_RT_ERR(cudaErrorLaunchPendingCountExceeded, "launch failed because launch would exceed cudaLimitDevRuntimePendingLaunchCount"),
+  RMM_RT_ERR(cudaErrorSyncDepthExceeded,
+             "cudaDeviceSynchronize failed because caller's grid depth exceeds cudaLimitDevRuntimeSyncDepth"),
+  RMM_RT_ERR(cudaErrorLaunchPendingCountExceeded,
+             "launch failed because launch would exceed cudaLimitDevRuntimePendingLaunchCount"),
   RMM_RT_ERR(cudaErrorInvalidDeviceFunction, "invalid device function"),
   RMM_RT_ERR(cudaErrorNoDevice, "no CUDA-capable device is detected"),
   RMM_RT_ERR(cudaErrorInvalidDevice, "invalid device ordinal"),
@@ -86,7 +91,8 @@ ErrorInfo const kErrors[] = {
   RMM_RT_ERR(cudaErrorJitCompilationDisabled, "PTX JIT compilation was disabled"),
   RMM_RT_ERR(cudaErrorUnsupportedExecAffinity, "the provided execution affinity is not supported"),
   RMM_RT_ERR(cudaErrorUnsupportedDevSideSync, "the provided PTX contains unsupported call to cudaDeviceSynchronize"),
-  RMM_RT_ERR(cudaErrorContained, "an exception occurred on the device that is now contained by the GPU's error containment capability"),
+  RMM_RT_ERR(cudaErrorContained,
+             "an exception occurred on the device that is now contained by the GPU's error containment capability"),
   RMM_RT_ERR(cudaErrorInvalidSource, "device kernel image is invalid"),
   RMM_RT_ERR(cudaErrorFileNotFound, "file not found"),
   RMM_RT_ERR(cudaErrorSharedObjectSymbolNotFound, "shared object symbol not found"),
@@ -126,9 +132,11 @@ ErrorInfo const kErrors[] = {
   RMM_RT_ERR(cudaErrorMpsRpcFailure, "the remote procedural call between the MPS server and the MPS client failed"),
   RMM_RT_ERR(cudaErrorMpsServerNotReady, "MPS server is not ready to accept new MPS client requests"),
   RMM_RT_ERR(cudaErrorMpsMaxClientsReached, "the hardware resources required to create MPS client have been exhausted"),
-  RMM_RT_ERR(cudaErrorMpsMaxConnectionsReached, "the hardware resources required to support device connections have been exhausted"),
+  RMM_RT_ERR(cudaErrorMpsMaxConnectionsReached,
+             "the hardware resources required to support device connections have been exhausted"),
   RMM_RT_ERR(cudaErrorMpsClientTerminated, "the MPS client has been terminated by the server"),
-  RMM_RT_ERR(cudaErrorCdpNotSupported, "the module is using CUDA Dynamic Parallelism, but the current configuration does not support it"),
+  RMM_RT_ERR(cudaErrorCdpNotSupported,
+             "the module is using CUDA Dynamic Parallelism, but the current configuration does not support it"),
   RMM_RT_ERR(cudaErrorCdpVersionMismatch, "the version of CUDA Dynamic Parallelism in the application is incompatible"),
   RMM_RT_ERR(cudaErrorStreamCaptureUnsupported, "operation not permitted when stream is capturing"),
   RMM_RT_ERR(cudaErrorStreamCaptureInvalidated, "operation failed due to a previous error during capture"),
@@ -136,16 +144,23 @@ ErrorInfo const kErrors[] = {
   RMM_RT_ERR(cudaErrorStreamCaptureUnmatched, "capture was not ended in the same stream as it began"),
   RMM_RT_ERR(cudaErrorStreamCaptureUnjoined, "capturing stream has unjoined work"),
   RMM_RT_ERR(cudaErrorStreamCaptureIsolation, "dependency created on uncaptured work in another stream"),
-  RMM_RT_ERR(cudaErrorStreamCaptureImplicit, "operation would make the legacy stream depend on a capturing blocking stream"),
+  RMM_RT_ERR(cudaErrorStreamCaptureImplicit,
+             "operation would make the legacy stream depend on a capturing blocking stream"),
   RMM_RT_ERR(cudaErrorCapturedEvent, "operation not permitted on an event last recorded in a capturing stream"),
-  RMM_RT_ERR(cudaErrorStreamCaptureWrongThread, "attempt to terminate a thread-local capture sequence from another thread"),
+  RMM_RT_ERR(cudaErrorStreamCaptureWrongThread,
+             "attempt to terminate a thread-local capture sequence from another thread"),
   RMM_RT_ERR(cudaErrorTimeout, "wait operation timed out"),
-  RMM_RT_ERR(cudaErrorGraphExecUpdateFailure, "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"),
+  RMM_RT_ERR(cudaErrorGraphExecUpdateFailure,
+             "the graph update was not performed because it included changes which violated constraints specific to "
+             "instantiated graph update"),
   RMM_RT_ERR(cudaErrorExternalDevice, "an async error has occured in external entity outside of CUDA"),
   RMM_RT_ERR(cudaErrorInvalidClusterSize, "a kernel launch error has occurred due to cluster misconfiguration"),
-  RMM_RT_ERR(cudaErrorFunctionNotLoaded, "the function handle is not loaded when calling an API that requires a loaded function"),
-  RMM_RT_ERR(cudaErrorInvalidResourceType, "one or more resources passed in are not valid resource types for the operation"),
-  RMM_RT_ERR(cudaErrorInvalidResourceConfiguration, "one or more resources are insufficient or non-applicable for the operation"),
+  RMM_RT_ERR(cudaErrorFunctionNotLoaded,
+             "the function handle is not loaded when calling an API that requires a loaded function"),
+  RMM_RT_ERR(cudaErrorInvalidResourceType,
+             "one or more resources passed in are not valid resource types for the operation"),
+  RMM_RT_ERR(cudaErrorInvalidResourceConfiguration,
+             "one or more resources are insufficient or non-applicable for the operation"),
   RMM_RT_ERR(cudaErrorUnknown, "unknown error"),
 };
 #undef RMM_RT_ERR
@@ -215,7 +230,7 @@ RMM_RT_EXPORT cudaError_t cudaGetLastError(void)
 {
   if (unloading()) { return cudaErrorCudartUnloading; }
   cudaError_t const e = t_last_error;
-  t_last_error = cudaSuccess;
+  t_last_error        = cudaSuccess;
   return e;
 }
 

@@ -42,13 +42,13 @@ bool resolve(PFN_cuGetProcAddress_v12000 resolver, F& out, char const* name, int
 }
 
 // The field type must be the PFN typedef of (name, version): a mismatch does not compile.
-#define RMM_RT_LOAD(field, name, ver)                                                         \
-  static_assert(std::is_same_v<decltype(d.field), PFN_##name##_v##ver>);                      \
+#define RMM_RT_LOAD(field, name, ver)                                    \
+  static_assert(std::is_same_v<decltype(d.field), PFN_##name##_v##ver>); \
   ok = resolve(r, d.field, #name, ver, CU_GET_PROC_ADDRESS_DEFAULT) && ok
-#define RMM_RT_LOAD_PT(field, name, ver, pt_ver, flavour)                                     \
-  static_assert(std::is_same_v<decltype(d.field.legacy), PFN_##name##_v##ver>);               \
+#define RMM_RT_LOAD_PT(field, name, ver, pt_ver, flavour)                                          \
+  static_assert(std::is_same_v<decltype(d.field.legacy), PFN_##name##_v##ver>);                    \
   static_assert(std::is_same_v<decltype(d.field.per_thread), PFN_##name##_v##pt_ver##_##flavour>); \
-  ok = resolve(r, d.field.legacy, #name, ver, CU_GET_PROC_ADDRESS_DEFAULT) && ok;             \
+  ok = resolve(r, d.field.legacy, #name, ver, CU_GET_PROC_ADDRESS_DEFAULT) && ok;                  \
   ok = resolve(r, d.field.per_thread, #name, pt_ver, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && ok
 
 cudaError_t load()
@@ -69,7 +69,7 @@ cudaError_t load()
     auto r = first;
     RMM_RT_LOAD(init, cuInit, 2000);
     PFN_cuGetProcAddress_v11030 v1 = nullptr;
-    ok = resolve(r, v1, "cuGetProcAddress", 11030, CU_GET_PROC_ADDRESS_DEFAULT) && ok;
+    ok                             = resolve(r, v1, "cuGetProcAddress", 11030, CU_GET_PROC_ADDRESS_DEFAULT) && ok;
     RMM_RT_LOAD(getProcAddress, cuGetProcAddress, 12000);
   }
   if (!ok) { return cudaErrorInsufficientDriver; }
@@ -190,9 +190,9 @@ cudaError_t enter(bool context)
     if (g_init_result != cudaSuccess) { return; }
     std::atexit(on_exit);
     CUresult const r = g_driver.init(0);
-    g_init_result = r == CUDA_SUCCESS ? cudaSuccess
-                    : r == CUDA_ERROR_NO_DEVICE ? cudaErrorNoDevice
-                                                : cudaErrorInitializationError;
+    g_init_result    = r == CUDA_SUCCESS           ? cudaSuccess
+                       : r == CUDA_ERROR_NO_DEVICE ? cudaErrorNoDevice
+                                                   : cudaErrorInitializationError;
   });
   if (g_init_result != cudaSuccess) { return record(g_init_result); }
   if (!context) { return cudaSuccess; }

@@ -12,19 +12,47 @@ extern "C" {
 void** __cudaRegisterFatBinary(void* fatCubin);
 void __cudaRegisterFatBinaryEnd(void** fatCubinHandle);
 void __cudaUnregisterFatBinary(void** fatCubinHandle);
-void __cudaRegisterFunction(void** fatCubinHandle, char const* hostFun, char* deviceFun, char const* deviceName,
-                            int thread_limit, uint3* tid, uint3* bid, dim3* bDim, dim3* gDim, int* wSize);
-void __cudaRegisterVar(void** fatCubinHandle, char* hostVar, char* deviceAddress, char const* deviceName, int ext,
-                       size_t size, int constant, int global);
-void __cudaRegisterManagedVar(void** fatCubinHandle, void** hostVarPtrAddress, char* deviceAddress,
-                              char const* deviceName, int ext, size_t size, int constant, int global);
+void __cudaRegisterFunction(void** fatCubinHandle,
+                            char const* hostFun,
+                            char* deviceFun,
+                            char const* deviceName,
+                            int thread_limit,
+                            uint3* tid,
+                            uint3* bid,
+                            dim3* bDim,
+                            dim3* gDim,
+                            int* wSize);
+void __cudaRegisterVar(void** fatCubinHandle,
+                       char* hostVar,
+                       char* deviceAddress,
+                       char const* deviceName,
+                       int ext,
+                       size_t size,
+                       int constant,
+                       int global);
+void __cudaRegisterManagedVar(void** fatCubinHandle,
+                              void** hostVarPtrAddress,
+                              char* deviceAddress,
+                              char const* deviceName,
+                              int ext,
+                              size_t size,
+                              int constant,
+                              int global);
 char __cudaInitModule(void** fatCubinHandle);
 unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, CUstream_st* stream);
 cudaError_t __cudaPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem, void* stream);
 cudaError_t __cudaGetKernel(cudaKernel_t* kernel, void const* entryFuncAddr);
-cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem,
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel,
+                               dim3 gridDim,
+                               dim3 blockDim,
+                               void** args,
+                               size_t sharedMem,
                                cudaStream_t stream);
-cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem,
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel,
+                                    dim3 gridDim,
+                                    dim3 blockDim,
+                                    void** args,
+                                    size_t sharedMem,
                                     cudaStream_t stream);
 }
 
@@ -46,8 +74,12 @@ cudaError_t launch()
   return record(cudaErrorNotSupported);
 }
 
-cudaError_t entry_point(char const* symbol, void** fn, int version, unsigned long long flags,
-                        cudaDriverEntryPointQueryResult* status, bool pt)
+cudaError_t entry_point(char const* symbol,
+                        void** fn,
+                        int version,
+                        unsigned long long flags,
+                        cudaDriverEntryPointQueryResult* status,
+                        bool pt)
 {
   RMM_RT_ENTER();
   if (symbol == nullptr || fn == nullptr) { return record(cudaErrorInvalidValue); }
@@ -61,7 +93,7 @@ cudaError_t entry_point(char const* symbol, void** fn, int version, unsigned lon
     default: return record(cudaErrorInvalidValue);
   }
   CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-  CUresult const r = driver().getProcAddress(symbol, fn, version, cu_flags, &st);
+  CUresult const r                  = driver().getProcAddress(symbol, fn, version, cu_flags, &st);
   // The query-result enums share their values.
   if (status != nullptr) { *status = static_cast<cudaDriverEntryPointQueryResult>(st); }
   return result(r);
@@ -79,8 +111,8 @@ RMM_RT_EXPORT void** __cudaRegisterFatBinary(void* fatCubin)
 
 RMM_RT_EXPORT void __cudaRegisterFatBinaryEnd(void**) {}
 RMM_RT_EXPORT void __cudaUnregisterFatBinary(void**) {}
-RMM_RT_EXPORT void __cudaRegisterFunction(void**, char const*, char*, char const*, int, uint3*, uint3*, dim3*, dim3*,
-                                          int*)
+RMM_RT_EXPORT void
+__cudaRegisterFunction(void**, char const*, char*, char const*, int, uint3*, uint3*, dim3*, dim3*, int*)
 {
 }
 RMM_RT_EXPORT void __cudaRegisterVar(void**, char*, char*, char const*, int, size_t, int, int) {}
@@ -98,9 +130,9 @@ RMM_RT_EXPORT cudaError_t __cudaPopCallConfiguration(dim3* gridDim, dim3* blockD
   if (t_configurations.empty()) { return cudaErrorMissingConfiguration; }
   auto const c = t_configurations.back();
   t_configurations.pop_back();
-  *gridDim = c.grid;
-  *blockDim = c.block;
-  *sharedMem = c.shared_mem;
+  *gridDim                            = c.grid;
+  *blockDim                           = c.block;
+  *sharedMem                          = c.shared_mem;
   *static_cast<cudaStream_t*>(stream) = c.stream;
   return cudaSuccess;
 }
@@ -113,36 +145,56 @@ RMM_RT_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t* kernel, void const* entr
   return cudaSuccess;
 }
 
-RMM_RT_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t) { return launch(); }
-RMM_RT_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t) { return launch(); }
+RMM_RT_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t)
+{
+  return launch();
+}
+RMM_RT_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t)
+{
+  return launch();
+}
 RMM_RT_EXPORT cudaError_t cudaLaunchKernel(void const*, dim3, dim3, void**, size_t, cudaStream_t) { return launch(); }
-RMM_RT_EXPORT cudaError_t cudaLaunchKernel_ptsz(void const*, dim3, dim3, void**, size_t, cudaStream_t) { return launch(); }
+RMM_RT_EXPORT cudaError_t cudaLaunchKernel_ptsz(void const*, dim3, dim3, void**, size_t, cudaStream_t)
+{
+  return launch();
+}
 RMM_RT_EXPORT cudaError_t cudaLaunchKernelExC(cudaLaunchConfig_t const*, void const*, void**) { return launch(); }
 RMM_RT_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(cudaLaunchConfig_t const*, void const*, void**) { return launch(); }
-RMM_RT_EXPORT cudaError_t cudaLaunchCooperativeKernel(void const*, dim3, dim3, void**, size_t, cudaStream_t) { return launch(); }
+RMM_RT_EXPORT cudaError_t cudaLaunchCooperativeKernel(void const*, dim3, dim3, void**, size_t, cudaStream_t)
+{
+  return launch();
+}
 RMM_RT_EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(void const*, dim3, dim3, void**, size_t, cudaStream_t)
 {
   return launch();
 }
 
-RMM_RT_EXPORT cudaError_t cudaGetDriverEntryPoint(char const* symbol, void** funcPtr, unsigned long long flags,
+RMM_RT_EXPORT cudaError_t cudaGetDriverEntryPoint(char const* symbol,
+                                                  void** funcPtr,
+                                                  unsigned long long flags,
                                                   cudaDriverEntryPointQueryResult* driverStatus)
 {
   return entry_point(symbol, funcPtr, CUDART_VERSION, flags, driverStatus, false);
 }
-RMM_RT_EXPORT cudaError_t cudaGetDriverEntryPoint_ptsz(char const* symbol, void** funcPtr, unsigned long long flags,
+RMM_RT_EXPORT cudaError_t cudaGetDriverEntryPoint_ptsz(char const* symbol,
+                                                       void** funcPtr,
+                                                       unsigned long long flags,
                                                        cudaDriverEntryPointQueryResult* driverStatus)
 {
   return entry_point(symbol, funcPtr, CUDART_VERSION, flags, driverStatus, true);
 }
-RMM_RT_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(char const* symbol, void** funcPtr, unsigned int cudaVersion,
+RMM_RT_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(char const* symbol,
+                                                           void** funcPtr,
+                                                           unsigned int cudaVersion,
                                                            unsigned long long flags,
                                                            cudaDriverEntryPointQueryResult* driverStatus)
 {
   return entry_point(symbol, funcPtr, static_cast<int>(cudaVersion), flags, driverStatus, false);
 }
-RMM_RT_EXPORT cudaError_t cudaGetDriverEntryPointByVersion_ptsz(char const* symbol, void** funcPtr,
-                                                                unsigned int cudaVersion, unsigned long long flags,
+RMM_RT_EXPORT cudaError_t cudaGetDriverEntryPointByVersion_ptsz(char const* symbol,
+                                                                void** funcPtr,
+                                                                unsigned int cudaVersion,
+                                                                unsigned long long flags,
                                                                 cudaDriverEntryPointQueryResult* driverStatus)
 {
   return entry_point(symbol, funcPtr, static_cast<int>(cudaVersion), flags, driverStatus, true);

@@ -14,7 +14,7 @@ CUmemLocation location(cudaMemLocation loc)
   // cudaMemLocationType mirrors CUmemLocationType value for value.
   CUmemLocation out{};
   out.type = static_cast<CUmemLocationType>(loc.type);
-  out.id = loc.id;
+  out.id   = loc.id;
   return out;
 }
 
@@ -36,7 +36,7 @@ RMM_RT_EXPORT cudaError_t cudaMalloc(void** devPtr, size_t size)
     return cudaSuccess;
   }
   CUdeviceptr p = 0;
-  auto const e = result(D().memAlloc(&p, size));
+  auto const e  = result(D().memAlloc(&p, size));
   if (e == cudaSuccess) { *devPtr = reinterpret_cast<void*>(p); }
   return e;
 }
@@ -58,7 +58,7 @@ RMM_RT_EXPORT cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned
     return cudaSuccess;
   }
   CUdeviceptr p = 0;
-  auto const e = result(D().memAllocManaged(&p, size, flags));
+  auto const e  = result(D().memAllocManaged(&p, size, flags));
   if (e == cudaSuccess) { *devPtr = reinterpret_cast<void*>(p); }
   return e;
 }
@@ -75,7 +75,10 @@ RMM_RT_EXPORT cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int 
   return result(D().memHostAlloc(pHost, size, flags));
 }
 
-RMM_RT_EXPORT cudaError_t cudaMallocHost(void** ptr, size_t size) { return cudaHostAlloc(ptr, size, cudaHostAllocDefault); }
+RMM_RT_EXPORT cudaError_t cudaMallocHost(void** ptr, size_t size)
+{
+  return cudaHostAlloc(ptr, size, cudaHostAllocDefault);
+}
 
 RMM_RT_EXPORT cudaError_t cudaFreeHost(void* ptr)
 {
@@ -89,7 +92,7 @@ RMM_RT_EXPORT cudaError_t cudaHostGetDevicePointer(void** pDevice, void* pHost, 
   RMM_RT_ENTER_CONTEXT();
   if (pDevice == nullptr) { return record(cudaErrorInvalidValue); }
   CUdeviceptr p = 0;
-  auto const e = result(D().memHostGetDevicePointer(&p, pHost, flags));
+  auto const e  = result(D().memHostGetDevicePointer(&p, pHost, flags));
   if (e == cudaSuccess) { *pDevice = reinterpret_cast<void*>(p); }
   return e;
 }
@@ -111,14 +114,14 @@ RMM_RT_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attrib
   RMM_RT_ENTER();
   if (attributes == nullptr) { return record(cudaErrorInvalidValue); }
   CUmemorytype type{};
-  int ordinal = CU_DEVICE_INVALID;
-  void* device_ptr = nullptr;
-  void* host_ptr = nullptr;
-  int managed = 0;
+  int ordinal                 = CU_DEVICE_INVALID;
+  void* device_ptr            = nullptr;
+  void* host_ptr              = nullptr;
+  int managed                 = 0;
   CUpointer_attribute which[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
                                  CU_POINTER_ATTRIBUTE_DEVICE_POINTER, CU_POINTER_ATTRIBUTE_HOST_POINTER,
                                  CU_POINTER_ATTRIBUTE_IS_MANAGED};
-  void* data[] = {&type, &ordinal, &device_ptr, &host_ptr, &managed};
+  void* data[]                = {&type, &ordinal, &device_ptr, &host_ptr, &managed};
   if (auto r = D().pointerGetAttributes(5, which, data, dptr(ptr)); r != CUDA_SUCCESS) { return result(r); }
   if (managed != 0) {
     attributes->type = cudaMemoryTypeManaged;
@@ -129,30 +132,35 @@ RMM_RT_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attrib
   } else {
     // Memory CUDA does not know: the H200 reports device -2 and the pointer as a host pointer.
     attributes->type = cudaMemoryTypeUnregistered;
-    ordinal = CU_DEVICE_INVALID;
-    device_ptr = nullptr;
-    host_ptr = const_cast<void*>(ptr);
+    ordinal          = CU_DEVICE_INVALID;
+    device_ptr       = nullptr;
+    host_ptr         = const_cast<void*>(ptr);
   }
-  attributes->device = ordinal;
+  attributes->device        = ordinal;
   attributes->devicePointer = device_ptr;
-  attributes->hostPointer = host_ptr;
+  attributes->hostPointer   = host_ptr;
   return cudaSuccess;
 }
 
-RMM_RT_EXPORT cudaError_t cudaMemPrefetchAsync(void const* devPtr, size_t count, cudaMemLocation location,
-                                               unsigned int flags, cudaStream_t stream)
+RMM_RT_EXPORT cudaError_t cudaMemPrefetchAsync(void const* devPtr,
+                                               size_t count,
+                                               cudaMemLocation location,
+                                               unsigned int flags,
+                                               cudaStream_t stream)
 {
   return prefetch(devPtr, count, location, flags, stream, false);
 }
 
-RMM_RT_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(void const* devPtr, size_t count, cudaMemLocation location,
-                                                    unsigned int flags, cudaStream_t stream)
+RMM_RT_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(void const* devPtr,
+                                                    size_t count,
+                                                    cudaMemLocation location,
+                                                    unsigned int flags,
+                                                    cudaStream_t stream)
 {
   return prefetch(devPtr, count, location, flags, stream, true);
 }
 
-RMM_RT_EXPORT cudaError_t cudaMemAdvise(void const* devPtr, size_t count, cudaMemoryAdvise advice,
-                                        cudaMemLocation loc)
+RMM_RT_EXPORT cudaError_t cudaMemAdvise(void const* devPtr, size_t count, cudaMemoryAdvise advice, cudaMemLocation loc)
 {
   RMM_RT_ENTER_CONTEXT();
   return result(D().memAdvise(dptr(devPtr), count, static_cast<CUmem_advise>(advice), location(loc)));

@@ -25,7 +25,7 @@ cudaError_t malloc_async(void** p, size_t size, cudaStream_t s, bool pt)
     return cudaSuccess;
   }
   CUdeviceptr d = 0;
-  auto const e = result(D().memAllocAsync(pt)(&d, size, s));
+  auto const e  = result(D().memAllocAsync(pt)(&d, size, s));
   if (e == cudaSuccess) { *p = reinterpret_cast<void*>(d); }
   return e;
 }
@@ -39,7 +39,7 @@ cudaError_t malloc_from_pool_async(void** p, size_t size, cudaMemPool_t pool, cu
     return cudaSuccess;
   }
   CUdeviceptr d = 0;
-  auto const e = result(D().memAllocFromPoolAsync(pt)(&d, size, pool, s));
+  auto const e  = result(D().memAllocFromPoolAsync(pt)(&d, size, pool, s));
   if (e == cudaSuccess) { *p = reinterpret_cast<void*>(d); }
   return e;
 }
@@ -52,8 +52,14 @@ cudaError_t free_async(void* p, cudaStream_t s, bool pt)
 
 }  // namespace
 
-RMM_RT_EXPORT cudaError_t cudaMallocAsync(void** p, size_t size, cudaStream_t s) { return malloc_async(p, size, s, false); }
-RMM_RT_EXPORT cudaError_t cudaMallocAsync_ptsz(void** p, size_t size, cudaStream_t s) { return malloc_async(p, size, s, true); }
+RMM_RT_EXPORT cudaError_t cudaMallocAsync(void** p, size_t size, cudaStream_t s)
+{
+  return malloc_async(p, size, s, false);
+}
+RMM_RT_EXPORT cudaError_t cudaMallocAsync_ptsz(void** p, size_t size, cudaStream_t s)
+{
+  return malloc_async(p, size, s, true);
+}
 RMM_RT_EXPORT cudaError_t cudaMallocFromPoolAsync(void** p, size_t size, cudaMemPool_t pool, cudaStream_t s)
 {
   return malloc_from_pool_async(p, size, pool, s, false);
@@ -108,8 +114,10 @@ RMM_RT_EXPORT cudaError_t cudaMemPoolGetAccess(cudaMemAccessFlags* flags, cudaMe
                                      reinterpret_cast<CUmemLocation*>(location)));
 }
 
-RMM_RT_EXPORT cudaError_t cudaMemPoolExportToShareableHandle(void* shareableHandle, cudaMemPool_t pool,
-                                                             cudaMemAllocationHandleType handleType, unsigned int flags)
+RMM_RT_EXPORT cudaError_t cudaMemPoolExportToShareableHandle(void* shareableHandle,
+                                                             cudaMemPool_t pool,
+                                                             cudaMemAllocationHandleType handleType,
+                                                             unsigned int flags)
 {
   RMM_RT_ENTER();
   return result(D().memPoolExportToShareableHandle(shareableHandle, pool,

@@ -20,7 +20,7 @@ namespace rmm_emu::rt {
 // CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM), each bound to its own driver function.
 template <class F>
 struct Flavours {
-  F legacy = nullptr;
+  F legacy     = nullptr;
   F per_thread = nullptr;
   F operator()(bool pt) const { return pt ? per_thread : legacy; }
 };
@@ -146,11 +146,11 @@ void note_once(char const* what);
 
 }  // namespace rmm_emu::rt
 
-#define RMM_RT_ENTER()                                                                     \
-  do {                                                                                     \
-    if (auto const e_ = ::rmm_emu::rt::enter(false); e_ != cudaSuccess) { return e_; }     \
+#define RMM_RT_ENTER()                                                                 \
+  do {                                                                                 \
+    if (auto const e_ = ::rmm_emu::rt::enter(false); e_ != cudaSuccess) { return e_; } \
   } while (false)
-#define RMM_RT_ENTER_CONTEXT()                                                             \
-  do {                                                                                     \
-    if (auto const e_ = ::rmm_emu::rt::enter(true); e_ != cudaSuccess) { return e_; }      \
+#define RMM_RT_ENTER_CONTEXT()                                                        \
+  do {                                                                                \
+    if (auto const e_ = ::rmm_emu::rt::enter(true); e_ != cudaSuccess) { return e_; } \
   } while (false)

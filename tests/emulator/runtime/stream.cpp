@@ -49,7 +49,7 @@ cudaError_t add_callback(cudaStream_t s, cudaStreamCallback_t fn, void* data, un
 {
   RMM_RT_ENTER_CONTEXT();
   if (fn == nullptr || flags != 0) { return record(cudaErrorInvalidValue); }
-  auto cb = std::make_unique<Callback>(Callback{fn, data});
+  auto cb      = std::make_unique<Callback>(Callback{fn, data});
   auto const e = result(D().streamAddCallback(pt)(s, run_callback, cb.get(), 0));
   if (e == cudaSuccess) { cb.release(); }  // the callback owns it now
   return e;
@@ -68,13 +68,19 @@ cudaError_t is_capturing(cudaStream_t s, cudaStreamCaptureStatus* status, bool p
   return result(D().streamIsCapturing(pt)(s, reinterpret_cast<CUstreamCaptureStatus*>(status)));
 }
 
-cudaError_t capture_info(cudaStream_t s, cudaStreamCaptureStatus* status, unsigned long long* id, cudaGraph_t* graph,
-                         cudaGraphNode_t const** deps, cudaGraphEdgeData const** edges, size_t* count, bool pt)
+cudaError_t capture_info(cudaStream_t s,
+                         cudaStreamCaptureStatus* status,
+                         unsigned long long* id,
+                         cudaGraph_t* graph,
+                         cudaGraphNode_t const** deps,
+                         cudaGraphEdgeData const** edges,
+                         size_t* count,
+                         bool pt)
 {
   RMM_RT_ENTER_CONTEXT();
   return result(D().streamGetCaptureInfo(pt)(s, reinterpret_cast<CUstreamCaptureStatus*>(status),
-                                              reinterpret_cast<cuuint64_t*>(id), graph, deps,
-                                              reinterpret_cast<CUgraphEdgeData const**>(edges), count));
+                                             reinterpret_cast<cuuint64_t*>(id), graph, deps,
+                                             reinterpret_cast<CUgraphEdgeData const**>(edges), count));
 }
 
 }  // namespace
@@ -101,29 +107,64 @@ RMM_RT_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t s) { return synchro
 RMM_RT_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s) { return synchronize(s, true); }
 RMM_RT_EXPORT cudaError_t cudaStreamQuery(cudaStream_t s) { return query(s, false); }
 RMM_RT_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t s) { return query(s, true); }
-RMM_RT_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags) { return wait_event(s, e, flags, false); }
-RMM_RT_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t s, cudaEvent_t e, unsigned int flags) { return wait_event(s, e, flags, true); }
-RMM_RT_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* data) { return host_func(s, fn, data, false); }
-RMM_RT_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t s, cudaHostFn_t fn, void* data) { return host_func(s, fn, data, true); }
+RMM_RT_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
+{
+  return wait_event(s, e, flags, false);
+}
+RMM_RT_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t s, cudaEvent_t e, unsigned int flags)
+{
+  return wait_event(s, e, flags, true);
+}
+RMM_RT_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void* data)
+{
+  return host_func(s, fn, data, false);
+}
+RMM_RT_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t s, cudaHostFn_t fn, void* data)
+{
+  return host_func(s, fn, data, true);
+}
 
 RMM_RT_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t s, cudaStreamCallback_t fn, void* data, unsigned int flags)
 {
   return add_callback(s, fn, data, flags, false);
 }
-RMM_RT_EXPORT cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t s, cudaStreamCallback_t fn, void* data,
+RMM_RT_EXPORT cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t s,
+                                                     cudaStreamCallback_t fn,
+                                                     void* data,
                                                      unsigned int flags)
 {
   return add_callback(s, fn, data, flags, true);
 }
 
-RMM_RT_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned int* flags) { return get(D().streamGetFlags.legacy, s, flags); }
-RMM_RT_EXPORT cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t s, unsigned int* flags) { return get(D().streamGetFlags.per_thread, s, flags); }
-RMM_RT_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t s, int* p) { return get(D().streamGetPriority.legacy, s, p); }
-RMM_RT_EXPORT cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t s, int* p) { return get(D().streamGetPriority.per_thread, s, p); }
+RMM_RT_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned int* flags)
+{
+  return get(D().streamGetFlags.legacy, s, flags);
+}
+RMM_RT_EXPORT cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t s, unsigned int* flags)
+{
+  return get(D().streamGetFlags.per_thread, s, flags);
+}
+RMM_RT_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t s, int* p)
+{
+  return get(D().streamGetPriority.legacy, s, p);
+}
+RMM_RT_EXPORT cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t s, int* p)
+{
+  return get(D().streamGetPriority.per_thread, s, p);
+}
 RMM_RT_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t s, int* d) { return get(D().streamGetDevice.legacy, s, d); }
-RMM_RT_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t s, int* d) { return get(D().streamGetDevice.per_thread, s, d); }
-RMM_RT_EXPORT cudaError_t cudaStreamGetId(cudaStream_t s, unsigned long long* id) { return get(D().streamGetId.legacy, s, id); }
-RMM_RT_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t s, unsigned long long* id) { return get(D().streamGetId.per_thread, s, id); }
+RMM_RT_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t s, int* d)
+{
+  return get(D().streamGetDevice.per_thread, s, d);
+}
+RMM_RT_EXPORT cudaError_t cudaStreamGetId(cudaStream_t s, unsigned long long* id)
+{
+  return get(D().streamGetId.legacy, s, id);
+}
+RMM_RT_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t s, unsigned long long* id)
+{
+  return get(D().streamGetId.per_thread, s, id);
+}
 
 RMM_RT_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode)
 {
@@ -146,18 +187,31 @@ RMM_RT_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t s, cudaGraph_t*
   return result(D().streamEndCapture.per_thread(s, reinterpret_cast<CUgraph*>(graph)));
 }
 
-RMM_RT_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) { return is_capturing(s, status, false); }
-RMM_RT_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t s, cudaStreamCaptureStatus* status) { return is_capturing(s, status, true); }
+RMM_RT_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status)
+{
+  return is_capturing(s, status, false);
+}
+RMM_RT_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t s, cudaStreamCaptureStatus* status)
+{
+  return is_capturing(s, status, true);
+}
 
-RMM_RT_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s, cudaStreamCaptureStatus* status, unsigned long long* id,
-                                                   cudaGraph_t* graph, cudaGraphNode_t const** deps,
-                                                   cudaGraphEdgeData const** edges, size_t* count)
+RMM_RT_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t s,
+                                                   cudaStreamCaptureStatus* status,
+                                                   unsigned long long* id,
+                                                   cudaGraph_t* graph,
+                                                   cudaGraphNode_t const** deps,
+                                                   cudaGraphEdgeData const** edges,
+                                                   size_t* count)
 {
   return capture_info(s, status, id, graph, deps, edges, count, false);
 }
-RMM_RT_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t s, cudaStreamCaptureStatus* status,
-                                                        unsigned long long* id, cudaGraph_t* graph,
-                                                        cudaGraphNode_t const** deps, cudaGraphEdgeData const** edges,
+RMM_RT_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t s,
+                                                        cudaStreamCaptureStatus* status,
+                                                        unsigned long long* id,
+                                                        cudaGraph_t* graph,
+                                                        cudaGraphNode_t const** deps,
+                                                        cudaGraphEdgeData const** edges,
                                                         size_t* count)
 {
   return capture_info(s, status, id, graph, deps, edges, count, true);

@@ -11,12 +11,12 @@ int stub_status();                 // cudaErrorCudartUnloading after exit, else 
 void note_once(char const* what);  // defined in init.cpp
 }  // namespace rmm_emu::rt
 
-#define RMM_RT_UNIMPLEMENTED(name)                                                                \
-  extern "C" __attribute__((visibility("default"))) int name()                                    \
-  {                                                                                               \
-    static std::atomic<bool> said{false};                                                         \
+#define RMM_RT_UNIMPLEMENTED(name)                                                                                     \
+  extern "C" __attribute__((visibility("default"))) int name()                                                         \
+  {                                                                                                                    \
+    static std::atomic<bool> said{false};                                                                              \
     if (!said.exchange(true)) { ::rmm_emu::rt::note_once(#name " is not emulated; returning cudaErrorNotSupported"); } \
-    return ::rmm_emu::rt::stub_status();                                                          \
+    return ::rmm_emu::rt::stub_status();                                                                               \
   }
 
 #include "unimplemented.inc"

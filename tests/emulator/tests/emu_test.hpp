@@ -37,7 +37,7 @@ class Knob {
  public:
   Knob(char const* name, char const* value);
   ~Knob();
-  Knob(Knob const&) = delete;
+  Knob(Knob const&)            = delete;
   Knob& operator=(Knob const&) = delete;
 
  private:

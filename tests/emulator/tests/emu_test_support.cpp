@@ -91,8 +91,8 @@ ChildResult run_child(std::vector<std::string> const& args, std::vector<std::str
   for (auto& s : argv_storage) { argv.push_back(s.data()); }
   argv.push_back(nullptr);
 
-  char out_path[] = "/tmp/rmm_emu_child_out_XXXXXX";
-  char err_path[] = "/tmp/rmm_emu_child_err_XXXXXX";
+  char out_path[]  = "/tmp/rmm_emu_child_out_XXXXXX";
+  char err_path[]  = "/tmp/rmm_emu_child_err_XXXXXX";
   int const out_fd = ::mkstemp(out_path);
   int const err_fd = ::mkstemp(err_path);
   posix_spawn_file_actions_t actions;
@@ -100,8 +100,8 @@ ChildResult run_child(std::vector<std::string> const& args, std::vector<std::str
   ::posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
   ::posix_spawn_file_actions_adddup2(&actions, err_fd, STDERR_FILENO);
   auto const start = std::chrono::steady_clock::now();
-  pid_t pid = 0;
-  int const rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  pid_t pid        = 0;
+  int const rc     = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   ::posix_spawn_file_actions_destroy(&actions);
   ChildResult result;
   if (rc == 0) {

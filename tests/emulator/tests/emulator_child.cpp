@@ -21,14 +21,14 @@ char const* name(cudaError_t e) { return cudaGetErrorName(e); }
 
 int devices()
 {
-  int count = 0;
+  int count           = 0;
   cudaError_t const e = cudaGetDeviceCount(&count);
   std::printf("status %s\ncount %d\n", name(e), count);
   for (int d = 0; d < count; ++d) {
     cudaDeviceProp prop{};
     cudaGetDeviceProperties(&prop, d);
     cudaSetDevice(d);
-    std::size_t free = 0;
+    std::size_t free  = 0;
     std::size_t total = 0;
     cudaMemGetInfo(&free, &total);
     std::printf("device %d total %zu free %zu memgetinfo_total %zu\n", d, prop.totalGlobalMem, free, total);
@@ -39,7 +39,7 @@ int devices()
 int allocs(int n)
 {
   for (int i = 0; i < n; ++i) {
-    void* p = nullptr;
+    void* p             = nullptr;
     cudaError_t const e = cudaMalloc(&p, 1024);
     std::printf("alloc %d %s\n", i + 1, name(e));
   }
@@ -48,7 +48,7 @@ int allocs(int n)
 
 // A static object whose destructor runs after the runtime's exit handler.
 struct AtExit {
-  void* ptr = nullptr;
+  void* ptr           = nullptr;
   cudaStream_t stream = nullptr;
   ~AtExit()
   {
@@ -79,16 +79,16 @@ struct DriverAtExit {
   ~DriverAtExit()
   {
     if (ptr == 0) { return; }
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    auto get_current = reinterpret_cast<CUresult (*)(CUcontext*)>(dlsym(lib, "cuCtxGetCurrent"));
-    auto set_current = reinterpret_cast<CUresult (*)(CUcontext)>(dlsym(lib, "cuCtxSetCurrent"));
-    auto get_device = reinterpret_cast<CUresult (*)(CUdevice*)>(dlsym(lib, "cuCtxGetDevice"));
-    auto mem_free = reinterpret_cast<CUresult (*)(CUdeviceptr)>(dlsym(lib, "cuMemFree_v2"));
-    CUcontext ctx = nullptr;
+    void* lib              = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    auto get_current       = reinterpret_cast<CUresult (*)(CUcontext*)>(dlsym(lib, "cuCtxGetCurrent"));
+    auto set_current       = reinterpret_cast<CUresult (*)(CUcontext)>(dlsym(lib, "cuCtxSetCurrent"));
+    auto get_device        = reinterpret_cast<CUresult (*)(CUdevice*)>(dlsym(lib, "cuCtxGetDevice"));
+    auto mem_free          = reinterpret_cast<CUresult (*)(CUdeviceptr)>(dlsym(lib, "cuMemFree_v2"));
+    CUcontext ctx          = nullptr;
     CUresult const current = get_current(&ctx);
     std::printf("exit cuCtxGetCurrent %d %s\n", static_cast<int>(current), ctx != nullptr ? "context" : "none");
     std::printf("exit cuCtxSetCurrent %d\n", static_cast<int>(set_current(ctx)));
-    CUdevice dev = -1;
+    CUdevice dev          = -1;
     CUresult const device = get_device(&dev);
     std::printf("exit cuCtxGetDevice %d device %d\n", static_cast<int>(device), static_cast<int>(dev));
     std::printf("exit cuMemFree %d\n", static_cast<int>(mem_free(ptr)));
@@ -113,7 +113,8 @@ int exit_busy()
 {
   cudaStream_t s = nullptr;
   cudaStreamCreate(&s);
-  cudaLaunchHostFunc(s, [](void*) { std::this_thread::sleep_for(std::chrono::seconds(20)); }, nullptr);
+  cudaLaunchHostFunc(
+    s, [](void*) { std::this_thread::sleep_for(std::chrono::seconds(20)); }, nullptr);
   void* p = nullptr;
   cudaMallocAsync(&p, 1 << 20, s);
   cudaFreeAsync(p, s);
@@ -125,7 +126,7 @@ int exit_busy()
 // Allocations through every path the shim will hook.
 int lookup()
 {
-  void* p = nullptr;
+  void* p       = nullptr;
   cudaError_t e = cudaMalloc(&p, 1 << 20);
   if (e == cudaSuccess) { e = cudaFree(p); }
   cudaStream_t s = nullptr;
@@ -151,9 +152,9 @@ int preinit()
     std::printf("dlopen failed\n");
     return 1;
   }
-  int count = -1;
+  int count   = -1;
   int version = 0;
-  void* fn = nullptr;
+  void* fn    = nullptr;
   std::printf("cuDeviceGetCount %d\n", driver_symbol<CUresult (*)(int*)>(lib, "cuDeviceGetCount")(&count));
   CUresult const rv = driver_symbol<CUresult (*)(int*)>(lib, "cuDriverGetVersion")(&version);
   std::printf("cuDriverGetVersion %d %d\n", rv, version);
@@ -201,24 +202,28 @@ F vmm_entry(char const* symbol)
 // afterwards. A GPU reports an illegal address; the emulator says why and aborts.
 int vmm_unmap_under_work()
 {
-  auto reserve = vmm_entry<CUresult (*)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long)>("cuMemAddressReserve");
-  auto create = vmm_entry<CUresult (*)(CUmemGenericAllocationHandle*, size_t, CUmemAllocationProp const*, unsigned long long)>("cuMemCreate");
-  auto map = vmm_entry<CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long)>("cuMemMap");
+  auto reserve =
+    vmm_entry<CUresult (*)(CUdeviceptr*, size_t, size_t, CUdeviceptr, unsigned long long)>("cuMemAddressReserve");
+  auto create =
+    vmm_entry<CUresult (*)(CUmemGenericAllocationHandle*, size_t, CUmemAllocationProp const*, unsigned long long)>(
+      "cuMemCreate");
+  auto map =
+    vmm_entry<CUresult (*)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long)>("cuMemMap");
   auto set_access = vmm_entry<CUresult (*)(CUdeviceptr, size_t, CUmemAccessDesc const*, size_t)>("cuMemSetAccess");
-  auto unmap = vmm_entry<CUresult (*)(CUdeviceptr, size_t)>("cuMemUnmap");
+  auto unmap      = vmm_entry<CUresult (*)(CUdeviceptr, size_t)>("cuMemUnmap");
   if (reserve == nullptr || create == nullptr || map == nullptr || set_access == nullptr || unmap == nullptr) {
     std::printf("missing entry points\n");
     return 1;
   }
   std::size_t const size = 2 << 20;
   CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.type          = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = 0;
+  prop.location.id   = 0;
   CUmemAccessDesc access{};
-  access.location = prop.location;
-  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  CUdeviceptr va = 0;
+  access.location                     = prop.location;
+  access.flags                        = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CUdeviceptr va                      = 0;
   CUmemGenericAllocationHandle handle = 0;
   std::printf("reserve %d\n", reserve(&va, size, 0, 0, 0));
   std::printf("create %d\n", create(&handle, size, &prop, 0));
@@ -226,7 +231,8 @@ int vmm_unmap_under_work()
   std::printf("access %d\n", set_access(va, size, &access, 1));
   cudaStream_t s = nullptr;
   cudaStreamCreate(&s);
-  cudaLaunchHostFunc(s, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }, nullptr);
+  cudaLaunchHostFunc(
+    s, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }, nullptr);
   std::printf("memset %s\n", name(cudaMemsetAsync(reinterpret_cast<void*>(va), 1, size, s)));
   std::printf("unmap %d\n", unmap(va, size));
   std::fflush(stdout);

@@ -27,7 +27,8 @@ TEST(EmulatorDevices, DefaultsAreTwoDevicesOf16GiB)
 
 TEST(EmulatorDevices, CountAndCapacityFromEnvironment)
 {
-  auto const r = emu::run_child({emu::child_path(), "devices"}, {"RMM_EMU_DEVICE_COUNT=3", "RMM_EMU_DEVICE_MEMORY=512MiB"});
+  auto const r =
+    emu::run_child({emu::child_path(), "devices"}, {"RMM_EMU_DEVICE_COUNT=3", "RMM_EMU_DEVICE_MEMORY=512MiB"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("count 3\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("device 2 total 536870912 free 536870912"), std::string::npos) << r.out;
@@ -39,9 +40,9 @@ TEST(EmulatorDevices, CapacityAcceptsBytesAndEverySuffix)
     char const* value;
     char const* expect;
   };
-  for (auto const& c : {Case{"1073741824", "total 1073741824 "}, Case{"1048576KiB", "total 1073741824 "},
-                        Case{"2gib", "total 2147483648 "}, Case{"4096MiB", "total 4294967296 "},
-                        Case{"2097152B", "total 2097152 "}}) {
+  for (auto const& c :
+       {Case{"1073741824", "total 1073741824 "}, Case{"1048576KiB", "total 1073741824 "},
+        Case{"2gib", "total 2147483648 "}, Case{"4096MiB", "total 4294967296 "}, Case{"2097152B", "total 2097152 "}}) {
     auto const r = emu::run_child({emu::child_path(), "devices"},
                                   {"RMM_EMU_DEVICE_COUNT=1", std::string("RMM_EMU_DEVICE_MEMORY=") + c.value});
     EXPECT_NE(r.out.find(c.expect), std::string::npos) << c.value << ": " << r.out << r.err;
@@ -136,7 +137,7 @@ TEST(EmulatorDevices, PropertiesAndVersions)
   EXPECT_EQ(prop.major, 9);
   EXPECT_EQ(prop.minor, 0);
   EXPECT_EQ(prop.memoryPoolsSupported, 1);
-  int driver = 0;
+  int driver  = 0;
   int runtime = 0;
   ASSERT_CUDA(cudaDriverGetVersion(&driver));
   ASSERT_CUDA(cudaRuntimeGetVersion(&runtime));

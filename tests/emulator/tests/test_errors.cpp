@@ -36,14 +36,14 @@ TEST(EmulatorErrors, NamesAndStrings)
   // Every code the emulated runtime returns has its real name.
   for (cudaError_t e : {cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation, cudaErrorInitializationError,
                         cudaErrorCudartUnloading, cudaErrorInvalidDevice, cudaErrorNoDevice,
-                        cudaErrorInvalidResourceHandle, cudaErrorNotReady, cudaErrorNotSupported,
-                        cudaErrorNotPermitted, cudaErrorInvalidMemcpyDirection, cudaErrorSymbolNotFound,
-                        cudaErrorPeerAccessAlreadyEnabled, cudaErrorPeerAccessNotEnabled, cudaErrorInsufficientDriver,
-                        cudaErrorDeviceUninitialized, cudaErrorMissingConfiguration, cudaErrorSetOnActiveProcess}) {
+                        cudaErrorInvalidResourceHandle, cudaErrorNotReady, cudaErrorNotSupported, cudaErrorNotPermitted,
+                        cudaErrorInvalidMemcpyDirection, cudaErrorSymbolNotFound, cudaErrorPeerAccessAlreadyEnabled,
+                        cudaErrorPeerAccessNotEnabled, cudaErrorInsufficientDriver, cudaErrorDeviceUninitialized,
+                        cudaErrorMissingConfiguration, cudaErrorSetOnActiveProcess}) {
     EXPECT_STRNE(cudaGetErrorName(e), "unrecognized error code") << static_cast<int>(e);
   }
-  using name_fn = CUresult (*)(CUresult, char const**);
-  auto cu_name = emu::driver_entry<name_fn>("cuGetErrorName", 6000);
+  using name_fn  = CUresult (*)(CUresult, char const**);
+  auto cu_name   = emu::driver_entry<name_fn>("cuGetErrorName", 6000);
   auto cu_string = emu::driver_entry<name_fn>("cuGetErrorString", 6000);
   ASSERT_NE(cu_name, nullptr);
   char const* s = nullptr;
@@ -60,7 +60,8 @@ TEST(EmulatorErrors, QueriesDoNotSetTheLastError)
   (void)cudaGetLastError();
   cudaStream_t s = nullptr;
   ASSERT_CUDA(cudaStreamCreate(&s));
-  ASSERT_CUDA(cudaLaunchHostFunc(s, [](void*) { emu::sleep_ms(100); }, nullptr));
+  ASSERT_CUDA(cudaLaunchHostFunc(
+    s, [](void*) { emu::sleep_ms(100); }, nullptr));
   EXPECT_EQ(cudaStreamQuery(s), cudaErrorNotReady);
   EXPECT_CUDA(cudaPeekAtLastError());
   ASSERT_CUDA(cudaStreamSynchronize(s));
@@ -95,7 +96,9 @@ TEST(EmulatorErrors, NvccBuiltProgramsLoadAndTheirLaunchesFail)
 #ifdef RMM_EMU_NVCC_PROGRAM
   auto const r = emu::run_child({RMM_EMU_NVCC_PROGRAM});
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "cudaMalloc cudaSuccess\nlaunch cudaErrorNotSupported\nlaunch cudaErrorNotSupported\ncudaFree cudaSuccess\n");
+  EXPECT_EQ(
+    r.out,
+    "cudaMalloc cudaSuccess\nlaunch cudaErrorNotSupported\nlaunch cudaErrorNotSupported\ncudaFree cudaSuccess\n");
   EXPECT_EQ(r.err, "rmm CUDA emulator: kernel launches are not emulated; run gpu-labelled tests on a GPU\n");
 #else
   GTEST_SKIP() << "no nvcc, or a sanitizer build";

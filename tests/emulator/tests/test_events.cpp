@@ -126,7 +126,7 @@ TEST(EmulatorEvents, ElapsedTime)
   cudaStream_t s = nullptr;
   ASSERT_CUDA(cudaStreamCreate(&s));
   cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
+  cudaEvent_t stop  = nullptr;
   ASSERT_CUDA(cudaEventCreate(&start));
   ASSERT_CUDA(cudaEventCreate(&stop));
   float ms = 0;

@@ -53,7 +53,7 @@ TEST(EmulatorFaults, AllocationsAboveASizeFail)
 TEST(EmulatorFaults, AttemptsAreCounted)
 {
   auto const before = emu::control().allocation_attempts();
-  void* p = nullptr;
+  void* p           = nullptr;
   ASSERT_CUDA(cudaMalloc(&p, 16));
   ASSERT_CUDA(cudaFree(p));
   ASSERT_CUDA(cudaMalloc(&p, 0));  // zero bytes never reach the driver
@@ -73,16 +73,17 @@ TEST(EmulatorFaults, BadEnvironmentValuesFailInitialisationLoudly)
     char const* entry;
     char const* mention;
   };
-  for (auto const& c : {Case{"RMM_EMU_DEVICE_MEMORY=16GB", "RMM_EMU_DEVICE_MEMORY=\"16GB\" is invalid: expected a size"},
-                        Case{"RMM_EMU_DEVICE_MEMORY=", "RMM_EMU_DEVICE_MEMORY=\"\" is invalid"},
-                        Case{"RMM_EMU_DEVICE_MEMORY=1.5GiB", "RMM_EMU_DEVICE_MEMORY"},
-                        Case{"RMM_EMU_DEVICE_COUNT=two", "RMM_EMU_DEVICE_COUNT=\"two\" is invalid: expected an integer"},
-                        Case{"RMM_EMU_DEVICE_COUNT=65", "RMM_EMU_DEVICE_COUNT"},
-                        Case{"RMM_EMU_STREAM_DELAY_US=-1", "RMM_EMU_STREAM_DELAY_US"},
-                        Case{"RMM_EMU_FAIL_ALLOC_NTH=1.5", "RMM_EMU_FAIL_ALLOC_NTH"},
-                        Case{"RMM_EMU_FAIL_ALLOC_ABOVE=lots", "RMM_EMU_FAIL_ALLOC_ABOVE"},
-                        Case{"RMM_EMU_PAGEABLE_MEMORY_ACCESS=yes", "RMM_EMU_PAGEABLE_MEMORY_ACCESS"},
-                        Case{"RMM_EMU_DEVICES=2", "unknown environment variable RMM_EMU_DEVICES"}}) {
+  for (auto const& c :
+       {Case{"RMM_EMU_DEVICE_MEMORY=16GB", "RMM_EMU_DEVICE_MEMORY=\"16GB\" is invalid: expected a size"},
+        Case{"RMM_EMU_DEVICE_MEMORY=", "RMM_EMU_DEVICE_MEMORY=\"\" is invalid"},
+        Case{"RMM_EMU_DEVICE_MEMORY=1.5GiB", "RMM_EMU_DEVICE_MEMORY"},
+        Case{"RMM_EMU_DEVICE_COUNT=two", "RMM_EMU_DEVICE_COUNT=\"two\" is invalid: expected an integer"},
+        Case{"RMM_EMU_DEVICE_COUNT=65", "RMM_EMU_DEVICE_COUNT"},
+        Case{"RMM_EMU_STREAM_DELAY_US=-1", "RMM_EMU_STREAM_DELAY_US"},
+        Case{"RMM_EMU_FAIL_ALLOC_NTH=1.5", "RMM_EMU_FAIL_ALLOC_NTH"},
+        Case{"RMM_EMU_FAIL_ALLOC_ABOVE=lots", "RMM_EMU_FAIL_ALLOC_ABOVE"},
+        Case{"RMM_EMU_PAGEABLE_MEMORY_ACCESS=yes", "RMM_EMU_PAGEABLE_MEMORY_ACCESS"},
+        Case{"RMM_EMU_DEVICES=2", "unknown environment variable RMM_EMU_DEVICES"}}) {
     auto const r = emu::run_child({emu::child_path(), "devices"}, {c.entry});
     EXPECT_EQ(r.exit_code, 0) << c.entry;
     EXPECT_NE(r.out.find("status cudaErrorInitializationError"), std::string::npos) << c.entry << ": " << r.out;

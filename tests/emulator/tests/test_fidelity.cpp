@@ -34,7 +34,7 @@ TEST(EmulatorFidelity, ProbeMatchesTheH200Reference)
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   auto const expected = arrow_lines(ref.str());
-  auto const actual = arrow_lines(r.out);
+  auto const actual   = arrow_lines(r.out);
   ASSERT_EQ(actual.size(), expected.size()) << r.out;
   for (std::size_t i = 0; i < expected.size(); ++i) {
     if (actual[i] == expected[i]) { continue; }

@@ -4,7 +4,9 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
-extern "C" cudaError_t cudaGetDriverEntryPoint_ptsz(char const*, void**, unsigned long long,
+extern "C" cudaError_t cudaGetDriverEntryPoint_ptsz(char const*,
+                                                    void**,
+                                                    unsigned long long,
                                                     cudaDriverEntryPointQueryResult*);
 
 namespace {
@@ -28,7 +30,7 @@ class EmulatorGetProcAddress : public ::testing::Test {
   // The pointer the resolver hands out, checking the status it reports.
   void* lookup(char const* name, int version, cuuint64_t flags = 0)
   {
-    void* fn = nullptr;
+    void* fn                              = nullptr;
     CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     EXPECT_EQ(resolve_(name, &fn, version, flags, &status), CUDA_SUCCESS) << name << " " << version;
     EXPECT_EQ(status, CU_GET_PROC_ADDRESS_SUCCESS);
@@ -36,7 +38,7 @@ class EmulatorGetProcAddress : public ::testing::Test {
     return fn;
   }
 
-  void* lib_ = nullptr;
+  void* lib_           = nullptr;
   resolver_fn resolve_ = nullptr;
 };
 
@@ -59,8 +61,8 @@ TEST_F(EmulatorGetProcAddress, PerThreadFlagSelectsPtszAndPtds)
   cuuint64_t const pt = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
   for (char const* base : {"cuMemAllocAsync", "cuMemFreeAsync", "cuMemAllocFromPoolAsync"}) {
     std::string const ptsz = std::string(base) + "_ptsz";
-    void* legacy = lookup(base, 11020, 0);
-    void* per_thread = lookup(base, 11020, pt);
+    void* legacy           = lookup(base, 11020, 0);
+    void* per_thread       = lookup(base, 11020, pt);
     EXPECT_EQ(legacy, exported(base));
     EXPECT_EQ(per_thread, exported(ptsz.c_str()));
     EXPECT_NE(legacy, per_thread);
@@ -77,7 +79,7 @@ TEST_F(EmulatorGetProcAddress, PerThreadFlagSelectsPtszAndPtds)
 
 TEST_F(EmulatorGetProcAddress, Failures)
 {
-  void* fn = reinterpret_cast<void*>(0x1);
+  void* fn                              = reinterpret_cast<void*>(0x1);
   CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
   EXPECT_EQ(resolve_("cuNoSuchFunction", &fn, 13000, 0, &status), CUDA_ERROR_NOT_FOUND);
   EXPECT_EQ(status, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
@@ -119,13 +121,13 @@ TEST(EmulatorDriver, NothingButTheBasicsBeforeCuInit)
   auto const r = emu::run_child({emu::child_path(), "preinit"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out,
-            "cuDeviceGetCount 3\n"     // CUDA_ERROR_NOT_INITIALIZED
+            "cuDeviceGetCount 3\n"  // CUDA_ERROR_NOT_INITIALIZED
             "cuDriverGetVersion 0 13000\n"
             "cuGetProcAddress 0\n"
             "cuMemAlloc 3\n"
             "cuInit 0\n"
             "cuDeviceGetCount 0 2\n"
-            "cuMemAlloc 201\n");     // CUDA_ERROR_INVALID_CONTEXT: nothing is current
+            "cuMemAlloc 201\n");  // CUDA_ERROR_INVALID_CONTEXT: nothing is current
 }
 
 TEST(EmulatorDriver, ForkedChildCannotUseCuda)

@@ -92,7 +92,7 @@ TEST(EmulatorMemory, PointerAttributes)
   EXPECT_CUDA(cudaFree(m));
   // Address ranges through the driver, reached the way the shim will reach it.
   using range_fn = CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr);
-  auto range = emu::driver_entry<range_fn>("cuMemGetAddressRange", 3020);
+  auto range     = emu::driver_entry<range_fn>("cuMemGetAddressRange", 3020);
   ASSERT_NE(range, nullptr);
   CUdeviceptr base = 0;
   std::size_t size = 0;
@@ -173,9 +173,10 @@ TEST(EmulatorMemory, HostToHostCopiesAreSynchronous)
 {
   cudaStream_t s = nullptr;
   ASSERT_CUDA(cudaStreamCreate(&s));
-  ASSERT_CUDA(cudaLaunchHostFunc(s, [](void*) { emu::sleep_ms(100); }, nullptr));
+  ASSERT_CUDA(cudaLaunchHostFunc(
+    s, [](void*) { emu::sleep_ms(100); }, nullptr));
   int from = 42;
-  int to = 0;
+  int to   = 0;
   ASSERT_CUDA(cudaMemcpyAsync(&to, &from, sizeof(int), cudaMemcpyHostToHost, s));
   EXPECT_EQ(to, 42);  // "fully synchronous with respect to the host", even when queued behind work
   EXPECT_CUDA(cudaStreamDestroy(s));

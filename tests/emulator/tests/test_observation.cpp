@@ -23,7 +23,7 @@ class Gate {
     std::unique_lock lock(m_);
     cv_.wait(lock, [&] { return done_; });  // the host function no longer touches *this
   }
-  Gate(Gate const&) = delete;
+  Gate(Gate const&)            = delete;
   Gate& operator=(Gate const&) = delete;
 
   void open()
@@ -53,9 +53,9 @@ class Gate {
 
   std::mutex m_;
   std::condition_variable cv_;
-  bool open_ = false;
+  bool open_    = false;
   bool reached_ = false;
-  bool done_ = false;
+  bool done_    = false;
 };
 
 // Polls `condition` for up to 10 s.
@@ -71,8 +71,8 @@ bool eventually(std::function<bool()> const& condition)
 
 TEST(EmulatorObservation, StreamWaitingOnAnotherStreamsEventIsBlocked)
 {
-  auto const& ctl = emu::control();
-  cudaStream_t first = nullptr;
+  auto const& ctl     = emu::control();
+  cudaStream_t first  = nullptr;
   cudaStream_t second = nullptr;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&first, cudaStreamNonBlocking));
   ASSERT_CUDA(cudaStreamCreateWithFlags(&second, cudaStreamNonBlocking));
@@ -105,13 +105,14 @@ TEST(EmulatorObservation, StreamWaitingOnAnotherStreamsEventIsBlocked)
 
 TEST(EmulatorObservation, LegacyStreamBlockedByABlockingStreamsWork)
 {
-  auto const& ctl = emu::control();
+  auto const& ctl       = emu::control();
   cudaStream_t blocking = nullptr;
   ASSERT_CUDA(cudaStreamCreate(&blocking));
   std::atomic<int> ran{0};
   {
     Gate gate{blocking};
-    ASSERT_CUDA(cudaLaunchHostFunc(cudaStreamLegacy, [](void* f) { static_cast<std::atomic<int>*>(f)->store(1); }, &ran));
+    ASSERT_CUDA(cudaLaunchHostFunc(
+      cudaStreamLegacy, [](void* f) { static_cast<std::atomic<int>*>(f)->store(1); }, &ran));
     EXPECT_TRUE(eventually([&] { return ctl.stream_blocked(cudaStreamLegacy) == 1; }));
     EXPECT_EQ(ctl.stream_blocked(nullptr), 1) << "0 names the legacy stream too";
     EXPECT_EQ(ran.load(), 0);
@@ -125,7 +126,7 @@ TEST(EmulatorObservation, LegacyStreamBlockedByABlockingStreamsWork)
 TEST(EmulatorObservation, StreamBlockedRejectsUnknownHandles)
 {
   auto const& ctl = emu::control();
-  cudaStream_t s = nullptr;
+  cudaStream_t s  = nullptr;
   ASSERT_CUDA(cudaStreamCreate(&s));
   EXPECT_CUDA(cudaStreamDestroy(s));
   EXPECT_EQ(ctl.stream_blocked(s), -1);
@@ -151,9 +152,9 @@ TEST(EmulatorObservation, HostWaitersCountThreadsWaitingForStreamWork)
     EXPECT_EQ(ctl.host_waiters(), 0);
 
     auto stream_sync = std::async(std::launch::async, [&] { return cudaStreamSynchronize(s); });
-    auto event_sync = std::async(std::launch::async, [&] { return cudaEventSynchronize(event); });
+    auto event_sync  = std::async(std::launch::async, [&] { return cudaEventSynchronize(event); });
     auto device_sync = std::async(std::launch::async, [&] { return cudaDeviceSynchronize(); });
-    auto free_wait = std::async(std::launch::async, [&] { return cudaFree(p); });
+    auto free_wait   = std::async(std::launch::async, [&] { return cudaFree(p); });
     EXPECT_TRUE(eventually([&] { return ctl.host_waiters() == 4; })) << ctl.host_waiters();
     EXPECT_EQ(stream_sync.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
     gate.open();
@@ -169,7 +170,7 @@ TEST(EmulatorObservation, HostWaitersCountThreadsWaitingForStreamWork)
 
 TEST(EmulatorObservation, PausedEventRecordHoldsTheRecordingThreadAfterEnqueuing)
 {
-  auto const& ctl = emu::control();
+  auto const& ctl    = emu::control();
   cudaStream_t armed = nullptr;
   cudaStream_t other = nullptr;
   ASSERT_CUDA(cudaStreamCreate(&armed));
@@ -208,9 +209,9 @@ TEST(EmulatorObservation, PausedEventRecordHoldsTheRecordingThreadAfterEnqueuing
 TEST(EmulatorObservation, RecycledStreamHandleNamesTheNewStreamOnly)
 {
   auto const& ctl = emu::control();
-  void* p = nullptr;
+  void* p         = nullptr;
   ASSERT_CUDA(cudaMalloc(&p, 4096));
-  cudaStream_t first = nullptr;
+  cudaStream_t first  = nullptr;
   cudaStream_t second = nullptr;
   {
     emu::Knob reuse("RMM_EMU_REUSE_STREAM_HANDLES", "1");

@@ -20,10 +20,10 @@ std::uint64_t attribute(cudaMemPool_t pool, cudaMemPoolAttr attr)
 cudaMemPoolProps device_props(int device, cudaMemAllocationHandleType handles = cudaMemHandleTypeNone)
 {
   cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.handleTypes = handles;
+  props.allocType     = cudaMemAllocationTypePinned;
+  props.handleTypes   = handles;
   props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = device;
+  props.location.id   = device;
   return props;
 }
 
@@ -32,7 +32,7 @@ void CUDART_CB sleep_300ms(void*) { emu::sleep_ms(300); }
 TEST(EmulatorPools, AccountingMatchesTheH200)
 {
   cudaMemPool_t pool = nullptr;
-  auto props = device_props(0);
+  auto props         = device_props(0);
   ASSERT_CUDA(cudaMemPoolCreate(&pool, &props));
   void* a = nullptr;
   void* b = nullptr;
@@ -66,7 +66,7 @@ TEST(EmulatorPools, AccountingMatchesTheH200)
 TEST(EmulatorPools, ReleaseThresholdAndTrim)
 {
   cudaMemPool_t pool = nullptr;
-  auto props = device_props(0);
+  auto props         = device_props(0);
   ASSERT_CUDA(cudaMemPoolCreate(&pool, &props));
   std::uint64_t threshold = UINT64_MAX;
   ASSERT_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
@@ -85,7 +85,7 @@ TEST(EmulatorPools, ReleaseThresholdAndTrim)
   EXPECT_EQ(attribute(pool, cudaMemPoolAttrReservedMemCurrent), 0u);
   // The high-water marks reset to the current value when set to zero; other values are refused.
   std::uint64_t zero = 0;
-  std::uint64_t one = 1;
+  std::uint64_t one  = 1;
   EXPECT_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero));
   EXPECT_EQ(attribute(pool, cudaMemPoolAttrUsedMemHigh), 0u);
   EXPECT_EQ(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &one), cudaErrorInvalidValue);
@@ -102,7 +102,7 @@ TEST(EmulatorPools, ReleaseThresholdAndTrim)
 TEST(EmulatorPools, FreedBlockIsNotHandedToAnotherStreamEarly)
 {
   cudaMemPool_t pool = nullptr;
-  auto props = device_props(0);
+  auto props         = device_props(0);
   ASSERT_CUDA(cudaMemPoolCreate(&pool, &props));
   cudaStream_t a = nullptr;
   cudaStream_t b = nullptr;
@@ -161,7 +161,7 @@ TEST(EmulatorPools, ReusedMemoryReadsAsPoisonNotStaleData)
 TEST(EmulatorPools, SynchronousFreeAndDestroyWithLiveAllocations)
 {
   cudaMemPool_t pool = nullptr;
-  auto props = device_props(0);
+  auto props         = device_props(0);
   ASSERT_CUDA(cudaMemPoolCreate(&pool, &props));
   void* p = nullptr;
   ASSERT_CUDA(cudaMallocFromPoolAsync(&p, 4096, pool, nullptr));
@@ -172,7 +172,7 @@ TEST(EmulatorPools, SynchronousFreeAndDestroyWithLiveAllocations)
   EXPECT_CUDA(cudaMemPoolDestroy(pool));
   void* q = nullptr;
   EXPECT_EQ(cudaMallocFromPoolAsync(&q, 16, pool, nullptr), cudaErrorInvalidValue);  // handle is dead
-  EXPECT_CUDA(cudaFreeAsync(p, nullptr));  // the allocation is not
+  EXPECT_CUDA(cudaFreeAsync(p, nullptr));                                            // the allocation is not
   EXPECT_CUDA(cudaDeviceSynchronize());
   EXPECT_EQ(emu::control().live_allocations(0, RMM_EMU_KIND_ASYNC), live - 1);
   cudaMemPool_t def = nullptr;
@@ -184,7 +184,7 @@ TEST(EmulatorPools, SynchronousFreeAndDestroyWithLiveAllocations)
 TEST(EmulatorPools, CreationRules)
 {
   cudaMemPool_t pool = nullptr;
-  auto props = device_props(0, cudaMemHandleTypePosixFileDescriptor);
+  auto props         = device_props(0, cudaMemHandleTypePosixFileDescriptor);
   ASSERT_CUDA(cudaMemPoolCreate(&pool, &props));
   int fd = -1;
   EXPECT_EQ(cudaMemPoolExportToShareableHandle(&fd, pool, cudaMemHandleTypePosixFileDescriptor, 0),
@@ -195,7 +195,7 @@ TEST(EmulatorPools, CreationRules)
   EXPECT_CUDA(cudaMemPoolDestroy(pool));
   props = device_props(5);
   EXPECT_EQ(cudaMemPoolCreate(&pool, &props), cudaErrorInvalidValue);
-  props = device_props(0);
+  props           = device_props(0);
   props.allocType = cudaMemAllocationTypeInvalid;
   EXPECT_EQ(cudaMemPoolCreate(&pool, &props), cudaErrorInvalidValue);
   (void)cudaGetLastError();
@@ -210,14 +210,14 @@ TEST(EmulatorPools, DefaultAndCurrentPools)
   EXPECT_EQ(cur, def);
   EXPECT_EQ(attribute(def, cudaMemPoolAttrReleaseThreshold), 0u);
   cudaMemPool_t mine = nullptr;
-  auto props = device_props(0);
+  auto props         = device_props(0);
   ASSERT_CUDA(cudaMemPoolCreate(&mine, &props));
   ASSERT_CUDA(cudaDeviceSetMemPool(0, mine));
   void* p = nullptr;
   ASSERT_CUDA(cudaMallocAsync(&p, 1000, nullptr));  // from the current pool
   EXPECT_EQ(attribute(mine, cudaMemPoolAttrUsedMemCurrent), 1000u);
   using attr_fn = CUresult (*)(void*, CUpointer_attribute, CUdeviceptr);
-  auto get = emu::driver_entry<attr_fn>("cuPointerGetAttribute", 4000);
+  auto get      = emu::driver_entry<attr_fn>("cuPointerGetAttribute", 4000);
   ASSERT_NE(get, nullptr);
   CUmemoryPool owner = nullptr;
   ASSERT_EQ(get(&owner, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, reinterpret_cast<CUdeviceptr>(p)), CUDA_SUCCESS);
@@ -226,7 +226,7 @@ TEST(EmulatorPools, DefaultAndCurrentPools)
   cudaMemPool_t other = nullptr;
   ASSERT_CUDA(cudaDeviceGetDefaultMemPool(&other, 1));
   EXPECT_EQ(cudaDeviceSetMemPool(0, other), cudaErrorInvalidValue);  // a pool of another device
-  EXPECT_CUDA(cudaMemPoolDestroy(mine));  // the current pool goes back to the default
+  EXPECT_CUDA(cudaMemPoolDestroy(mine));                             // the current pool goes back to the default
   ASSERT_CUDA(cudaDeviceGetMemPool(&cur, 0));
   EXPECT_EQ(cur, def);
   EXPECT_CUDA(cudaDeviceSynchronize());
@@ -255,7 +255,7 @@ TEST(EmulatorPools, AllocationsFollowTheStreamsDevice)
 TEST(EmulatorPools, Access)
 {
   cudaMemPool_t pool = nullptr;
-  auto props = device_props(0);
+  auto props         = device_props(0);
   ASSERT_CUDA(cudaMemPoolCreate(&pool, &props));
   cudaMemLocation dev1{cudaMemLocationTypeDevice, 1};
   cudaMemLocation dev0{cudaMemLocationTypeDevice, 0};
@@ -277,7 +277,7 @@ TEST(EmulatorPools, Access)
 TEST(EmulatorPools, ManyThreadsShareAPool)
 {
   cudaMemPool_t pool = nullptr;
-  auto props = device_props(0);
+  auto props         = device_props(0);
   ASSERT_CUDA(cudaMemPoolCreate(&pool, &props));
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
@@ -285,7 +285,7 @@ TEST(EmulatorPools, ManyThreadsShareAPool)
       cudaStream_t s = nullptr;
       EXPECT_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
       for (int i = 0; i < 200; ++i) {
-        void* p = nullptr;
+        void* p                = nullptr;
         std::size_t const size = static_cast<std::size_t>((t * 131 + i * 17) % 4096 + 1) * 64;
         EXPECT_CUDA(cudaMallocFromPoolAsync(&p, size, pool, s));
         EXPECT_CUDA(cudaMemsetAsync(p, t, size, s));

@@ -14,9 +14,9 @@ namespace {
 struct Lookup {
   std::string kind;  // "dlsym" or "getproc"
   std::string name;
-  long version = 0;
+  long version        = 0;
   unsigned long flags = 0;
-  int result = -1;
+  int result          = -1;
   std::string fn;
 };
 
@@ -37,9 +37,9 @@ TEST(EmulatorPreload, RuntimeLookupsAreVisibleToADlsymOverride)
 {
   std::string const log = "/tmp/rmm_emu_lookups_" + std::to_string(::getpid()) + ".log";
   ::unlink(log.c_str());
-  auto const r = emu::run_child({emu::child_path(), "lookup"},
-                                {"LD_PRELOAD=" + emu::build_path("liblookup_logger.so"), "EMU_LOOKUP_LOG=" + log,
-                                 "ASAN_OPTIONS=verify_asan_link_order=0"});
+  auto const r =
+    emu::run_child({emu::child_path(), "lookup"}, {"LD_PRELOAD=" + emu::build_path("liblookup_logger.so"),
+                                                   "EMU_LOOKUP_LOG=" + log, "ASAN_OPTIONS=verify_asan_link_order=0"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out, "lookup cudaSuccess\n");
   auto const lookups = read_log(log);

@@ -21,10 +21,7 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-double seconds_since(clock_type::time_point t)
-{
-  return std::chrono::duration<double>(clock_type::now() - t).count();
-}
+double seconds_since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
 
 struct Recorder {
   std::mutex m;
@@ -204,7 +201,7 @@ TEST(EmulatorStreams, Attributes)
   int priority = 0;
   ASSERT_CUDA(cudaStreamGetPriority(s, &priority));
   EXPECT_EQ(priority, -5);  // clamped to the greatest priority
-  int least = 1;
+  int least    = 1;
   int greatest = 1;
   ASSERT_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   EXPECT_EQ(least, 0);
@@ -237,12 +234,12 @@ TEST(EmulatorStreams, Attributes)
 
 struct CallbackSeen {
   cudaStream_t stream = nullptr;
-  cudaError_t status = cudaErrorUnknown;
+  cudaError_t status  = cudaErrorUnknown;
   std::atomic<int> calls{0};
 };
 void CUDART_CB callback(cudaStream_t s, cudaError_t status, void* p)
 {
-  auto* seen = static_cast<CallbackSeen*>(p);
+  auto* seen   = static_cast<CallbackSeen*>(p);
   seen->stream = s;
   seen->status = status;
   seen->calls.fetch_add(1);

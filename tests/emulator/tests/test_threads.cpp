@@ -11,10 +11,10 @@ namespace {
 
 TEST(EmulatorThreads, ConcurrentAllocateCopyFree)
 {
-  auto const& ctl = emu::control();
+  auto const& ctl             = emu::control();
   long long const live_before = ctl.live_allocations(-1, RMM_EMU_KIND_ALL);
-  constexpr int kThreads = 16;
-  constexpr int kIterations = 300;
+  constexpr int kThreads      = 16;
+  constexpr int kIterations   = 300;
   std::atomic<int> mismatches{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
@@ -26,8 +26,8 @@ TEST(EmulatorThreads, ConcurrentAllocateCopyFree)
       std::vector<unsigned char> host(70000);
       for (int i = 0; i < kIterations; ++i) {
         std::size_t const size = 1 + rng() % host.size();
-        auto const fill = static_cast<unsigned char>(rng());
-        void* p = nullptr;
+        auto const fill        = static_cast<unsigned char>(rng());
+        void* p                = nullptr;
         switch (rng() % 4) {
           case 0: {
             EXPECT_CUDA(cudaMalloc(&p, size));
@@ -85,14 +85,16 @@ TEST(EmulatorThreads, ConcurrentStreamsAndEvents)
       for (int i = 0; i < 50; ++i) {
         cudaStream_t a = nullptr;
         cudaStream_t b = nullptr;
-        cudaEvent_t e = nullptr;
+        cudaEvent_t e  = nullptr;
         EXPECT_CUDA(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
         EXPECT_CUDA(cudaStreamCreate(&b));
         EXPECT_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-        EXPECT_CUDA(cudaLaunchHostFunc(a, [](void* c) { static_cast<std::atomic<int>*>(c)->fetch_add(1); }, &counter));
+        EXPECT_CUDA(cudaLaunchHostFunc(
+          a, [](void* c) { static_cast<std::atomic<int>*>(c)->fetch_add(1); }, &counter));
         EXPECT_CUDA(cudaEventRecord(e, a));
         EXPECT_CUDA(cudaStreamWaitEvent(b, e, 0));
-        EXPECT_CUDA(cudaLaunchHostFunc(b, [](void* c) { static_cast<std::atomic<int>*>(c)->fetch_add(1); }, &counter));
+        EXPECT_CUDA(cudaLaunchHostFunc(
+          b, [](void* c) { static_cast<std::atomic<int>*>(c)->fetch_add(1); }, &counter));
         EXPECT_CUDA(cudaEventDestroy(e));
         EXPECT_CUDA(cudaStreamDestroy(a));
         EXPECT_CUDA(cudaStreamDestroy(b));

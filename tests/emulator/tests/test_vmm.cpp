@@ -13,7 +13,7 @@
 
 namespace {
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
+constexpr std::size_t kMiB  = std::size_t{1} << 20;
 constexpr std::size_t kGran = 2 * kMiB;
 
 struct Vmm {
@@ -39,20 +39,20 @@ Vmm const& vmm()
   static Vmm const table = [] {
     Vmm v{};
     v.granularity = emu::driver_entry<PFN_cuMemGetAllocationGranularity_v10020>("cuMemGetAllocationGranularity", 12000);
-    v.reserve = emu::driver_entry<PFN_cuMemAddressReserve_v10020>("cuMemAddressReserve", 12000);
+    v.reserve     = emu::driver_entry<PFN_cuMemAddressReserve_v10020>("cuMemAddressReserve", 12000);
     v.address_free = emu::driver_entry<PFN_cuMemAddressFree_v10020>("cuMemAddressFree", 12000);
-    v.create = emu::driver_entry<PFN_cuMemCreate_v10020>("cuMemCreate", 12000);
-    v.release = emu::driver_entry<PFN_cuMemRelease_v10020>("cuMemRelease", 12000);
-    v.map = emu::driver_entry<PFN_cuMemMap_v10020>("cuMemMap", 12000);
-    v.unmap = emu::driver_entry<PFN_cuMemUnmap_v10020>("cuMemUnmap", 12000);
-    v.set_access = emu::driver_entry<PFN_cuMemSetAccess_v10020>("cuMemSetAccess", 12000);
-    v.get_access = emu::driver_entry<PFN_cuMemGetAccess_v10020>("cuMemGetAccess", 12000);
-    v.retain = emu::driver_entry<PFN_cuMemRetainAllocationHandle_v11000>("cuMemRetainAllocationHandle", 12000);
-    v.properties = emu::driver_entry<PFN_cuMemGetAllocationPropertiesFromHandle_v10020>(
+    v.create       = emu::driver_entry<PFN_cuMemCreate_v10020>("cuMemCreate", 12000);
+    v.release      = emu::driver_entry<PFN_cuMemRelease_v10020>("cuMemRelease", 12000);
+    v.map          = emu::driver_entry<PFN_cuMemMap_v10020>("cuMemMap", 12000);
+    v.unmap        = emu::driver_entry<PFN_cuMemUnmap_v10020>("cuMemUnmap", 12000);
+    v.set_access   = emu::driver_entry<PFN_cuMemSetAccess_v10020>("cuMemSetAccess", 12000);
+    v.get_access   = emu::driver_entry<PFN_cuMemGetAccess_v10020>("cuMemGetAccess", 12000);
+    v.retain       = emu::driver_entry<PFN_cuMemRetainAllocationHandle_v11000>("cuMemRetainAllocationHandle", 12000);
+    v.properties   = emu::driver_entry<PFN_cuMemGetAllocationPropertiesFromHandle_v10020>(
       "cuMemGetAllocationPropertiesFromHandle", 12000);
-    v.address_range = emu::driver_entry<PFN_cuMemGetAddressRange_v3020>("cuMemGetAddressRange", 12000);
+    v.address_range     = emu::driver_entry<PFN_cuMemGetAddressRange_v3020>("cuMemGetAddressRange", 12000);
     v.pointer_attribute = emu::driver_entry<PFN_cuPointerGetAttribute_v4000>("cuPointerGetAttribute", 12000);
-    v.device_attribute = emu::driver_entry<PFN_cuDeviceGetAttribute_v2000>("cuDeviceGetAttribute", 12000);
+    v.device_attribute  = emu::driver_entry<PFN_cuDeviceGetAttribute_v2000>("cuDeviceGetAttribute", 12000);
     return v;
   }();
   return table;
@@ -61,9 +61,9 @@ Vmm const& vmm()
 CUmemAllocationProp device_prop(int device)
 {
   CUmemAllocationProp prop{};
-  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.type          = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = device;
+  prop.location.id   = device;
   return prop;
 }
 
@@ -71,8 +71,8 @@ CUmemAccessDesc read_write(int device)
 {
   CUmemAccessDesc d{};
   d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  d.location.id = device;
-  d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  d.location.id   = device;
+  d.flags         = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   return d;
 }
 
@@ -97,7 +97,7 @@ class EmulatorVmm : public ::testing::Test {
 
   CUmemGenericAllocationHandle create(std::size_t size, int device = 0)
   {
-    auto const prop = device_prop(device);
+    auto const prop                = device_prop(device);
     CUmemGenericAllocationHandle h = 0;
     EXPECT_EQ(v_->create(&h, size, &prop, 0), CUDA_SUCCESS);
     return h;
@@ -109,7 +109,7 @@ class EmulatorVmm : public ::testing::Test {
     return p;
   }
 
-  Vmm const* v_ = nullptr;
+  Vmm const* v_   = nullptr;
   long long live_ = 0;
 };
 
@@ -117,7 +117,7 @@ TEST_F(EmulatorVmm, DeviceAttributes)
 {
   // CUDA 13's cudaDeviceAttr has no enumerator for it (102 is a gap); the emulated runtime passes
   // the number through to the driver. Ask the driver, as a library should.
-  int value = 0;
+  int value           = 0;
   auto const vmm_attr = static_cast<cudaDeviceAttr>(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED);
   ASSERT_CUDA(cudaDeviceGetAttribute(&value, vmm_attr, 0));
   EXPECT_EQ(value, 1);
@@ -132,7 +132,7 @@ TEST_F(EmulatorVmm, DeviceAttributes)
 
 TEST_F(EmulatorVmm, Granularity)
 {
-  auto prop = device_prop(0);
+  auto prop     = device_prop(0);
   std::size_t g = 0;
   ASSERT_EQ(v_->granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), CUDA_SUCCESS);
   EXPECT_EQ(g, kGran);
@@ -143,7 +143,7 @@ TEST_F(EmulatorVmm, Granularity)
   EXPECT_EQ(v_->granularity(nullptr, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), CUDA_ERROR_INVALID_VALUE);
   prop.location.id = 9;
   EXPECT_EQ(v_->granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), CUDA_ERROR_INVALID_DEVICE);
-  prop = device_prop(0);
+  prop      = device_prop(0);
   prop.type = CU_MEM_ALLOCATION_TYPE_INVALID;
   EXPECT_EQ(v_->granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), CUDA_ERROR_INVALID_VALUE);
 }
@@ -152,8 +152,8 @@ TEST_F(EmulatorVmm, Granularity)
 TEST_F(EmulatorVmm, ReserveMapUseUnmapReleaseFree)
 {
   CUdeviceptr const va = reserve(4 * kGran);
-  auto const h1 = create(kGran);
-  auto const h2 = create(2 * kGran);
+  auto const h1        = create(kGran);
+  auto const h2        = create(2 * kGran);
   ASSERT_EQ(v_->map(va, kGran, 0, h1, 0), CUDA_SUCCESS);
   ASSERT_EQ(v_->map(va + kGran, 2 * kGran, 0, h2, 0), CUDA_SUCCESS);
   // One call for both mappings (the range is made of whole mappings).
@@ -214,9 +214,9 @@ TEST_F(EmulatorVmm, ReserveMapUseUnmapReleaseFree)
 TEST_F(EmulatorVmm, MapAtAnOffsetIntoTheAllocation)
 {
   CUdeviceptr const va = reserve(2 * kGran);
-  auto const h = create(2 * kGran);
+  auto const h         = create(2 * kGran);
   EXPECT_EQ(v_->map(va, kGran, 2 * kGran, h, 0), CUDA_ERROR_INVALID_VALUE);  // past its end
-  ASSERT_EQ(v_->map(va, kGran, kGran, h, 0), CUDA_SUCCESS);                // its second half
+  ASSERT_EQ(v_->map(va, kGran, kGran, h, 0), CUDA_SUCCESS);                  // its second half
   auto const access = read_write(0);
   ASSERT_EQ(v_->set_access(va, kGran, &access, 1), CUDA_SUCCESS);
   EXPECT_CUDA(cudaMemset(vp(va), 1, kGran));
@@ -228,8 +228,8 @@ TEST_F(EmulatorVmm, MapAtAnOffsetIntoTheAllocation)
 TEST_F(EmulatorVmm, FreshMappingsArePoisoned)
 {
   CUdeviceptr const va = reserve(kGran);
-  auto const h = create(kGran);
-  auto const access = read_write(0);
+  auto const h         = create(kGran);
+  auto const access    = read_write(0);
   ASSERT_EQ(v_->map(va, kGran, 0, h, 0), CUDA_SUCCESS);
   ASSERT_EQ(v_->set_access(va, kGran, &access, 1), CUDA_SUCCESS);
   std::vector<unsigned char> back(16);
@@ -243,11 +243,11 @@ TEST_F(EmulatorVmm, FreshMappingsArePoisoned)
 TEST_F(EmulatorVmm, ReservationErrors)
 {
   CUdeviceptr p = 0;
-  EXPECT_EQ(v_->reserve(&p, kGran + 4096, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);      // size
+  EXPECT_EQ(v_->reserve(&p, kGran + 4096, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);  // size
   EXPECT_EQ(v_->reserve(&p, 0, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);
-  EXPECT_EQ(v_->reserve(&p, kGran, 3 * kGran, 0, 0), CUDA_ERROR_INVALID_VALUE);     // not a power of two
-  EXPECT_EQ(v_->reserve(&p, kGran, 4096, 0, 0), CUDA_ERROR_INVALID_VALUE);          // below the granularity
-  EXPECT_EQ(v_->reserve(&p, kGran, 0, 0, 1), CUDA_ERROR_INVALID_VALUE);             // flags
+  EXPECT_EQ(v_->reserve(&p, kGran, 3 * kGran, 0, 0), CUDA_ERROR_INVALID_VALUE);  // not a power of two
+  EXPECT_EQ(v_->reserve(&p, kGran, 4096, 0, 0), CUDA_ERROR_INVALID_VALUE);       // below the granularity
+  EXPECT_EQ(v_->reserve(&p, kGran, 0, 0, 1), CUDA_ERROR_INVALID_VALUE);          // flags
   EXPECT_EQ(v_->reserve(nullptr, kGran, 0, 0, 0), CUDA_ERROR_INVALID_VALUE);
   // A large alignment is honoured.
   ASSERT_EQ(v_->reserve(&p, kGran, 1024 * kMiB, 0, 0), CUDA_SUCCESS);
@@ -277,7 +277,7 @@ TEST_F(EmulatorVmm, AddressHintIsHonouredWhenFree)
 TEST_F(EmulatorVmm, CreateErrors)
 {
   CUmemGenericAllocationHandle h = 0;
-  auto prop = device_prop(0);
+  auto prop                      = device_prop(0);
   EXPECT_EQ(v_->create(&h, kGran + 512, &prop, 0), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(v_->create(&h, 0, &prop, 0), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(v_->create(&h, kGran, &prop, 1), CUDA_ERROR_INVALID_VALUE);
@@ -285,10 +285,10 @@ TEST_F(EmulatorVmm, CreateErrors)
   EXPECT_EQ(v_->create(&h, kGran, nullptr, 0), CUDA_ERROR_INVALID_VALUE);
   prop.location.id = 2;  // two devices
   EXPECT_EQ(v_->create(&h, kGran, &prop, 0), CUDA_ERROR_INVALID_DEVICE);
-  prop = device_prop(0);
+  prop      = device_prop(0);
   prop.type = CU_MEM_ALLOCATION_TYPE_INVALID;
   EXPECT_EQ(v_->create(&h, kGran, &prop, 0), CUDA_ERROR_INVALID_VALUE);
-  prop = device_prop(0);
+  prop               = device_prop(0);
   prop.location.type = CU_MEM_LOCATION_TYPE_INVALID;
   EXPECT_EQ(v_->create(&h, kGran, &prop, 0), CUDA_ERROR_INVALID_VALUE);
   // Unknown handles.
@@ -300,13 +300,13 @@ TEST_F(EmulatorVmm, CreateErrors)
 TEST_F(EmulatorVmm, MapErrors)
 {
   CUdeviceptr const va = reserve(4 * kGran);
-  auto const h = create(2 * kGran);
-  EXPECT_EQ(v_->map(va, kGran + 4096, 0, h, 0), CUDA_ERROR_INVALID_VALUE);      // misaligned size
-  EXPECT_EQ(v_->map(va + 4096, kGran, 0, h, 0), CUDA_ERROR_INVALID_VALUE);      // misaligned address
-  EXPECT_EQ(v_->map(va, kGran, 4096, h, 0), CUDA_ERROR_INVALID_VALUE);          // misaligned offset
-  EXPECT_EQ(v_->map(va, 4 * kGran, 0, h, 0), CUDA_ERROR_INVALID_VALUE);         // larger than the allocation
-  EXPECT_EQ(v_->map(va, kGran, 0, h, 1), CUDA_ERROR_INVALID_VALUE);             // flags
-  EXPECT_EQ(v_->map(va, kGran, 0, 0x1234, 0), CUDA_ERROR_INVALID_VALUE);        // unknown handle
+  auto const h         = create(2 * kGran);
+  EXPECT_EQ(v_->map(va, kGran + 4096, 0, h, 0), CUDA_ERROR_INVALID_VALUE);           // misaligned size
+  EXPECT_EQ(v_->map(va + 4096, kGran, 0, h, 0), CUDA_ERROR_INVALID_VALUE);           // misaligned address
+  EXPECT_EQ(v_->map(va, kGran, 4096, h, 0), CUDA_ERROR_INVALID_VALUE);               // misaligned offset
+  EXPECT_EQ(v_->map(va, 4 * kGran, 0, h, 0), CUDA_ERROR_INVALID_VALUE);              // larger than the allocation
+  EXPECT_EQ(v_->map(va, kGran, 0, h, 1), CUDA_ERROR_INVALID_VALUE);                  // flags
+  EXPECT_EQ(v_->map(va, kGran, 0, 0x1234, 0), CUDA_ERROR_INVALID_VALUE);             // unknown handle
   EXPECT_EQ(v_->map(va + 3 * kGran, 2 * kGran, 0, h, 0), CUDA_ERROR_INVALID_VALUE);  // runs past the reservation
   // Outside any reservation: device memory from cudaMalloc, and host memory.
   void* d = nullptr;
@@ -327,9 +327,9 @@ TEST_F(EmulatorVmm, MapErrors)
   ASSERT_EQ(v_->map(va, kGran, 0, h, 0), CUDA_SUCCESS);
 
   // Unmapping: whole mappings only, and only mapped ones.
-  EXPECT_EQ(v_->unmap(va + kGran, kGran), CUDA_ERROR_INVALID_VALUE);  // half a mapping
+  EXPECT_EQ(v_->unmap(va + kGran, kGran), CUDA_ERROR_INVALID_VALUE);      // half a mapping
   EXPECT_EQ(v_->unmap(va + 3 * kGran, kGran), CUDA_ERROR_INVALID_VALUE);  // not mapped
-  EXPECT_EQ(v_->unmap(va, 4 * kGran), CUDA_ERROR_INVALID_VALUE);  // runs into the unmapped tail
+  EXPECT_EQ(v_->unmap(va, 4 * kGran), CUDA_ERROR_INVALID_VALUE);          // runs into the unmapped tail
   EXPECT_EQ(v_->unmap(va, kGran), CUDA_SUCCESS);
   EXPECT_EQ(v_->unmap(va, kGran), CUDA_ERROR_INVALID_VALUE);
   // Released: the handle is gone for new mappings, the existing one stays.
@@ -347,8 +347,8 @@ TEST_F(EmulatorVmm, MapErrors)
 TEST_F(EmulatorVmm, NoAccessBeforeSetAccess)
 {
   CUdeviceptr const va = reserve(3 * kGran);
-  auto const h = create(kGran);
-  auto const h2 = create(kGran);
+  auto const h         = create(kGran);
+  auto const h2        = create(kGran);
   std::vector<unsigned char> host(kGran);
   // Reserved but unmapped: neither copies nor sets.
   EXPECT_EQ(cudaMemset(vp(va), 0, 16), cudaErrorInvalidValue);
@@ -370,7 +370,7 @@ TEST_F(EmulatorVmm, NoAccessBeforeSetAccess)
   EXPECT_EQ(v_->set_access(va, kGran, &access, 0), CUDA_ERROR_INVALID_VALUE);
   access.location.id = 7;
   EXPECT_EQ(v_->set_access(va, kGran, &access, 1), CUDA_ERROR_INVALID_DEVICE);
-  access = read_write(0);
+  access       = read_write(0);
   access.flags = static_cast<CUmemAccess_flags>(2);
   EXPECT_EQ(v_->set_access(va, kGran, &access, 1), CUDA_ERROR_INVALID_VALUE);
 
@@ -417,10 +417,10 @@ TEST_F(EmulatorVmm, CapacityAccounting)
   std::size_t free0 = 0;
   std::size_t total = 0;
   ASSERT_CUDA(cudaMemGetInfo(&free0, &total));
-  long long const used0 = emu::control().device_used_bytes(1);
+  long long const used0  = emu::control().device_used_bytes(1);
   long long const bytes0 = emu::control().live_bytes(1, RMM_EMU_KIND_VMM);
-  auto const h = create(4 * kGran, 1);
-  std::size_t free1 = 0;
+  auto const h           = create(4 * kGran, 1);
+  std::size_t free1      = 0;
   ASSERT_CUDA(cudaMemGetInfo(&free1, &total));
   EXPECT_EQ(free1, free0 - 4 * kGran);
   EXPECT_EQ(emu::control().device_used_bytes(1), used0 + static_cast<long long>(4 * kGran));
@@ -440,7 +440,7 @@ TEST_F(EmulatorVmm, CapacityAccounting)
 
   // More than the device has (16 GiB by default): out of memory, nothing touched.
   CUmemGenericAllocationHandle big = 0;
-  auto const prop = device_prop(1);
+  auto const prop                  = device_prop(1);
   EXPECT_EQ(v_->create(&big, total + kGran, &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
   // Physical handles and cudaMalloc share the capacity.
   ASSERT_EQ(v_->create(&big, total - kGran, &prop, 0), CUDA_SUCCESS);
@@ -457,7 +457,7 @@ TEST_F(EmulatorVmm, CapacityAccounting)
 
 TEST_F(EmulatorVmm, FaultInjectionAppliesToCreate)
 {
-  auto const prop = device_prop(0);
+  auto const prop                = device_prop(0);
   CUmemGenericAllocationHandle h = 0;
   {
     emu::Knob above("RMM_EMU_FAIL_ALLOC_ABOVE", "2MiB");
@@ -484,7 +484,7 @@ TEST_F(EmulatorVmm, FaultInjectionAppliesToCreate)
 TEST_F(EmulatorVmm, PointerAttributesAndFree)
 {
   CUdeviceptr const va = reserve(2 * kGran);
-  auto const h = create(kGran, 1);
+  auto const h         = create(kGran, 1);
   ASSERT_EQ(v_->map(va + kGran, kGran, 0, h, 0), CUDA_SUCCESS);
   auto const access = read_write(1);
   ASSERT_EQ(v_->set_access(va + kGran, kGran, &access, 1), CUDA_SUCCESS);
@@ -524,9 +524,9 @@ TEST_F(EmulatorVmm, PointerAttributesAndFree)
 
 TEST_F(EmulatorVmm, LiveAllocationCounts)
 {
-  auto const& ctl = emu::control();
-  long long const all = ctl.live_allocations(-1, RMM_EMU_KIND_ALL);
-  auto const h = create(2 * kGran);
+  auto const& ctl      = emu::control();
+  long long const all  = ctl.live_allocations(-1, RMM_EMU_KIND_ALL);
+  auto const h         = create(2 * kGran);
   CUdeviceptr const va = reserve(4 * kGran);
   ASSERT_EQ(v_->map(va, 2 * kGran, 0, h, 0), CUDA_SUCCESS);
   ASSERT_EQ(v_->map(va + 2 * kGran, 2 * kGran, 0, h, 0), CUDA_SUCCESS);  // mapped twice, counted once
@@ -537,7 +537,7 @@ TEST_F(EmulatorVmm, LiveAllocationCounts)
   EXPECT_EQ(v_->release(h), CUDA_SUCCESS);
   EXPECT_EQ(v_->unmap(va, 2 * kGran), CUDA_SUCCESS);
   EXPECT_EQ(ctl.live_allocations(0, RMM_EMU_KIND_VMM), live_ + 1);  // one mapping left
-  EXPECT_EQ(v_->address_free(va, 4 * kGran), CUDA_SUCCESS);        // unmaps it
+  EXPECT_EQ(v_->address_free(va, 4 * kGran), CUDA_SUCCESS);         // unmaps it
   EXPECT_EQ(ctl.live_allocations(0, RMM_EMU_KIND_VMM), live_);
 }
 
@@ -550,12 +550,11 @@ TEST_F(EmulatorVmm, EntryPointsThroughTheRuntime)
     char const* symbol;
     unsigned introduced;
   };
-  for (auto const& c : {Case{"cuMemAddressReserve", 10020}, Case{"cuMemAddressFree", 10020},
-                        Case{"cuMemCreate", 10020}, Case{"cuMemRelease", 10020}, Case{"cuMemMap", 10020},
-                        Case{"cuMemUnmap", 10020}, Case{"cuMemSetAccess", 10020}, Case{"cuMemGetAccess", 10020},
-                        Case{"cuMemGetAllocationGranularity", 10020},
-                        Case{"cuMemGetAllocationPropertiesFromHandle", 10020},
-                        Case{"cuMemRetainAllocationHandle", 11000}}) {
+  for (auto const& c :
+       {Case{"cuMemAddressReserve", 10020}, Case{"cuMemAddressFree", 10020}, Case{"cuMemCreate", 10020},
+        Case{"cuMemRelease", 10020}, Case{"cuMemMap", 10020}, Case{"cuMemUnmap", 10020}, Case{"cuMemSetAccess", 10020},
+        Case{"cuMemGetAccess", 10020}, Case{"cuMemGetAllocationGranularity", 10020},
+        Case{"cuMemGetAllocationPropertiesFromHandle", 10020}, Case{"cuMemRetainAllocationHandle", 11000}}) {
     for (unsigned version : {c.introduced, 12000u, 13000u}) {
       for (unsigned long long flags : {cudaEnableDefault, cudaEnableLegacyStream, cudaEnablePerThreadDefaultStream}) {
         void* fn = nullptr;
@@ -601,22 +600,22 @@ TEST_F(EmulatorVmm, EntryPointsThroughTheRuntime)
 // Threads mapping, using and unmapping disjoint parts of one reservation (and their own).
 TEST_F(EmulatorVmm, ManyThreadsMapDisjointRanges)
 {
-  constexpr int kThreads = 8;
-  constexpr int kIterations = 40;
+  constexpr int kThreads      = 8;
+  constexpr int kIterations   = 40;
   constexpr std::size_t kSlot = 2 * kGran;  // two mappings per slot, copied across
-  std::size_t free0 = 0;
-  std::size_t total = 0;
+  std::size_t free0           = 0;
+  std::size_t total           = 0;
   ASSERT_CUDA(cudaMemGetInfo(&free0, &total));
   CUdeviceptr const shared = reserve(kThreads * kSlot);
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([this, t, shared, &failures] {
-      auto const& v = *v_;
-      auto const fail = [&failures] { failures.fetch_add(1); };
+      auto const& v    = *v_;
+      auto const fail  = [&failures] { failures.fetch_add(1); };
       int const device = t % 2;
       if (cudaSetDevice(device) != cudaSuccess) { return fail(); }
-      auto const prop = device_prop(device);
+      auto const prop   = device_prop(device);
       auto const access = read_write(device);
       // A window across the boundary of the two mappings (small: sanitizer builds check every byte).
       constexpr std::size_t kWindow = 64 * 1024;
@@ -635,12 +634,14 @@ TEST_F(EmulatorVmm, ManyThreadsMapDisjointRanges)
         if (v.set_access(va, kSlot, &access, 1) != CUDA_SUCCESS) { return fail(); }
         auto const value = static_cast<unsigned char>(t * 31 + i);
         std::memset(in.data(), value, in.size());
-        in[kWindow / 2 - 1] = static_cast<unsigned char>(value + 1);
-        in[kWindow / 2] = static_cast<unsigned char>(value + 2);
+        in[kWindow / 2 - 1]      = static_cast<unsigned char>(value + 1);
+        in[kWindow / 2]          = static_cast<unsigned char>(value + 2);
         CUdeviceptr const window = va + kGran - kWindow / 2;
         if (cudaMemset(vp(window), 0, kWindow) != cudaSuccess) { return fail(); }
-        if (cudaMemcpyAsync(vp(window), in.data(), kWindow, cudaMemcpyHostToDevice, cudaStreamPerThread) != cudaSuccess ||
-            cudaMemcpyAsync(out.data(), vp(window), kWindow, cudaMemcpyDeviceToHost, cudaStreamPerThread) != cudaSuccess ||
+        if (cudaMemcpyAsync(vp(window), in.data(), kWindow, cudaMemcpyHostToDevice, cudaStreamPerThread) !=
+              cudaSuccess ||
+            cudaMemcpyAsync(out.data(), vp(window), kWindow, cudaMemcpyDeviceToHost, cudaStreamPerThread) !=
+              cudaSuccess ||
             cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess) {
           return fail();
         }

@@ -17,7 +17,7 @@ int main()
   rmm::mr::cuda_memory_resource cuda_mr;
   auto initial_size = rmm::percent_of_free_device_memory(1);
   rmm::mr::cuda_async_memory_resource pool_mr{initial_size};
-  auto previous = rmm::mr::set_current_device_resource(pool_mr);
+  auto previous                     = rmm::mr::set_current_device_resource(pool_mr);
   rmm::device_async_resource_ref mr = rmm::mr::get_current_device_resource_ref();
 
   rmm::cuda_stream stream;
@@ -30,9 +30,10 @@ int main()
   rmm::device_buffer other{16, stream, cuda_mr};
 
   // rmm::config: the same TOML stacks the shim reads.
-  auto configured = rmm::config::build_from_string("[[resource]]\ntype = \"statistics\"\n[[resource]]\ntype = \"pool\"\n"
-                                                   "initial_size = \"16MiB\"\n[[resource]]\ntype = \"cuda\"\n",
-                                                   rmm::get_current_cuda_device());
+  auto configured = rmm::config::build_from_string(
+    "[[resource]]\ntype = \"statistics\"\n[[resource]]\ntype = \"pool\"\n"
+    "initial_size = \"16MiB\"\n[[resource]]\ntype = \"cuda\"\n",
+    rmm::get_current_cuda_device());
   rmm::device_buffer from_config{1024, stream, configured};
   bool const same = back == host;
   // `buffer` refers to the pool through `mr` without owning it: free it before the pool goes.

@@ -24,7 +24,10 @@ std::string one_block_pool()
 
 class ShimOnGpu : public ::testing::TestWithParam<char const*> {
  protected:
-  [[nodiscard]] static std::string program() { return std::string{RMM_SHIM_KERNEL_CLIENT_DIR} + "/shim_kernel_client_" + GetParam(); }
+  [[nodiscard]] static std::string program()
+  {
+    return std::string{RMM_SHIM_KERNEL_CLIENT_DIR} + "/shim_kernel_client_" + GetParam();
+  }
 };
 
 TEST_P(ShimOnGpu, EveryAllocationIsServedAndCounted)
@@ -41,7 +44,7 @@ TEST_P(ShimOnGpu, EveryAllocationIsServedAndCounted)
 TEST_P(ShimOnGpu, AKernelStillWritingAFreedBlockNeverReachesItsNewOwner)
 {
   auto const config = one_block_pool();
-  auto const r = run_program(program(), "premature-reuse", {{"RMM_CONFIG", config}});
+  auto const r      = run_program(program(), "premature-reuse", {{"RMM_CONFIG", config}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
   EXPECT_EQ(r.value("second_owner_mismatches"), "0");
@@ -52,7 +55,8 @@ TEST_P(ShimOnGpu, WithoutDeviceWideFreesTheKernelWouldOverwriteTheNewOwner)
   // The check above can fail: with frees ordered on the legacy stream only, the non-blocking
   // stream's kernel is not waited for.
   auto const config = one_block_pool();
-  auto const r = run_program(program(), "premature-reuse", {{"RMM_CONFIG", config}, {"RMM_SHIM_FREE_POLICY", "stream_ordered"}});
+  auto const r =
+    run_program(program(), "premature-reuse", {{"RMM_CONFIG", config}, {"RMM_SHIM_FREE_POLICY", "stream_ordered"}});
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_EQ(r.value("same_block"), "1");
   EXPECT_NE(r.value("second_owner_mismatches"), "") << r.output;
@@ -62,7 +66,7 @@ TEST_P(ShimOnGpu, WithoutDeviceWideFreesTheKernelWouldOverwriteTheNewOwner)
 TEST_P(ShimOnGpu, ABlockReusedInTheLegacyOrderIsSafeOnANonBlockingStreamCreatedLater)
 {
   auto const config = one_block_pool();
-  auto const r = run_program(program(), "new-stream-reuse", {{"RMM_CONFIG", config}});
+  auto const r      = run_program(program(), "new-stream-reuse", {{"RMM_CONFIG", config}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
   EXPECT_EQ(r.value("second_owner_mismatches"), "0");

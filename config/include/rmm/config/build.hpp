@@ -36,8 +36,8 @@ namespace rmm::config {
                                                              cuda_device_id device,
                                                              environment const& env = environment::from_process());
 /// load_from_environment + build: RMM_CONFIG's file, else the built-in stack, with overrides.
-[[nodiscard]] rmm::mr::any_device_resource build_from_environment(
-  cuda_device_id device, environment const& env = environment::from_process());
+[[nodiscard]] rmm::mr::any_device_resource build_from_environment(cuda_device_id device,
+                                                                  environment const& env = environment::from_process());
 
 /// Checks the rules that need the device's memory (for example a maximum given as a percentage
 /// below an initial size given in bytes); throws config_error. build() does this first.

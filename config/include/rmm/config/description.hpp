@@ -40,7 +40,7 @@ struct parameter {
 struct layer_description {
   layer_schema const* schema{nullptr};
   value_origin origin{value_origin::built_in};  ///< file, or built_in for the default stack
-  source_location location{};                     ///< the layer's `type` value in the file
+  source_location location{};                   ///< the layer's `type` value in the file
   std::vector<parameter> parameters{};
 
   [[nodiscard]] std::string_view type() const noexcept;
@@ -57,9 +57,9 @@ inline constexpr std::size_t max_stack_depth = 64;
 /// The validated, resolved description of a configuration: the stack from top to bottom (each
 /// layer's upstream is the next one) and the shim's settings.
 struct stack_description {
-  std::vector<layer_description> layers{};///< top first; the last one allocates from CUDA itself
-  std::vector<parameter> shim{};          ///< every [shim] key
-  std::string source{};                   ///< the file or string name; empty for the built-in stack
+  std::vector<layer_description> layers{};            ///< top first; the last one allocates from CUDA itself
+  std::vector<parameter> shim{};                      ///< every [shim] key
+  std::string source{};                               ///< the file or string name; empty for the built-in stack
   value_origin stack_origin{value_origin::built_in};  ///< file when the file listed the layers
 
   /// The [shim] parameter named `key`; throws std::out_of_range for an unknown key.

@@ -28,10 +28,7 @@ class environment {
 
   [[nodiscard]] std::optional<std::string> get(std::string_view name) const;
   void set(std::string name, std::string value);
-  [[nodiscard]] std::map<std::string, std::string, std::less<>> const& variables() const noexcept
-  {
-    return variables_;
-  }
+  [[nodiscard]] std::map<std::string, std::string, std::less<>> const& variables() const noexcept { return variables_; }
 
  private:
   std::map<std::string, std::string, std::less<>> variables_;

@@ -9,10 +9,10 @@ namespace rmm::config {
 /// Where a value came from: a position in a TOML source, an environment variable, or neither (a
 /// built-in default).
 struct source_location {
-  std::string file{};          ///< file name, or the name given to a parsed string; empty if none
-  std::uint32_t line{0};       ///< 1-based; 0 when not from a TOML source
-  std::uint32_t column{0};     ///< 1-based; 0 when not from a TOML source
-  std::string variable{};      ///< environment variable, when the value came from the environment
+  std::string file{};       ///< file name, or the name given to a parsed string; empty if none
+  std::uint32_t line{0};    ///< 1-based; 0 when not from a TOML source
+  std::uint32_t column{0};  ///< 1-based; 0 when not from a TOML source
+  std::string variable{};   ///< environment variable, when the value came from the environment
 
   [[nodiscard]] bool in_source() const noexcept { return line != 0; }
   [[nodiscard]] bool in_environment() const noexcept { return !variable.empty(); }

@@ -27,13 +27,13 @@ enum class value_kind {
 struct key_schema {
   std::string_view name{};
   value_kind kind{};
-  std::string_view description{};     ///< one sentence for the reference and `--check`
-  parameter_value default_value{};    ///< std::monostate: no default
-  std::string_view when_unset{};      ///< what an unset key without default means ("no maximum")
-  bool required{false};               ///< must be set by the file or the environment
-  std::int64_t minimum{0};            ///< integer: smallest value; size: smallest byte count
-  std::int64_t maximum{INT64_MAX};    ///< integer: largest value
-  bool power_of_two{false};           ///< integer: must be a power of two
+  std::string_view description{};   ///< one sentence for the reference and `--check`
+  parameter_value default_value{};  ///< std::monostate: no default
+  std::string_view when_unset{};    ///< what an unset key without default means ("no maximum")
+  bool required{false};             ///< must be set by the file or the environment
+  std::int64_t minimum{0};          ///< integer: smallest value; size: smallest byte count
+  std::int64_t maximum{INT64_MAX};  ///< integer: largest value
+  bool power_of_two{false};         ///< integer: must be a power of two
   std::vector<std::string_view> choices{};
 };
 
@@ -48,9 +48,9 @@ enum class layer_kind {
 /// What the builder hands a layer's factory.
 struct build_context {
   cuda_device_id device{};
-  std::uint64_t free_bytes{}; ///< free device memory before the stack was built (for percentages)
-  std::uint64_t total_bytes{};///< device capacity
-  std::string_view bottom_type{};///< the type of the stack's last layer (what allocates from CUDA)
+  std::uint64_t free_bytes{};      ///< free device memory before the stack was built (for percentages)
+  std::uint64_t total_bytes{};     ///< device capacity
+  std::string_view bottom_type{};  ///< the type of the stack's last layer (what allocates from CUDA)
 };
 
 struct layer_schema {

@@ -13,8 +13,7 @@
 namespace rmm::detail {
 
 /// "`expression` failed: cudaErrorX (description) at file:line"
-[[nodiscard]] std::string cuda_error_message(cudaError_t error, char const* expression, char const* file,
-                                             int line);
+[[nodiscard]] std::string cuda_error_message(cudaError_t error, char const* expression, char const* file, int line);
 
 /// Message for a failed allocation of `bytes`, naming the error and the current device's free memory.
 [[nodiscard]] std::string allocation_failure_message(cudaError_t error, std::size_t bytes, char const* what);
@@ -47,14 +46,13 @@ template <typename Exception>
 #define RMM_DETAIL_SELECT_2_OR_3(_1, _2, _3, NAME, ...) NAME
 
 /// RMM_EXPECTS(condition, reason[, exception_type = rmm::logic_error])
-#define RMM_EXPECTS(...) \
-  RMM_DETAIL_SELECT_2_OR_3(__VA_ARGS__, RMM_DETAIL_EXPECTS_3, RMM_DETAIL_EXPECTS_2)(__VA_ARGS__)
+#define RMM_EXPECTS(...) RMM_DETAIL_SELECT_2_OR_3(__VA_ARGS__, RMM_DETAIL_EXPECTS_3, RMM_DETAIL_EXPECTS_2)(__VA_ARGS__)
 #define RMM_DETAIL_EXPECTS_2(_condition, _reason) RMM_DETAIL_EXPECTS_3(_condition, _reason, ::rmm::logic_error)
-#define RMM_DETAIL_EXPECTS_3(_condition, _reason, _exception_type)                               \
-  do {                                                                                           \
-    if (!(_condition)) [[unlikely]] {                                                            \
+#define RMM_DETAIL_EXPECTS_3(_condition, _reason, _exception_type)                                   \
+  do {                                                                                               \
+    if (!(_condition)) [[unlikely]] {                                                                \
       ::rmm::detail::throw_with_location<_exception_type>(std::string{_reason}, __FILE__, __LINE__); \
-    }                                                                                            \
+    }                                                                                                \
   } while (0)
 
 /// RMM_FAIL(reason[, exception_type = rmm::logic_error])
@@ -68,13 +66,13 @@ template <typename Exception>
 #define RMM_CUDA_TRY(...) \
   RMM_DETAIL_SELECT_1_OR_2(__VA_ARGS__, RMM_DETAIL_CUDA_TRY_2, RMM_DETAIL_CUDA_TRY_1)(__VA_ARGS__)
 #define RMM_DETAIL_CUDA_TRY_1(_call) RMM_DETAIL_CUDA_TRY_2(_call, ::rmm::cuda_error)
-#define RMM_DETAIL_CUDA_TRY_2(_call, _exception_type)                                                  \
-  do {                                                                                                 \
-    cudaError_t const rmm_status_ = (_call);                                                           \
-    if (rmm_status_ != cudaSuccess) [[unlikely]] {                                                     \
-      (void)cudaGetLastError();                                                                        \
+#define RMM_DETAIL_CUDA_TRY_2(_call, _exception_type)                                                    \
+  do {                                                                                                   \
+    cudaError_t const rmm_status_ = (_call);                                                             \
+    if (rmm_status_ != cudaSuccess) [[unlikely]] {                                                       \
+      (void)cudaGetLastError();                                                                          \
       throw _exception_type{::rmm::detail::cuda_error_message(rmm_status_, #_call, __FILE__, __LINE__)}; \
-    }                                                                                                  \
+    }                                                                                                    \
   } while (0)
 
 /// RMM_CUDA_TRY_ALLOC(call[, num_bytes]): for allocation calls. Throws rmm::out_of_memory when the
@@ -82,24 +80,24 @@ template <typename Exception>
 #define RMM_CUDA_TRY_ALLOC(...) \
   RMM_DETAIL_SELECT_1_OR_2(__VA_ARGS__, RMM_DETAIL_CUDA_TRY_ALLOC_2, RMM_DETAIL_CUDA_TRY_ALLOC_1)(__VA_ARGS__)
 #define RMM_DETAIL_CUDA_TRY_ALLOC_1(_call) RMM_DETAIL_CUDA_TRY_ALLOC_2(_call, std::size_t{0})
-#define RMM_DETAIL_CUDA_TRY_ALLOC_2(_call, _num_bytes)                                                \
-  do {                                                                                                \
-    cudaError_t const rmm_status_ = (_call);                                                          \
-    if (rmm_status_ != cudaSuccess) [[unlikely]] {                                                    \
-      (void)cudaGetLastError();                                                                       \
+#define RMM_DETAIL_CUDA_TRY_ALLOC_2(_call, _num_bytes)                                                   \
+  do {                                                                                                   \
+    cudaError_t const rmm_status_ = (_call);                                                             \
+    if (rmm_status_ != cudaSuccess) [[unlikely]] {                                                       \
+      (void)cudaGetLastError();                                                                          \
       auto rmm_message_ = ::rmm::detail::allocation_failure_message(rmm_status_, (_num_bytes), #_call) + \
-                          " (at " __FILE__ ":" + std::to_string(__LINE__) + ")";                      \
-      if (rmm_status_ == cudaErrorMemoryAllocation) { throw ::rmm::out_of_memory{rmm_message_}; }     \
-      throw ::rmm::bad_alloc{rmm_message_};                                                           \
-    }                                                                                                 \
+                          " (at " __FILE__ ":" + std::to_string(__LINE__) + ")";                         \
+      if (rmm_status_ == cudaErrorMemoryAllocation) { throw ::rmm::out_of_memory{rmm_message_}; }        \
+      throw ::rmm::bad_alloc{rmm_message_};                                                              \
+    }                                                                                                    \
   } while (0)
 
 /// For noexcept paths: checks `call` and reports a failure through the debug log instead of
 /// throwing (silently while the CUDA runtime unloads at exit).
-#define RMM_ASSERT_CUDA_SUCCESS(_call)                                                        \
-  do {                                                                                        \
-    cudaError_t const rmm_status_ = (_call);                                                  \
-    if (rmm_status_ != cudaSuccess) [[unlikely]] {                                            \
-      ::rmm::detail::report_cuda_error_noexcept(rmm_status_, #_call, __FILE__, __LINE__);     \
-    }                                                                                         \
+#define RMM_ASSERT_CUDA_SUCCESS(_call)                                                    \
+  do {                                                                                    \
+    cudaError_t const rmm_status_ = (_call);                                              \
+    if (rmm_status_ != cudaSuccess) [[unlikely]] {                                        \
+      ::rmm::detail::report_cuda_error_noexcept(rmm_status_, #_call, __FILE__, __LINE__); \
+    }                                                                                     \
   } while (0)

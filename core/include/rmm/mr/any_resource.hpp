@@ -24,8 +24,8 @@ class any_resource : public detail::erased_resource_methods<any_resource<Propert
   // Copyability is asserted, not constrained: as a constraint it would recurse for resources
   // whose constructor takes an any_resource (checking the copy constructor considers that one).
   template <class Resource, class Decayed = std::remove_cvref_t<Resource>>
-    requires(!detail::is_type_erased_resource_v<Decayed> && async_resource_with<Decayed, Properties...>)
-  any_resource(Resource&& resource)  // NOLINT: implicit, like CCCL's any_resource
+  requires(!detail::is_type_erased_resource_v<Decayed> && async_resource_with<Decayed, Properties...>)
+    any_resource(Resource&& resource)  // NOLINT: implicit, like CCCL's any_resource
   {
     static_assert(std::is_copy_constructible_v<Decayed>,
                   "any_resource holds a copy of the resource: pass a copyable resource, or a resource_ref to it");
@@ -36,17 +36,19 @@ class any_resource : public detail::erased_resource_methods<any_resource<Propert
 
   /// Holds `ref` without owning what it refers to.
   template <class... RefProperties>
-    requires(detail::contains_property_v<Properties, RefProperties...> && ...)
-  any_resource(resource_ref<RefProperties...> ref) noexcept  // NOLINT
+  requires(detail::contains_property_v<Properties, RefProperties...>&&...)
+    any_resource(resource_ref<RefProperties...> ref)
+  noexcept  // NOLINT
     : object_{std::shared_ptr<void>{}, ref.object_}, vtable_{ref.vtable_}
   {
   }
 
   /// From an any_resource with more properties; shares its object.
   template <class... OtherProperties>
-    requires((detail::contains_property_v<Properties, OtherProperties...> && ...) &&
-             !std::is_same_v<any_resource<OtherProperties...>, any_resource>)
-  any_resource(any_resource<OtherProperties...> const& other) noexcept  // NOLINT
+  requires((detail::contains_property_v<Properties, OtherProperties...> && ...) &&
+           !std::is_same_v<any_resource<OtherProperties...>, any_resource>)
+    any_resource(any_resource<OtherProperties...> const& other)
+  noexcept  // NOLINT
     : object_{other.object_}, vtable_{other.vtable_}
   {
   }
@@ -59,8 +61,8 @@ class any_resource : public detail::erased_resource_methods<any_resource<Propert
   ~any_resource() = default;
 
   template <class... RefProperties>
-    requires(detail::contains_property_v<RefProperties, Properties...> && ...)
-  operator resource_ref<RefProperties...>() const& noexcept  // NOLINT
+  requires(detail::contains_property_v<RefProperties, Properties...>&&...) operator resource_ref<RefProperties...>()
+    const& noexcept  // NOLINT
   {
     return resource_ref<RefProperties...>{object_.get(), vtable_};
   }

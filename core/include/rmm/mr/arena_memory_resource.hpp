@@ -33,8 +33,8 @@ class arena_memory_resource final
   /// (rounded up to 256 bytes) exceeds max_allocation_size or the upstream cannot provide it.
   explicit arena_memory_resource(any_device_resource upstream,
                                  std::optional<std::size_t> arena_size = std::nullopt,
-                                 bool dump_log_on_failure             = false,
-                                 std::size_t shared_arena_threshold   = default_shared_arena_threshold);
+                                 bool dump_log_on_failure              = false,
+                                 std::size_t shared_arena_threshold    = default_shared_arena_threshold);
 };
 
 }  // namespace rmm::mr

@@ -16,8 +16,7 @@ namespace rmm::mr {
  * up to a power-of-two alignment, or padded by one, without overflowing std::size_t: that is what
  * lets resources do such arithmetic unchecked once allocate() has refused larger sizes.
  */
-inline constexpr std::size_t max_allocation_size =
-  static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
+inline constexpr std::size_t max_allocation_size = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max());
 
 /**
  * Base class of rmm's device memory resources, and the way to write your own: derive and
@@ -137,10 +136,7 @@ class device_memory_resource {
     do_deallocate(ptr, bytes, cuda_stream_view{});
   }
   /// Default: equal only to itself.
-  [[nodiscard]] virtual bool do_is_equal(device_memory_resource const& other) const noexcept
-  {
-    return this == &other;
-  }
+  [[nodiscard]] virtual bool do_is_equal(device_memory_resource const& other) const noexcept { return this == &other; }
 };
 
 }  // namespace rmm::mr

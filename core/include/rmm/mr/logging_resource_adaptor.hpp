@@ -50,7 +50,6 @@ class logging_resource_adaptor final
   /// Logs to every sink in `sinks` (at least one).
   logging_resource_adaptor(any_device_resource upstream, std::vector<log_sink_ptr> sinks, bool auto_flush = false);
 
-
   /// Writes every event logged so far and flushes the sinks.
   void flush();
 

@@ -109,9 +109,7 @@ class stream_allocator_adaptor {
   stream_allocator_adaptor() = delete;
 
   /// Forwards to `allocator` on `stream`.
-  stream_allocator_adaptor(Allocator const& allocator, cuda_stream_view stream) : alloc_{allocator}, stream_{stream}
-  {
-  }
+  stream_allocator_adaptor(Allocator const& allocator, cuda_stream_view stream) : alloc_{allocator}, stream_{stream} {}
 
   /// Rebinding copy: the same allocator (rebound) and stream.
   template <typename OtherAllocator>
@@ -128,7 +126,8 @@ class stream_allocator_adaptor {
 
   /// Equal when the underlying allocators are equal and the stream is the same.
   template <typename OtherAllocator>
-  friend bool operator==(stream_allocator_adaptor const& lhs, stream_allocator_adaptor<OtherAllocator> const& rhs) noexcept
+  friend bool operator==(stream_allocator_adaptor const& lhs,
+                         stream_allocator_adaptor<OtherAllocator> const& rhs) noexcept
   {
     return lhs.underlying_allocator() == rhs.underlying_allocator() && lhs.stream() == rhs.stream();
   }

@@ -16,10 +16,10 @@ namespace rmm::mr {
  *   at least 32 MiB) up to `maximum_pool_size`, if given. release() gives completely free upstream
  *   chunks back; the destructor gives everything back.
  * - Over a cuda_memory_resource upstream (or with pool_growth::virtual_memory), on devices with
- *   virtual memory management, the pool does not call cudaMalloc: it reserves one address range and maps device memory at its end as
- *   it grows, so free memory coalesces across growth steps and a request is met by extending the
- *   free block at the end (grows_contiguously() says which way the pool grows). release() then
- *   unmaps the free memory at the end of the range.
+ *   virtual memory management, the pool does not call cudaMalloc: it reserves one address range and maps device memory
+ * at its end as it grows, so free memory coalesces across growth steps and a request is met by extending the free block
+ * at the end (grows_contiguously() says which way the pool grows). release() then unmaps the free memory at the end of
+ * the range.
  * - Memory freed on a stream is reused on that stream at once; another stream gets it only after
  *   waiting on an event recorded on the freeing stream (never a device synchronization), and only
  *   when the stream's own free memory and the pool's clean reserve cannot serve it. As a last

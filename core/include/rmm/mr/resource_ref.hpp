@@ -39,26 +39,27 @@ class resource_ref : public detail::erased_resource_methods<resource_ref<Propert
                      public detail::with_property<Properties>... {
  public:
   template <class Resource>
-    requires(!detail::is_type_erased_resource_v<std::remove_cv_t<Resource>> &&
-             async_resource_with<Resource, Properties...>)
-  resource_ref(Resource& resource) noexcept  // NOLINT: implicit, like CCCL's resource_ref
+  requires(!detail::is_type_erased_resource_v<std::remove_cv_t<Resource>> &&
+           async_resource_with<Resource, Properties...>) resource_ref(Resource& resource)
+  noexcept  // NOLINT: implicit, like CCCL's resource_ref
     : object_{detail::erased_object(std::addressof(resource))}, vtable_{detail::erased_vtable<Resource>()}
   {
   }
 
   template <class Resource>
-    requires(!detail::is_type_erased_resource_v<std::remove_cv_t<Resource>> &&
-             async_resource_with<Resource, Properties...>)
-  resource_ref(Resource* resource) noexcept  // NOLINT
+  requires(!detail::is_type_erased_resource_v<std::remove_cv_t<Resource>> &&
+           async_resource_with<Resource, Properties...>) resource_ref(Resource* resource)
+  noexcept  // NOLINT
     : resource_ref{*resource}
   {
   }
 
   /// From a reference with more properties.
   template <class... OtherProperties>
-    requires((detail::contains_property_v<Properties, OtherProperties...> && ...) &&
-             !std::is_same_v<resource_ref<OtherProperties...>, resource_ref>)
-  resource_ref(resource_ref<OtherProperties...> other) noexcept  // NOLINT
+  requires((detail::contains_property_v<Properties, OtherProperties...> && ...) &&
+           !std::is_same_v<resource_ref<OtherProperties...>, resource_ref>)
+    resource_ref(resource_ref<OtherProperties...> other)
+  noexcept  // NOLINT
     : object_{other.object_}, vtable_{other.vtable_}
   {
   }

@@ -41,7 +41,6 @@ class statistics_resource_adaptor final
 
   explicit statistics_resource_adaptor(any_device_resource upstream);
 
-
   /// Bytes of the current (top) level.
   [[nodiscard]] counter get_bytes_counter() const noexcept;
   /// Allocations of the current (top) level.

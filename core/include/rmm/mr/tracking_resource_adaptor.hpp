@@ -40,7 +40,6 @@ class tracking_resource_adaptor final
   /// `capture_stacks`: record the call stack of each allocation (costs a few microseconds each).
   explicit tracking_resource_adaptor(any_device_resource upstream, bool capture_stacks = false);
 
-
   /// A snapshot of the outstanding allocations, by address. Zero-byte allocations sharing an
   /// address (with each other or with a block) appear once; the report below lists each.
   [[nodiscard]] std::map<void*, allocation_info> get_outstanding_allocations() const;

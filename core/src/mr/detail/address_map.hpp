@@ -59,7 +59,7 @@ class address_map {
     // reachable from their home slot.
     for (std::size_t j = (i + 1) & mask_;; j = (j + 1) & mask_) {
       if (slots_[j].key == 0) { break; }
-      auto const home = slot_of(slots_[j].key);
+      auto const home                = slot_of(slots_[j].key);
       bool const reachable_from_hole = ((j - home) & mask_) >= ((j - i) & mask_);
       if (reachable_from_hole) {
         slots_[i] = slots_[j];

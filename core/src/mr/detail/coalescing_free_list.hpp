@@ -42,9 +42,7 @@ class coalescing_free_list {
   /// anyway, so the check costs nothing extra on the common path.
   [[nodiscard]] bool insert(memory_range range, chunk_starts const& chunks, std::uint64_t free_seq = 0)
   {
-    if (by_start_.find(range.start) != nullptr || by_end_.find(range.start + range.size) != nullptr) {
-      return false;
-    }
+    if (by_start_.find(range.start) != nullptr || by_end_.find(range.start + range.size) != nullptr) { return false; }
     auto start = range.start;
     auto size  = range.size;
     if (!is_chunk_start(start, chunks)) {
@@ -214,9 +212,7 @@ class coalescing_free_list {
     if (spare_nodes_ == nullptr) {
       constexpr std::size_t slab_size = 256;
       slabs_.push_back(std::make_unique<free_block[]>(slab_size));
-      for (std::size_t i = 0; i < slab_size; ++i) {
-        release_node(&slabs_.back()[i]);
-      }
+      for (std::size_t i = 0; i < slab_size; ++i) { release_node(&slabs_.back()[i]); }
     }
     free_block* node = spare_nodes_;
     spare_nodes_     = node->next;

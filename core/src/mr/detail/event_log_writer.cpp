@@ -58,14 +58,14 @@ event_log_writer::event_log_writer(std::vector<log_sink_ptr> sinks, bool auto_fl
   : sinks_{std::move(sinks)}, auto_flush_{auto_flush}, owner_pid_{::getpid()}
 {
   RMM_EXPECTS(!sinks_.empty(), "logging_resource_adaptor: no sinks given; pass at least one");
-  for (auto const& sink : sinks_) {
-    RMM_EXPECTS(sink != nullptr, "logging_resource_adaptor: a sink is null");
-  }
+  for (auto const& sink : sinks_) { RMM_EXPECTS(sink != nullptr, "logging_resource_adaptor: a sink is null"); }
   pending_.reserve(batch_size);
   writing_.reserve(batch_size);
   write_to_sinks(logging_resource_adaptor::header() + '\n');
   flush_sinks();
-  if (!auto_flush_) { writer_ = std::thread{[this] { run_writer(); }}; }
+  if (!auto_flush_) {
+    writer_ = std::thread{[this] { run_writer(); }};
+  }
 }
 
 event_log_writer::~event_log_writer()
@@ -85,9 +85,10 @@ event_log_writer::~event_log_writer()
   }
   flush();
   if (auto const lost = lost_.load(); lost > 0) {
-    RMM_LOG_ERROR("logging_resource_adaptor: {} events could not be buffered (out of host memory) and are missing "
-                  "from the log",
-                  lost);
+    RMM_LOG_ERROR(
+      "logging_resource_adaptor: {} events could not be buffered (out of host memory) and are missing "
+      "from the log",
+      lost);
   }
 }
 
@@ -145,8 +146,8 @@ void event_log_writer::write_pending() noexcept
     for (auto const& event : writing_) {
       fmt::format_to(std::back_inserter(text_), "{},", event.thread);
       time_of_day.append(text_, event.time_ns);
-      fmt::format_to(std::back_inserter(text_), ",{},{},{},{}\n", rmm::mr::allocation_log::action_name(event.action), fmt::ptr(event.pointer),
-                     event.size, fmt::ptr(event.stream));
+      fmt::format_to(std::back_inserter(text_), ",{},{},{},{}\n", rmm::mr::allocation_log::action_name(event.action),
+                     fmt::ptr(event.pointer), event.size, fmt::ptr(event.stream));
     }
     write_to_sinks(text_);
   } catch (...) {

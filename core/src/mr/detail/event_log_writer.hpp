@@ -66,9 +66,9 @@ class event_log_writer {
   bool stopping_{false};
   std::atomic<std::size_t> lost_{0};  ///< events that could not be buffered (out of host memory)
 
-  std::mutex write_mutex_;             ///< one writer at a time, so rows keep their order
-  std::vector<log_event> writing_;     ///< swapped with pending_, keeps its capacity
-  std::string text_;                   ///< formatted rows of one batch
+  std::mutex write_mutex_;          ///< one writer at a time, so rows keep their order
+  std::vector<log_event> writing_;  ///< swapped with pending_, keeps its capacity
+  std::string text_;                ///< formatted rows of one batch
   bool write_failed_{false};
 
   pid_t owner_pid_;

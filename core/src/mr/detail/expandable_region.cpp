@@ -59,7 +59,10 @@ std::string describe(char const* call, CUresult result)
 }
 
 /// A driver failure while the process exits (the context is gone) is not worth a report.
-bool exiting(CUresult result) { return result == CUDA_ERROR_DEINITIALIZED || result == CUDA_ERROR_CONTEXT_IS_DESTROYED; }
+bool exiting(CUresult result)
+{
+  return result == CUDA_ERROR_DEINITIALIZED || result == CUDA_ERROR_CONTEXT_IS_DESTROYED;
+}
 
 void report(char const* call, CUresult result) noexcept
 {
@@ -124,16 +127,14 @@ memory_range expandable_region::grow(std::size_t bytes)
   bytes = align_up(bytes, granularity_);
   if (bytes > capacity_ - mapped_) {
     throw rmm::out_of_memory{fmt::format("the pool's address range is full: {} mapped of {}, {} more requested",
-                                         rmm::format_bytes(mapped_),
-                                         rmm::format_bytes(capacity_),
+                                         rmm::format_bytes(mapped_), rmm::format_bytes(capacity_),
                                          rmm::format_bytes(bytes))};
   }
   primary_context_scope const context{device_};
   auto const prop = device_allocation(device_);
   CUmemGenericAllocationHandle handle{};
   if (auto const result = cu().cuMemCreate(&handle, bytes, &prop, 0); result != CUDA_SUCCESS) {
-    auto message = fmt::format("could not allocate {} of device memory: {}",
-                               rmm::format_bytes_exact(bytes),
+    auto message = fmt::format("could not allocate {} of device memory: {}", rmm::format_bytes_exact(bytes),
                                describe("cuMemCreate", result));
     if (result == CUDA_ERROR_OUT_OF_MEMORY) { throw rmm::out_of_memory{message}; }
     throw rmm::bad_alloc{message};
@@ -149,8 +150,7 @@ memory_range expandable_region::grow(std::size_t bytes)
   }
   if (result != CUDA_SUCCESS) {
     report("cuMemRelease", cu().cuMemRelease(handle));
-    throw rmm::bad_alloc{fmt::format("could not map {} of device memory: {}",
-                                     rmm::format_bytes_exact(bytes),
+    throw rmm::bad_alloc{fmt::format("could not map {} of device memory: {}", rmm::format_bytes_exact(bytes),
                                      describe("cuMemMap/cuMemSetAccess", result))};
   }
   segments_.push_back({mapped_, bytes, handle});

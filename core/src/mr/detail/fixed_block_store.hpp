@@ -21,9 +21,7 @@ class fixed_block_store {
   /// per free, which this store exists to avoid.
   [[nodiscard]] bool insert(memory_range range, chunk_starts const&, std::uint64_t free_seq = 0)
   {
-    for (auto p = range.start; p < range.start + range.size; p += block_size_) {
-      blocks_.push_back({p, free_seq});
-    }
+    for (auto p = range.start; p < range.start + range.size; p += block_size_) { blocks_.push_back({p, free_seq}); }
     return true;
   }
 
@@ -55,9 +53,7 @@ class fixed_block_store {
   template <class Sink>
   void drain(Sink&& sink)
   {
-    for (auto const& b : blocks_) {
-      sink(memory_range{b.start, block_size_});
-    }
+    for (auto const& b : blocks_) { sink(memory_range{b.start, block_size_}); }
     blocks_.clear();
   }
 
@@ -65,12 +61,9 @@ class fixed_block_store {
   template <class Sink>
   void drain_freed_before(std::uint64_t max_seq, Sink&& sink)
   {
-    auto const keep = std::stable_partition(blocks_.begin(), blocks_.end(), [max_seq](block const& b) {
-      return b.free_seq > max_seq;
-    });
-    for (auto it = keep; it != blocks_.end(); ++it) {
-      sink(memory_range{it->start, block_size_});
-    }
+    auto const keep =
+      std::stable_partition(blocks_.begin(), blocks_.end(), [max_seq](block const& b) { return b.free_seq > max_seq; });
+    for (auto it = keep; it != blocks_.end(); ++it) { sink(memory_range{it->start, block_size_}); }
     blocks_.erase(keep, blocks_.end());
   }
 
@@ -87,9 +80,7 @@ class fixed_block_store {
   template <class F>
   void for_each(F&& f) const
   {
-    for (auto const& b : blocks_) {
-      f(memory_range{b.start, block_size_});
-    }
+    for (auto const& b : blocks_) { f(memory_range{b.start, block_size_}); }
   }
 
   [[nodiscard]] std::size_t free_bytes() const noexcept { return blocks_.size() * block_size_; }

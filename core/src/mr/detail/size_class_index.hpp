@@ -20,7 +20,7 @@ struct free_block {
   std::uintptr_t start{};
   std::size_t size{};
   std::uint64_t free_seq{};  // when it was freed, in its owner's sequence (merges keep the latest)
-  free_block* prev{};  // in its size class list
+  free_block* prev{};        // in its size class list
   free_block* next{};
 
   [[nodiscard]] std::uintptr_t end() const noexcept { return start + size; }
@@ -69,7 +69,7 @@ class size_class_index {
   /// non-empty class, where every block fits.
   [[nodiscard]] free_block* find(std::size_t bytes) const noexcept
   {
-    auto const u       = units(bytes);
+    auto const u        = units(bytes);
     auto const [fl, sl] = class_of(u);
     if (auto* head = heads_[fl][sl]; head != nullptr && head->size >= bytes) { return head; }
     // Every block in a class above the request's own class is large enough.
@@ -91,7 +91,7 @@ class size_class_index {
   [[nodiscard]] free_block* find_freed_before(std::size_t bytes, std::uint64_t max_seq) const noexcept
   {
     constexpr int per_class = 8;
-    auto [fl, sl] = class_of(units(bytes));
+    auto [fl, sl]           = class_of(units(bytes));
     for (;;) {
       int budget = per_class;
       for (auto* b = tails_[fl][sl]; b != nullptr && budget-- > 0; b = b->prev) {
@@ -125,7 +125,6 @@ class size_class_index {
     return best;
   }
 
-
   /// Calls f(block) for every block; f must not modify the index.
   template <class F>
   void for_each(F&& f) const
@@ -133,9 +132,7 @@ class size_class_index {
     for (unsigned fl = 0; fl < first_levels; ++fl) {
       if ((first_level_ & (std::uint64_t{1} << fl)) == 0) { continue; }
       for (unsigned sl = 0; sl < second_levels; ++sl) {
-        for (auto* b = heads_[fl][sl]; b != nullptr; b = b->next) {
-          f(b);
-        }
+        for (auto* b = heads_[fl][sl]; b != nullptr; b = b->next) { f(b); }
       }
     }
   }

@@ -26,8 +26,8 @@ std::uint64_t ask_driver(cudaStream_t stream)
 
 std::uint64_t stream_id(cudaStream_t stream, int device)
 {
-  bool const legacy     = stream == cudaStream_t{} || stream == cudaStreamLegacy;
-  bool const per_thread = stream == cudaStreamPerThread;
+  bool const legacy                    = stream == cudaStream_t{} || stream == cudaStreamLegacy;
+  bool const per_thread                = stream == cudaStreamPerThread;
   constexpr std::size_t cached_devices = 64;
   if ((legacy || per_thread) && device >= 0 && static_cast<std::size_t>(device) < cached_devices) {
     // Fixed for the thread's life on that device: one driver call per thread, not per operation.

@@ -50,19 +50,19 @@
 namespace rmm::mr::detail {
 
 struct suballocator_options {
-  std::string name;                     ///< for messages: "pool_memory_resource", ...
-  std::size_t initial_size{0};          ///< reserved at construction
+  std::string name;             ///< for messages: "pool_memory_resource", ...
+  std::size_t initial_size{0};  ///< reserved at construction
   std::optional<std::size_t> maximum_size;
-  std::size_t granularity{256};         ///< requests are rounded up to a multiple of this
+  std::size_t granularity{256};                ///< requests are rounded up to a multiple of this
   std::optional<std::size_t> largest_request;  ///< larger requests throw rmm::bad_alloc
-  std::size_t growth_step{0};           ///< least amount to grow by (0: never grow)
-  bool per_thread_default_arenas{false};  ///< default-stream allocations get one arena per thread
+  std::size_t growth_step{0};                  ///< least amount to grow by (0: never grow)
+  bool per_thread_default_arenas{false};       ///< default-stream allocations get one arena per thread
   /// Shared large blocks (arena resource): with per_thread_default_arenas, blocks of at least this
   /// size on the legacy default stream are allocated from and freed to the stream's one shared
   /// arena, whichever thread makes the call, so they coalesce with each other; smaller ones keep
   /// the per-thread arenas. The shared arena takes whole blocks from the clean reserve.
   std::optional<std::size_t> shared_arena_threshold;
-  bool log_state_on_failure{false};     ///< write every arena's state to the debug log on OOM
+  bool log_state_on_failure{false};  ///< write every arena's state to the debug log on OOM
   /// Grow by mapping device memory at the end of one reserved address range (CUDA virtual memory
   /// management) instead of asking the upstream, where the device supports it: free memory then
   /// coalesces across growth steps. Only for coalescing free stores.
@@ -237,7 +237,7 @@ class stream_ordered_suballocator {
   std::unordered_map<arena_key, arena*, arena_key_hash> arenas_;
   std::vector<std::unique_ptr<arena>> all_arenas_;  // owns live and spare arenas; never shrinks
   std::vector<arena*> spare_arenas_;
-  std::atomic<std::size_t> arena_count_{0};  // arenas_.size(), readable without the lock
+  std::atomic<std::size_t> arena_count_{0};   // arenas_.size(), readable without the lock
   std::atomic<bool> synchronous_use_{false};  // allocate_sync was called: the reserve must stay shared
 
   arena clean_;  // free memory with no pending work on any stream

@@ -39,8 +39,8 @@ auto stream_ordered_suballocator<FreeStore>::key_for(cudaStream_t stream, std::s
 
 template <class FreeStore>
 std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_clean(arena& requester,
-                                                                              cudaStream_t stream,
-                                                                              std::size_t size)
+                                                                               cudaStream_t stream,
+                                                                               std::size_t size)
 {
   if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
     if (keeps_clean_rest(stream, size)) {
@@ -216,8 +216,8 @@ void stream_ordered_suballocator<FreeStore>::trim_arenas()
 
 template <class FreeStore>
 std::optional<memory_range> stream_ordered_suballocator<FreeStore>::steal(arena& thief,
-                                                                         cudaStream_t stream,
-                                                                         std::size_t bytes)
+                                                                          cudaStream_t stream,
+                                                                          std::size_t bytes)
 {
   std::shared_lock lock{arenas_mutex_};
   for (auto const& [key, victim] : arenas_) {

@@ -9,7 +9,7 @@ namespace rmm::mr::detail {
 
 template <class FreeStore>
 bool stream_ordered_suballocator<FreeStore>::should_synchronize_before_growing(harvest_result const& scan,
-                                                                                std::size_t bytes) const
+                                                                               std::size_t bytes) const
 {
   if (scan.arenas > arenas_before_reclaim) { return true; }
   // Growing while at least half of what the pool holds sits free in other streams' arenas would
@@ -21,17 +21,16 @@ bool stream_ordered_suballocator<FreeStore>::should_synchronize_before_growing(h
 
 template <class FreeStore>
 std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow(arena& requester,
-                                                                        cudaStream_t stream,
-                                                                        std::size_t bytes)
+                                                                         cudaStream_t stream,
+                                                                         std::size_t bytes)
 {
   std::lock_guard lock{growth_mutex_};
   if (auto range = take_from(clean_, bytes)) { return range; }  // reclaimed meanwhile
   if (options_.growth_step == 0) { return std::nullopt; }
   if (region_ != nullptr) { return grow_region(requester, stream, bytes); }
   auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
-  auto const room     = options_.maximum_size
-                          ? (*options_.maximum_size > reserved ? *options_.maximum_size - reserved : 0)
-                          : std::numeric_limits<std::size_t>::max();
+  auto const room = options_.maximum_size ? (*options_.maximum_size > reserved ? *options_.maximum_size - reserved : 0)
+                                          : std::numeric_limits<std::size_t>::max();
   if (room < bytes) { return std::nullopt; }
   auto const preferred = std::min(std::max(bytes, block_size(options_.growth_step)), room);
   std::size_t size     = preferred;
@@ -49,18 +48,15 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow(arena& 
     ptr  = take(size);
   }
   add_chunk({reinterpret_cast<std::uintptr_t>(ptr), size, false});
-  RMM_LOG_DEBUG("{}: grew by {} to {} for a request of {}",
-                options_.name,
-                rmm::format_bytes(size),
-                rmm::format_bytes(reserved_bytes_.load()),
-                rmm::format_bytes(bytes));
+  RMM_LOG_DEBUG("{}: grew by {} to {} for a request of {}", options_.name, rmm::format_bytes(size),
+                rmm::format_bytes(reserved_bytes_.load()), rmm::format_bytes(bytes));
   return memory_range{reinterpret_cast<std::uintptr_t>(ptr), size};
 }
 
 template <class FreeStore>
 std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(arena& requester,
-                                                                               cudaStream_t stream,
-                                                                               std::size_t bytes)
+                                                                                cudaStream_t stream,
+                                                                                std::size_t bytes)
 {
   if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
     // Extend the free block at the end of the region when the requester may use it at once (its
@@ -93,10 +89,10 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
     auto const granule = region_->granularity();
     auto const minimum = align_up(need, granule);
     if (minimum > room) {
-      throw rmm::out_of_memory{fmt::format("mapping {} more would exceed the pool's {} ({} mapped)",
-                                           rmm::format_bytes(minimum),
-                                           options_.maximum_size ? "maximum size" : "address range (the device's memory)",
-                                           rmm::format_bytes(region_->mapped_bytes()))};
+      throw rmm::out_of_memory{
+        fmt::format("mapping {} more would exceed the pool's {} ({} mapped)", rmm::format_bytes(minimum),
+                    options_.maximum_size ? "maximum size" : "address range (the device's memory)",
+                    rmm::format_bytes(region_->mapped_bytes()))};
     }
     // Small steps cost little here (free memory coalesces across them), so a pool grows by a
     // sixteenth of its size, at most the growth step: a fixed 32 MiB would be most of what a pool
@@ -113,11 +109,8 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
     }
     auto const region_base = region_->end() - region_->mapped_bytes();
     add_chunk({range.start, range.size, range.start != region_base});
-    RMM_LOG_DEBUG("{}: mapped {} more (now {}) for a request of {}",
-                  options_.name,
-                  rmm::format_bytes(range.size),
-                  rmm::format_bytes(reserved_bytes_.load()),
-                  rmm::format_bytes(bytes));
+    RMM_LOG_DEBUG("{}: mapped {} more (now {}) for a request of {}", options_.name, rmm::format_bytes(range.size),
+                  rmm::format_bytes(reserved_bytes_.load()), rmm::format_bytes(bytes));
     if (for_clean) {
       insert_clean(range);  // merges with the tail
     } else {
@@ -178,9 +171,7 @@ void stream_ordered_suballocator<FreeStore>::move_all_free_to_clean()
   }
   std::lock_guard clean_lock{clean_.mutex};
   refresh_chunks(clean_);
-  for (auto const& [a, r] : drained) {
-    (void)clean_.free.insert(r, *clean_.chunks, 0);
-  }
+  for (auto const& [a, r] : drained) { (void)clean_.free.insert(r, *clean_.chunks, 0); }
 }
 
 template <class FreeStore>
@@ -211,9 +202,7 @@ std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
           if (c.start >= new_end) { gone.push_back(c.start); }
         }
       }
-      for (auto start : gone) {
-        remove_chunk(start);
-      }
+      for (auto start : gone) { remove_chunk(start); }
       return end - new_end;
     }
   }
@@ -237,8 +226,8 @@ template <class FreeStore>
 void stream_ordered_suballocator<FreeStore>::add_chunk(chunk c)
 {
   std::lock_guard lock{chunks_mutex_};
-  auto it = std::lower_bound(
-    chunks_.begin(), chunks_.end(), c.start, [](chunk const& x, std::uintptr_t s) { return x.start < s; });
+  auto it = std::lower_bound(chunks_.begin(), chunks_.end(), c.start,
+                             [](chunk const& x, std::uintptr_t s) { return x.start < s; });
   chunks_.insert(it, c);
   auto const reserved = reserved_bytes_.fetch_add(c.size, std::memory_order_relaxed) + c.size;
   peak_reserved_bytes_.store(std::max(peak_reserved_bytes_.load(std::memory_order_relaxed), reserved),

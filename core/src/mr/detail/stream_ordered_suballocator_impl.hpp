@@ -103,21 +103,17 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
 {
   if (options_.initial_size > std::min(max_request(), rmm::mr::max_allocation_size)) {
     throw rmm::out_of_memory{fmt::format("{}: an initial size of {} can never be allocated; use a smaller one",
-                                         options_.name,
-                                         rmm::format_bytes_exact(options_.initial_size))};
+                                         options_.name, rmm::format_bytes_exact(options_.initial_size))};
   }
   auto const initial = block_size(options_.initial_size);
   if (options_.maximum_size) {
     RMM_EXPECTS(initial <= *options_.maximum_size,
-                fmt::format("{}: the initial size {} exceeds the maximum size {}",
-                            options_.name,
-                            rmm::format_bytes_exact(initial),
-                            rmm::format_bytes_exact(*options_.maximum_size)));
+                fmt::format("{}: the initial size {} exceeds the maximum size {}", options_.name,
+                            rmm::format_bytes_exact(initial), rmm::format_bytes_exact(*options_.maximum_size)));
   }
   if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
     if (options_.expandable) {
-      region_ = expandable_region::create(device_,
-                                          options_.maximum_size.value_or(available_device_memory().second),
+      region_ = expandable_region::create(device_, options_.maximum_size.value_or(available_device_memory().second),
                                           options_.maximum_size.has_value());
     }
   }
@@ -125,17 +121,15 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
               fmt::format("{}: growth through virtual memory was asked for, but device {} cannot do it (no virtual "
                           "memory management, or a maximum size below one mapping granule); grow from the upstream "
                           "instead",
-                          options_.name,
-                          device_));
+                          options_.name, device_));
   if (region_ != nullptr && align_up(initial, region_->granularity()) > region_->capacity()) {
     // The initial size does not fit the whole granules the maximum holds: grow from the upstream.
-    RMM_EXPECTS(!options_.require_expandable,
-                fmt::format("{}: growth through virtual memory was asked for, but the initial size {} rounded up to "
-                            "the device's mapping granularity ({}) exceeds the maximum size {}",
-                            options_.name,
-                            rmm::format_bytes_exact(initial),
-                            rmm::format_bytes_exact(region_->granularity()),
-                            rmm::format_bytes_exact(*options_.maximum_size)));
+    RMM_EXPECTS(
+      !options_.require_expandable,
+      fmt::format("{}: growth through virtual memory was asked for, but the initial size {} rounded up to "
+                  "the device's mapping granularity ({}) exceeds the maximum size {}",
+                  options_.name, rmm::format_bytes_exact(initial), rmm::format_bytes_exact(region_->granularity()),
+                  rmm::format_bytes_exact(*options_.maximum_size)));
     region_.reset();
   }
   if (region_ != nullptr && initial > 0) {
@@ -176,13 +170,11 @@ void stream_ordered_suballocator<FreeStore>::check_request(std::size_t bytes) co
 {
   if (bytes > max_request()) [[unlikely]] {
     // Checked before any rounding: a wrapped size would be a small block handed out as a huge one.
-    throw rmm::out_of_memory{fmt::format("{} cannot allocate {}: no device has that much memory",
-                                         options_.name,
+    throw rmm::out_of_memory{fmt::format("{} cannot allocate {}: no device has that much memory", options_.name,
                                          rmm::format_bytes_exact(bytes))};
   }
   if (options_.largest_request && bytes > *options_.largest_request) [[unlikely]] {
-    throw rmm::bad_alloc{fmt::format("{} cannot allocate {}: its blocks are {}",
-                                     options_.name,
+    throw rmm::bad_alloc{fmt::format("{} cannot allocate {}: its blocks are {}", options_.name,
                                      rmm::format_bytes_exact(bytes),
                                      rmm::format_bytes_exact(*options_.largest_request))};
   }
@@ -198,7 +190,7 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
   arena* own      = nullptr;
   std::optional<pinned_arena> pin;
   {
-    auto lock = lock_arena(key, own);
+    auto lock            = lock_arena(key, own);
     own->used_since_scan = true;
     if (auto range = own->free.take(size)) { return reinterpret_cast<void*>(range->start); }
     pin.emplace(*own);
@@ -218,7 +210,7 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
       }
     }
     if (to_record != 0) { record(*own, to_record, stream.value()); }
-    scan = harvest(own);
+    scan  = harvest(own);
     range = take_clean(*own, stream.value(), size);
   }
   if (!range) { range = steal(*own, stream.value(), size); }
@@ -247,17 +239,15 @@ void stream_ordered_suballocator<FreeStore>::deallocate(void* ptr, std::size_t b
   if (bytes > max_request()) [[unlikely]] {
     try {
       RMM_LOG_ERROR("{}: ignored the free of {} with an impossible size ({}): it was never allocated with that size",
-                    options_.name,
-                    ptr,
-                    bytes);
+                    options_.name, ptr, bytes);
     } catch (...) {
     }
     return;
   }
   memory_range const range{reinterpret_cast<std::uintptr_t>(ptr), block_size(bytes)};
   try {
-    auto const key = key_for(stream.value(), range.size);
-    arena* a       = nullptr;
+    auto const key          = key_for(stream.value(), range.size);
+    arena* a                = nullptr;
     std::uint64_t to_record = 0;
     {
       auto lock = lock_arena(key, a);
@@ -276,7 +266,7 @@ void* stream_ordered_suballocator<FreeStore>::allocate_sync(std::size_t bytes)
   if (bytes == 0) { return nullptr; }
   check_request(bytes);
   if (!synchronous_use_.load(std::memory_order_relaxed)) { synchronous_use_.store(true, std::memory_order_relaxed); }
-  auto const size = block_size(bytes);
+  auto const size                   = block_size(bytes);
   std::optional<memory_range> range = take_from(clean_, size);
   harvest_result scan{};
   if (!range) {
@@ -315,10 +305,8 @@ void stream_ordered_suballocator<FreeStore>::deallocate_sync(void* ptr, std::siz
     insert_clean({reinterpret_cast<std::uintptr_t>(ptr), block_size(bytes)});
   } catch (...) {
     try {
-      RMM_LOG_ERROR("{}: lost {} at {}: out of host memory to keep track of it",
-                    options_.name,
-                    rmm::format_bytes_exact(bytes),
-                    ptr);
+      RMM_LOG_ERROR("{}: lost {} at {}: out of host memory to keep track of it", options_.name,
+                    rmm::format_bytes_exact(bytes), ptr);
     } catch (...) {
     }
   }
@@ -336,10 +324,8 @@ void stream_ordered_suballocator<FreeStore>::deallocate_after_device_sync(memory
                                                                           cudaStream_t stream) noexcept
 {
   try {
-    RMM_LOG_WARN("{}: freeing {} on stream {} needed a device synchronization: the stream has no arena",
-                 options_.name,
-                 reinterpret_cast<void*>(range.start),
-                 static_cast<void*>(stream));
+    RMM_LOG_WARN("{}: freeing {} on stream {} needed a device synchronization: the stream has no arena", options_.name,
+                 reinterpret_cast<void*>(range.start), static_cast<void*>(stream));
     {
       cuda_set_device_raii const on_device{cuda_device_id{device_}};
       RMM_CU_TRY(cuCtxSynchronize());
@@ -347,11 +333,8 @@ void stream_ordered_suballocator<FreeStore>::deallocate_after_device_sync(memory
     insert_clean(range);
   } catch (std::exception const& e) {
     try {
-      RMM_LOG_ERROR("{}: lost {} at {}: it could not be taken back ({})",
-                    options_.name,
-                    rmm::format_bytes_exact(range.size),
-                    reinterpret_cast<void*>(range.start),
-                    e.what());
+      RMM_LOG_ERROR("{}: lost {} at {}: it could not be taken back ({})", options_.name,
+                    rmm::format_bytes_exact(range.size), reinterpret_cast<void*>(range.start), e.what());
     } catch (...) {
     }
   }
@@ -375,10 +358,7 @@ std::uint64_t stream_ordered_suballocator<FreeStore>::insert_locked(arena& a, me
     try {
       RMM_LOG_ERROR(
         "{}: {} ({} bytes) freed on stream {} is free already: a double free, or a free with the wrong size; ignored",
-        options_.name,
-        reinterpret_cast<void*>(range.start),
-        range.size,
-        static_cast<void*>(stream));
+        options_.name, reinterpret_cast<void*>(range.start), range.size, static_cast<void*>(stream));
     } catch (...) {
     }
     return 0;
@@ -409,9 +389,7 @@ void stream_ordered_suballocator<FreeStore>::insert_clean(memory_range range)
   std::lock_guard lock{clean_.mutex};
   refresh_chunks(clean_);
   if (!clean_.free.insert(range, *clean_.chunks, 0)) [[unlikely]] {
-    RMM_LOG_ERROR("{}: {} ({} bytes) is free already; ignored",
-                  options_.name,
-                  reinterpret_cast<void*>(range.start),
+    RMM_LOG_ERROR("{}: {} ({} bytes) is free already; ignored", options_.name, reinterpret_cast<void*>(range.start),
                   range.size);
   }
 }
@@ -473,9 +451,7 @@ suballocator_statistics stream_ordered_suballocator<FreeStore>::statistics() con
   };
   {
     std::shared_lock lock{arenas_mutex_};
-    for (auto const& [key, a] : arenas_) {
-      add(*a);
-    }
+    for (auto const& [key, a] : arenas_) { add(*a); }
     stats.stream_arenas = arenas_.size();
   }
   add(clean_);
@@ -485,7 +461,7 @@ suballocator_statistics stream_ordered_suballocator<FreeStore>::statistics() con
     stats.reserved_bytes  = reserved_bytes_.load(std::memory_order_relaxed);
   }
   stats.peak_reserved_bytes = std::max(peak_reserved_bytes_.load(std::memory_order_relaxed), stats.reserved_bytes);
-  stats.allocated_bytes = stats.reserved_bytes - std::min(stats.free_bytes, stats.reserved_bytes);
+  stats.allocated_bytes     = stats.reserved_bytes - std::min(stats.free_bytes, stats.reserved_bytes);
   return stats;
 }
 
@@ -507,9 +483,7 @@ std::vector<std::vector<memory_range>> stream_ordered_suballocator<FreeStore>::f
   };
   {
     std::shared_lock lock{arenas_mutex_};
-    for (auto const& [key, a] : arenas_) {
-      collect(*a);
-    }
+    for (auto const& [key, a] : arenas_) { collect(*a); }
   }
   collect(clean_);
   return owners;
@@ -520,9 +494,7 @@ std::vector<memory_range> stream_ordered_suballocator<FreeStore>::upstream_chunk
 {
   std::lock_guard lock{chunks_mutex_};
   std::vector<memory_range> result;
-  for (auto const& c : chunks_) {
-    result.push_back({c.start, c.size});
-  }
+  for (auto const& c : chunks_) { result.push_back({c.start, c.size}); }
   return result;
 }
 
@@ -532,12 +504,9 @@ void stream_ordered_suballocator<FreeStore>::log_state() const
   std::shared_lock lock{arenas_mutex_};
   for (auto const& [key, a] : arenas_) {
     std::lock_guard arena_lock{a->mutex};
-    RMM_LOG_ERROR("{}: arena of stream id {}{}: {} free in {} block(s), largest {}",
-                  options_.name,
-                  key.stream_id,
+    RMM_LOG_ERROR("{}: arena of stream id {}{}: {} free in {} block(s), largest {}", options_.name, key.stream_id,
                   key.thread != 0 ? fmt::format(" (thread {})", key.thread) : std::string{},
-                  rmm::format_bytes(a->free.free_bytes()),
-                  a->free.block_count(),
+                  rmm::format_bytes(a->free.free_bytes()), a->free.block_count(),
                   rmm::format_bytes(a->free.largest_block()));
   }
 }
@@ -552,16 +521,10 @@ void stream_ordered_suballocator<FreeStore>::throw_out_of_memory(std::size_t byt
   auto message = fmt::format(
     "{} could not allocate {} on stream {}: it holds {} from upstream{}, of which {} is free in {} block(s); the "
     "largest free block is {} (fragmentation {:.1f}%)",
-    options_.name,
-    rmm::format_bytes_exact(bytes),
-    static_cast<void const*>(stream.value()),
+    options_.name, rmm::format_bytes_exact(bytes), static_cast<void const*>(stream.value()),
     rmm::format_bytes(s.reserved_bytes),
-    options_.maximum_size ? fmt::format(" (maximum {})", rmm::format_bytes(*options_.maximum_size))
-                          : std::string{},
-    rmm::format_bytes(s.free_bytes),
-    s.free_blocks,
-    rmm::format_bytes(s.largest_free_block),
-    100.0 * s.fragmentation());
+    options_.maximum_size ? fmt::format(" (maximum {})", rmm::format_bytes(*options_.maximum_size)) : std::string{},
+    rmm::format_bytes(s.free_bytes), s.free_blocks, rmm::format_bytes(s.largest_free_block), 100.0 * s.fragmentation());
   if (!upstream_error.empty()) {
     message += "; growing failed: " + upstream_error;
   } else if (options_.growth_step == 0) {

@@ -12,7 +12,8 @@ namespace rmm::mr::detail {
 /// The operations rmm's type-erased resources dispatch through: one static table per resource type.
 struct resource_vtable {
   void* (*allocate)(void* object, cuda::stream_ref stream, std::size_t bytes, std::size_t alignment);
-  void (*deallocate)(void* object, cuda::stream_ref stream, void* ptr, std::size_t bytes, std::size_t alignment) noexcept;
+  void (
+    *deallocate)(void* object, cuda::stream_ref stream, void* ptr, std::size_t bytes, std::size_t alignment) noexcept;
   void* (*allocate_sync)(void* object, std::size_t bytes, std::size_t alignment);
   void (*deallocate_sync)(void* object, void* ptr, std::size_t bytes, std::size_t alignment) noexcept;
   /// Compares two objects whose `type()` is equal.
@@ -31,8 +32,11 @@ struct vtable_builder {
       return res.allocate_async(bytes, alignment, stream);
     }
   }
-  static void deallocate(
-    void* object, cuda::stream_ref stream, void* ptr, std::size_t bytes, std::size_t alignment) noexcept
+  static void deallocate(void* object,
+                         cuda::stream_ref stream,
+                         void* ptr,
+                         std::size_t bytes,
+                         std::size_t alignment) noexcept
   {
     auto& res = *static_cast<Resource*>(object);
     if constexpr (stream_ordered_resource<Resource>) {
@@ -67,12 +71,10 @@ struct vtable_builder {
 };
 
 template <class Resource>
-inline constexpr resource_vtable vtable_for{&vtable_builder<Resource>::allocate,
-                                            &vtable_builder<Resource>::deallocate,
-                                            &vtable_builder<Resource>::allocate_sync,
-                                            &vtable_builder<Resource>::deallocate_sync,
-                                            &vtable_builder<Resource>::equal,
-                                            &vtable_builder<Resource>::type};
+inline constexpr resource_vtable vtable_for{
+  &vtable_builder<Resource>::allocate,      &vtable_builder<Resource>::deallocate,
+  &vtable_builder<Resource>::allocate_sync, &vtable_builder<Resource>::deallocate_sync,
+  &vtable_builder<Resource>::equal,         &vtable_builder<Resource>::type};
 
 /// Resources derived from device_memory_resource are all erased as device_memory_resource: one
 /// table dispatching through the virtual interface, and equality decided by is_equal() across the
