@@ -32,9 +32,16 @@ std::optional<int> current_primary_device() noexcept
   auto const* driver = real();
   CUcontext ctx{};
   if (driver->ctx_get_current(&ctx) != CUDA_SUCCESS || ctx == nullptr) { return std::nullopt; }
+  // The device of the primary context this thread found last: the shim retains primary contexts
+  // for good, so that handle never comes back as another context.
+  thread_local CUcontext last_primary{};
+  thread_local int last_device{-1};
+  if (ctx == last_primary) { return last_device; }
   CUdevice device{};
   if (driver->ctx_get_device(&device) != CUDA_SUCCESS) { return std::nullopt; }
   if (primary_context(device) != ctx) { return std::nullopt; }
+  last_primary = ctx;
+  last_device  = device;
   return device;
 }
 
