@@ -49,7 +49,11 @@ void check_against_device(stack_description const& stack, build_context const& c
   }
 }
 
-std::vector<rmm::mr::any_device_resource> build_layers(stack_description const& stack, cuda_device_id device)
+namespace {
+
+std::vector<rmm::mr::any_device_resource> build_stack(stack_description const& stack,
+                                                      cuda_device_id device,
+                                                      std::optional<rmm::mr::any_device_resource> bottom)
 {
   cuda_set_device_raii const current{device};
   // One measurement before anything is allocated: every percentage in the stack refers to it.
@@ -59,12 +63,32 @@ std::vector<rmm::mr::any_device_resource> build_layers(stack_description const& 
 
   std::vector<rmm::mr::any_device_resource> built;  // bottom first while building
   built.reserve(stack.layers.size());
-  for (auto layer = stack.layers.rbegin(); layer != stack.layers.rend(); ++layer) {
+  auto layer = stack.layers.rbegin();
+  if (bottom && layer != stack.layers.rend()) {
+    built.push_back(std::move(*bottom));
+    context.bottom_type = {};  // what the layers allocate from is not cuda itself
+    ++layer;
+  }
+  for (; layer != stack.layers.rend(); ++layer) {
     std::optional<rmm::mr::any_device_resource> upstream;
     if (!built.empty()) { upstream = built.back(); }
     built.push_back(layer->schema->build(*layer, context, std::move(upstream)));
   }
   return std::vector<rmm::mr::any_device_resource>(built.rbegin(), built.rend());
+}
+
+}  // namespace
+
+std::vector<rmm::mr::any_device_resource> build_layers(stack_description const& stack, cuda_device_id device)
+{
+  return build_stack(stack, device, std::nullopt);
+}
+
+std::vector<rmm::mr::any_device_resource> build_layers_over(stack_description const& stack,
+                                                            cuda_device_id device,
+                                                            rmm::mr::any_device_resource bottom)
+{
+  return build_stack(stack, device, std::move(bottom));
 }
 
 rmm::mr::any_device_resource build(stack_description const& stack, cuda_device_id device)

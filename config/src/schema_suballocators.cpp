@@ -100,7 +100,8 @@ any_device_resource build_arena(layer_description const& layer, build_context co
   auto const size =
     resolved_size(layer, "arena_size", context)
       .value_or(resolve_size(size_spec{.bytes = 0, .percent = 50, .is_percent = true}, context.free_bytes));
-  return rmm::mr::arena_memory_resource{std::move(*upstream), size, bool_value(layer, "dump_log_on_failure")};
+  return rmm::mr::arena_memory_resource{std::move(*upstream), size, bool_value(layer, "dump_log_on_failure"),
+                                        *resolved_size(layer, "shared_arena_threshold", context)};
 }
 
 // ---- fixed_size ----------------------------------------------------------------------------------
@@ -228,9 +229,10 @@ std::vector<layer_schema> suballocator_schemas()
        {
          {.name          = "initial_size",
           .kind          = value_kind::size_or_percent,
-          .description   = "bytes reserved from the upstream when the pool is built",
+          .description   = "bytes reserved from the upstream when the pool is built (0: none, the pool grows on "
+                           "first use)",
           .default_value = size_spec{.bytes = std::uint64_t{256} << 20, .percent = 0, .is_percent = false},
-          .minimum       = 1},
+          .minimum       = 0},
          {.name        = "maximum_size",
           .kind        = value_kind::size_or_percent,
           .description = "the pool never holds more than this",
@@ -261,6 +263,14 @@ std::vector<layer_schema> suballocator_schemas()
           .kind          = value_kind::boolean,
           .description   = "on an allocation failure, write every arena's state to the debug log",
           .default_value = false},
+         {.name          = "shared_arena_threshold",
+          .kind          = value_kind::size,
+          .description   = "default-stream requests of at least this size share one arena, whichever thread makes "
+                           "them; smaller ones use the thread's own arena (0: all share one)",
+          .default_value = size_spec{.bytes      = rmm::mr::arena_memory_resource::default_shared_arena_threshold,
+                                     .percent    = 0,
+                                     .is_percent = false},
+          .minimum       = 0},
        },
      .check_on_device = check_arena_on_device,
      .build           = build_arena},

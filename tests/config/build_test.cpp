@@ -399,6 +399,23 @@ TEST(ConfigBuild, PoolGrowthThroughVirtualMemoryIsASettingNotAnAccidentOfItsUpst
     pool_of("[[resource]]\ntype = \"pool\"\ngrowth = \"virtual_memory\"\n[[resource]]\ntype = \"cuda_async\"\n"));
 }
 
+TEST(ConfigBuild, AStackBuiltOverAStandInBottomAllocatesThroughIt)
+{
+  // A pool that starts empty, over a counting adaptor standing in for cuda: its growth is counted.
+  auto const stack = load_string("[[resource]]\ntype = \"pool\"\ninitial_size = 0\n[[resource]]\ntype = \"cuda\"\n",
+                                 "over.toml", environment{});
+  rmm::mr::statistics_resource_adaptor counted{rmm::mr::cuda_memory_resource{}};
+  auto layers = build_layers_over(stack, device0, counted);
+  ASSERT_EQ(layers.size(), 2U);
+  auto* pool = layers.front().target<rmm::mr::pool_memory_resource>();
+  ASSERT_NE(pool, nullptr);
+  EXPECT_EQ(pool->pool_size(), 0U) << "initial_size = 0 reserves nothing";
+  EXPECT_FALSE(pool->grows_contiguously()) << "the stand-in is not cuda: growth goes through it";
+  void* p = layers.front().allocate_sync(MiB);
+  EXPECT_GE(counted.get_bytes_counter().value, static_cast<std::int64_t>(MiB));
+  layers.front().deallocate_sync(p, MiB);
+}
+
 TEST(ConfigBuild, PoolGrowthIsRefusedWithItsPositionWhenMistyped)
 {
   try {

@@ -111,7 +111,7 @@ TEST(ConfigEnvironment, UnparsableValueNamesTheVariable)
             "environment variable RMM_POOL_INITIAL_SIZE: found \"lots\", expected a size: bytes as an integer, or a "
             "string like \"512MiB\" or \"8GiB\" (units B, KiB, MiB, GiB, TiB), or a percentage of free device memory "
             "like \"50%\"");
-  EXPECT_EQ(environment_error(pool_over_cuda, environment{{{"RMM_POOL_INITIAL_SIZE", "0"}}}).expected(),
+  EXPECT_EQ(environment_error(pool_over_cuda, environment{{{"RMM_POOL_MAXIMUM_SIZE", "0"}}}).expected(),
             "a size above 0 bytes");
   EXPECT_EQ(environment_error(pool_over_cuda, environment{{{"RMM_POOL_MAXIMUM_SIZE", "101%"}}}).location().variable,
             "RMM_POOL_MAXIMUM_SIZE");

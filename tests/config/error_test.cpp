@@ -100,8 +100,8 @@ TEST(ConfigErrors, WrongValueTypes)
 TEST(ConfigErrors, NegativeAndZeroSizes)
 {
   expect_error("[[resource]]\ntype = \"pool\"\ninitial_size = -1\n", 3, 16, "initial_size = -1", "cannot be negative");
-  expect_error("[[resource]]\ntype = \"pool\"\ninitial_size = 0\n", 3, 16, "initial_size = 0", "above 0 bytes");
-  expect_error("[[resource]]\ntype = \"pool\"\ninitial_size = \"0MiB\"\n", 3, 16, "initial_size = \"0MiB\"",
+  expect_error("[[resource]]\ntype = \"pool\"\nmaximum_size = 0\n", 3, 16, "maximum_size = 0", "above 0 bytes");
+  expect_error("[[resource]]\ntype = \"arena\"\narena_size = \"0MiB\"\n", 3, 14, "arena_size = \"0MiB\"",
                "above 0 bytes");
   expect_error("[[resource]]\ntype = \"limiting\"\nlimit = \"-2GiB\"\n", 3, 9, "limit = \"-2GiB\"",
                "cannot be negative");

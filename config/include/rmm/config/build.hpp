@@ -24,6 +24,16 @@ namespace rmm::config {
 [[nodiscard]] std::vector<rmm::mr::any_device_resource> build_layers(stack_description const& stack,
                                                                      cuda_device_id device);
 
+/**
+ * build_layers with `bottom` standing in for the stack's last layer, which is not built: a
+ * simulated device, or the real bottom under a counting adaptor (rmm-replay measures stacks this
+ * way). The layers see a bottom that is not `cuda`, so a pool grows from its upstream, through
+ * `bottom`, unless its `growth` key says otherwise. Returns every layer, top first, `bottom` last.
+ */
+[[nodiscard]] std::vector<rmm::mr::any_device_resource> build_layers_over(stack_description const& stack,
+                                                                          cuda_device_id device,
+                                                                          rmm::mr::any_device_resource bottom);
+
 /// The top of the stack built by build_layers: an owning resource holding the whole stack.
 [[nodiscard]] rmm::mr::any_device_resource build(stack_description const& stack, cuda_device_id device);
 
