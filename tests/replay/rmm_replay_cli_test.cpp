@@ -186,8 +186,18 @@ TEST_F(RmmReplay, BadUsage)
 
   result = run(log + " --resource cuda+pool");
   EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("the bottom resource (cuda, managed, cuda_async) must come last"), std::string::npos)
+  EXPECT_NE(result.err.find("the bottom resource (cuda, managed, pinned_host, system, cuda_async) must come last"),
+            std::string::npos)
     << result.err;
+
+  // The names are the configuration's types: a typo gets the closest one, and a type that needs
+  // settings a name cannot carry is refused saying so.
+  result = run(log + " --resource pol+cuda");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("unknown part 'pol' (did you mean 'pool'?)"), std::string::npos) << result.err;
+  result = run(log + " --resource limiting+cuda");
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("'limiting' needs settings a stack name cannot give"), std::string::npos) << result.err;
 
   result = run(log + " --simulate-device-size=80parsecs");
   EXPECT_EQ(result.status, 2);
@@ -202,7 +212,7 @@ TEST_F(RmmReplay, BadUsage)
 
   result = run(log + " --simulate-device-size 1GiB --resource pool+managed");
   EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("managed and cuda_async cannot be simulated"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("managed cannot be simulated"), std::string::npos) << result.err;
 
   result = run(log + " --frobnicate");
   EXPECT_EQ(result.status, 2);
@@ -340,10 +350,10 @@ TEST_F(RmmReplay, ThreadsAndStreamsOfTheLog)
     "2,00:00:01.000001,free,0x100,1000,0x6000\n"
     "2,00:00:01.000002,allocate,0x100,2000,0x0\n"
     "1,00:00:01.000003,free,0x100,2000,0x5000\n");
-  auto const result =
-    run(log + " --resource pool,cuda_async,arena,binning+arena,pool+managed --arena-size 64MiB --json -");
+  auto const result = run(
+    log + " --resource pool,cuda_async,arena,binning+arena,pool+managed,statistics+pool --arena-size 64MiB --json -");
   ASSERT_EQ(result.status, 0) << result.err;
-  for (auto const* resource : {"pool", "cuda_async", "arena", "binning+arena", "pool+managed"}) {
+  for (auto const* resource : {"pool", "cuda_async", "arena", "binning+arena", "pool+managed", "statistics+pool"}) {
     auto const line = result_line(result.out, resource);
     EXPECT_EQ(field(line, "status"), "\"ok\"") << line;
     EXPECT_EQ(field(line, "threads"), "2");

@@ -1,12 +1,12 @@
 #include "resource_stack.hpp"
 
-#include <rmm/format_bytes.hpp>
+#include <rmm/config/build.hpp>
+#include <rmm/config/load.hpp>
+#include <rmm/config/schema.hpp>
+#include <rmm/cuda_device.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/arena_memory_resource.hpp>
-#include <rmm/mr/binning_memory_resource.hpp>
+#include <rmm/format_bytes.hpp>
 #include <rmm/mr/cuda_async_memory_resource.hpp>
-#include <rmm/mr/cuda_memory_resource.hpp>
-#include <rmm/mr/managed_memory_resource.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/mr/statistics_resource_adaptor.hpp>
 
@@ -14,7 +14,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <string_view>
@@ -23,37 +22,38 @@ namespace rmm::replay {
 
 namespace {
 
-enum class layer { pool, arena, binning };
-enum class bottom { cuda, managed, cuda_async };
+using rmm::config::layer_kind;
+using rmm::config::layer_schema;
 
-struct layer_name {
-  std::string_view name;
-  layer kind;
-};
-struct bottom_name {
-  std::string_view name;
-  bottom kind;
-};
-constexpr std::array<layer_name, 3> layer_names{
-  {{"pool", layer::pool}, {"arena", layer::arena}, {"binning", layer::binning}}};
-constexpr std::array<bottom_name, 3> bottom_names{
-  {{"cuda", bottom::cuda}, {"managed", bottom::managed}, {"cuda_async", bottom::cuda_async}}};
+/// Types a stack name may hold: those of the configuration that need no settings rmm-replay cannot
+/// give them (no required keys, no C++ functions).
+bool replayable(layer_schema const& schema)
+{
+  return schema.kind != layer_kind::code_only &&
+         std::none_of(schema.keys.begin(), schema.keys.end(), [](auto const& key) { return key.required; });
+}
 
-/// A parsed name: layers top first, then the bottom.
-struct stack_shape {
-  std::vector<layer> layers;
-  bottom base{bottom::cuda};
-};
+std::vector<std::string_view> bottom_types()
+{
+  std::vector<std::string_view> types;
+  for (auto const& schema : rmm::config::layer_schemas()) {
+    if (schema.kind == layer_kind::resource && replayable(schema)) { types.push_back(schema.type); }
+  }
+  return types;
+}
 
 [[noreturn]] void refuse(std::string const& name, std::string const& why)
 {
   throw unknown_resource{fmt::format("resource '{}': {}\n{}", name, why, known_stack_names())};
 }
 
-stack_shape parse_stack_name(std::string const& name, stack_settings const& settings)
+/// The configuration types of `name`, top first, with the bottom (cuda by default) last.
+std::vector<std::string> parse_stack_name(std::string const& name, stack_settings const& settings)
 {
-  if (name == "binning") { return {{layer::binning, layer::pool}, bottom::cuda}; }
-  stack_shape shape{};
+  if (name == "binning") { return {"binning", "pool", "cuda"}; }
+  std::vector<std::string_view> known;
+  for (auto const& schema : rmm::config::layer_schemas()) { known.push_back(schema.type); }
+  std::vector<std::string> types;
   std::size_t start = 0;
   bool bottom_seen  = false;
   while (start <= name.size()) {
@@ -61,36 +61,57 @@ stack_shape parse_stack_name(std::string const& name, stack_settings const& sett
     auto const token = std::string_view{name}.substr(start, end - start);
     start            = end + 1;
     if (token.empty()) { refuse(name, "empty part (two '+' in a row, or '+' at an end)"); }
-    if (bottom_seen) { refuse(name, "the bottom resource (cuda, managed, cuda_async) must come last"); }
-    auto const is_layer  = std::ranges::find(layer_names, token, &layer_name::name);
-    auto const is_bottom = std::ranges::find(bottom_names, token, &bottom_name::name);
-    if (is_layer != layer_names.end()) {
-      shape.layers.push_back(is_layer->kind);
-    } else if (is_bottom != bottom_names.end()) {
-      shape.base  = is_bottom->kind;
-      bottom_seen = true;
-    } else {
-      refuse(name, fmt::format("unknown part '{}'", token));
+    if (bottom_seen) {
+      refuse(name, fmt::format("the bottom resource ({}) must come last", fmt::join(bottom_types(), ", ")));
     }
+    auto const* schema = rmm::config::find_layer_schema(token);
+    if (schema == nullptr) {
+      auto const close = rmm::config::closest_match(token, known);
+      refuse(name,
+             fmt::format("unknown part '{}'{}", token, close ? fmt::format(" (did you mean '{}'?)", *close) : ""));
+    }
+    if (!replayable(*schema)) {
+      refuse(name,
+             fmt::format("'{}' needs settings a stack name cannot give (its required keys, or C++ functions)", token));
+    }
+    bottom_seen = schema->kind == layer_kind::resource;
+    types.emplace_back(token);
   }
-  if (settings.simulated_device_size && shape.base != bottom::cuda) {
+  if (!bottom_seen) { types.emplace_back("cuda"); }
+  if (settings.simulated_device_size && types.back() != "cuda") {
     refuse(name,
-           "with --simulate-device-size the bottom is the simulated device, which stands in for cuda; "
-           "managed and cuda_async cannot be simulated");
+           fmt::format("with --simulate-device-size the bottom is the simulated device, which stands in for cuda; "
+                       "{} cannot be simulated",
+                       types.back()));
   }
-  return shape;
+  return types;
 }
 
-std::string describe(stack_shape const& shape, stack_settings const& settings)
+/// The stack as the configuration writes it, with rmm-replay's settings on its layers.
+std::string stack_toml(std::vector<std::string> const& types, stack_settings const& settings)
 {
-  std::vector<std::string> parts;
-  for (auto const kind : shape.layers) {
-    parts.emplace_back(std::ranges::find(layer_names, kind, &layer_name::kind)->name);
+  std::string toml;
+  for (auto const& type : types) {
+    toml += fmt::format("[[resource]]\ntype = \"{}\"\n", type);
+    if (type == "pool") { toml += fmt::format("initial_size = {}\n", settings.pool_initial_size); }
+    if (type == "arena") {
+      auto arena_size = settings.arena_size;
+      // Half the simulated device, not of the real one a percentage would refer to.
+      if (!arena_size && settings.simulated_device_size) { arena_size = *settings.simulated_device_size / 2; }
+      if (arena_size) { toml += fmt::format("arena_size = {}\n", *arena_size); }
+      if (settings.arena_shared_threshold) {
+        toml += fmt::format("shared_arena_threshold = {}\n", *settings.arena_shared_threshold);
+      }
+    }
   }
+  return toml;
+}
+
+std::string describe(std::vector<std::string> const& types, stack_settings const& settings)
+{
+  std::vector<std::string> parts(types.begin(), types.end());
   if (settings.simulated_device_size) {
-    parts.push_back(fmt::format("simulated device ({})", rmm::format_bytes(*settings.simulated_device_size)));
-  } else {
-    parts.emplace_back(std::ranges::find(bottom_names, shape.base, &bottom_name::kind)->name);
+    parts.back() = fmt::format("simulated device ({})", rmm::format_bytes(*settings.simulated_device_size));
   }
   return fmt::format("{}", fmt::join(parts, " over "));
 }
@@ -186,60 +207,33 @@ void check_stack_name(std::string const& name, stack_settings const& settings)
 
 resource_stack build_stack(std::string const& name, stack_settings const& settings)
 {
-  auto const shape = parse_stack_name(name, settings);
+  auto const types = parse_stack_name(name, settings);
+  auto const stack =
+    rmm::config::load_string(stack_toml(types, settings), "--resource " + name, rmm::config::environment{});
+  auto const device  = rmm::get_current_cuda_device();
+  auto const& bottom = types.back();
   std::unique_ptr<reserved_gauge> gauge;
-  // A pool right above cuda grows through virtual memory only when its upstream *is* cuda: it is
-  // measured by sampling instead of through a counting adaptor.
-  bool const pool_over_cuda = !settings.simulated_device_size && shape.base == bottom::cuda && !shape.layers.empty() &&
-                              shape.layers.back() == layer::pool;
-
-  auto current = [&]() -> rmm::mr::any_device_resource {
-    if (settings.simulated_device_size) {
-      simulated_device_resource device{*settings.simulated_device_size};
-      gauge = std::make_unique<simulated_gauge>(device);
-      return device;
-    }
-    switch (shape.base) {
-      case bottom::cuda: {
-        if (pool_over_cuda) { return rmm::mr::cuda_memory_resource{}; }
-        rmm::mr::statistics_resource_adaptor counter{rmm::mr::cuda_memory_resource{}};
-        gauge = std::make_unique<counted_gauge>(counter);
-        return counter;
-      }
-      case bottom::managed: {
-        rmm::mr::statistics_resource_adaptor counter{rmm::mr::managed_memory_resource{}};
-        gauge = std::make_unique<counted_gauge>(counter);
-        return counter;
-      }
-      case bottom::cuda_async: {
-        rmm::mr::cuda_async_memory_resource async{};
-        gauge = std::make_unique<async_pool_gauge>(async);
-        return async;
-      }
-    }
-    throw rmm::logic_error{"unreachable: unknown bottom resource"};
-  }();
-
-  for (auto it = shape.layers.rbegin(); it != shape.layers.rend(); ++it) {
-    switch (*it) {
-      case layer::pool: {
-        rmm::mr::pool_memory_resource pool{current, settings.pool_initial_size};
-        if (!gauge) { gauge = std::make_unique<sampled_gauge>(pool); }
-        current = pool;
-        break;
-      }
-      case layer::arena: {
-        auto arena_size = settings.arena_size;
-        if (!arena_size && settings.simulated_device_size) { arena_size = *settings.simulated_device_size / 2; }
-        current = rmm::mr::arena_memory_resource{
-          current, arena_size, false,
-          settings.arena_shared_threshold.value_or(rmm::mr::arena_memory_resource::default_shared_arena_threshold)};
-        break;
-      }
-      case layer::binning: current = rmm::mr::binning_memory_resource{current}; break;
-    }
+  std::vector<rmm::mr::any_device_resource> layers;
+  if (settings.simulated_device_size) {
+    simulated_device_resource simulated{*settings.simulated_device_size};
+    gauge  = std::make_unique<simulated_gauge>(simulated);
+    layers = rmm::config::build_layers_over(stack, device, simulated);
+  } else if (bottom == "cuda_async") {
+    layers = rmm::config::build_layers(stack, device);
+    gauge  = std::make_unique<async_pool_gauge>(*layers.back().target<rmm::mr::cuda_async_memory_resource>());
+  } else if (bottom == "cuda" && types.size() >= 2 && types[types.size() - 2] == "pool") {
+    // A pool right above cuda grows through virtual memory, past any counting adaptor: sampled.
+    layers = rmm::config::build_layers(stack, device);
+    gauge  = std::make_unique<sampled_gauge>(*layers[layers.size() - 2].target<rmm::mr::pool_memory_resource>());
+  } else {
+    // What reaches the bottom is counted by an adaptor standing in for it.
+    auto const alone = rmm::config::load_string(fmt::format("[[resource]]\ntype = \"{}\"\n", bottom),
+                                                "--resource " + name, rmm::config::environment{});
+    rmm::mr::statistics_resource_adaptor counter{rmm::config::build(alone, device)};
+    gauge  = std::make_unique<counted_gauge>(counter);
+    layers = rmm::config::build_layers_over(stack, device, counter);
   }
-  return resource_stack{name, describe(shape, settings), std::move(gauge), std::move(current)};
+  return resource_stack{name, describe(types, settings), std::move(gauge), layers.front()};
 }
 
 std::vector<std::string> default_stack_names(bool simulated_device)
@@ -250,14 +244,15 @@ std::vector<std::string> default_stack_names(bool simulated_device)
 
 std::string known_stack_names()
 {
-  return "known resources (a stack is written top first, joined by '+'; the bottom defaults to cuda):\n"
-         "  cuda                cudaMalloc/cudaFree\n"
-         "  managed             cudaMallocManaged\n"
-         "  cuda_async          cudaMallocAsync from a pool of its own\n"
-         "  pool                pool_memory_resource over cuda (starts empty, grows on demand)\n"
-         "  arena               arena_memory_resource over cuda\n"
-         "  binning             binning_memory_resource over a pool over cuda (= binning+pool)\n"
-         "  e.g. binning+arena, pool+managed, pool+cuda_async";
+  std::string text =
+    "known resources (the types of the configuration; a stack is written top first, joined by '+', and the "
+    "bottom defaults to cuda):\n";
+  for (auto const& schema : rmm::config::layer_schemas()) {
+    if (replayable(schema)) { text += fmt::format("  {:<20}{}\n", schema.type, schema.summary); }
+  }
+  text += "  binning alone is binning+pool; pools start empty (--pool-initial-size)\n";
+  text += "  e.g. binning+arena, pool+managed, pool+cuda_async, statistics+pool";
+  return text;
 }
 
 }  // namespace rmm::replay

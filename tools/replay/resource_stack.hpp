@@ -3,9 +3,10 @@
 // The resources rmm-replay can replay through, by name, and how it measures what each one holds
 // from the device.
 //
-// A name is a stack, top first, joined by '+': "binning+pool+cuda". The bottom is cuda, managed
-// or cuda_async and may be left out (cuda); "binning" alone means binning+pool+cuda. With a
-// simulated device the bottom is the simulated device and may only be cuda or left out.
+// A name is a stack, top first, joined by '+': "binning+pool+cuda", a short form of a
+// configuration stack whose layers are the configuration's types, built by rmm::config. The
+// bottom may be left out (cuda); "binning" alone means binning+pool+cuda. With a simulated device
+// the bottom is the simulated device and may only be cuda or left out.
 
 #include "simulated_device_resource.hpp"
 
