@@ -4,15 +4,12 @@
 // random table, 256 B - 64 KiB), i.e. two events. The pool under every adaptor is primed, so the
 // numbers are the adaptor's own cost plus the pool's fast path; subtract the `pool` row for the
 // overhead. The threaded variants run the same loop on 8 threads sharing one adaptor.
+#include <rmm/config/build.hpp>
+#include <rmm/config/load.hpp>
+#include <rmm/cuda_device.hpp>
 #include <rmm/cuda_stream.hpp>
-#include <rmm/mr/aligned_resource_adaptor.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
-#include <rmm/mr/limiting_resource_adaptor.hpp>
-#include <rmm/mr/logging_resource_adaptor.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
-#include <rmm/mr/statistics_resource_adaptor.hpp>
-#include <rmm/mr/thread_safe_resource_adaptor.hpp>
-#include <rmm/mr/tracking_resource_adaptor.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -20,6 +17,8 @@
 #include <cstddef>
 #include <functional>
 #include <random>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -67,38 +66,34 @@ void churn(benchmark::State& state, rmm::device_async_resource_ref mr)
   state.SetItemsProcessed(2 * state.iterations());  // events
 }
 
-/// One adaptor over the shared pool per benchmark; threads of one benchmark share it.
-template <class MakeAdaptor>
-void register_adaptor(char const* name, MakeAdaptor make)
+/// One adaptor over the shared pool per benchmark; threads of one benchmark share it. The adaptor
+/// is the configuration's layer `toml` describes, built over the pool.
+void register_adaptor(char const* name, std::string_view toml)
 {
-  auto adaptor = std::make_shared<rmm::mr::any_device_resource>(make(shared_pool()));
-  auto run     = [adaptor](benchmark::State& state) { churn(state, *adaptor); };
+  auto const stack =
+    rmm::config::load_string(std::string{toml} + "[[resource]]\ntype = \"cuda\"\n", name, rmm::config::environment{});
+  auto adaptor = std::make_shared<rmm::mr::any_device_resource>(
+    rmm::config::build_layers_over(stack, rmm::get_current_cuda_device(), shared_pool()).front());
+  auto run = [adaptor](benchmark::State& state) { churn(state, *adaptor); };
   benchmark::RegisterBenchmark(name, run)->UseRealTime();
   benchmark::RegisterBenchmark((std::string{name} + "/threads:8").c_str(), run)->Threads(8)->UseRealTime();
 }
 
 int register_all()
 {
-  using namespace rmm::mr;
-  register_adaptor("adaptor_overhead/pool", [](pool_memory_resource& pool) { return any_device_resource{pool}; });
-  register_adaptor("adaptor_overhead/statistics",
-                   [](pool_memory_resource& pool) { return any_device_resource{statistics_resource_adaptor{pool}}; });
-  register_adaptor("adaptor_overhead/logging", [](pool_memory_resource& pool) {
-    return any_device_resource{logging_resource_adaptor{pool, "/dev/null"}};
-  });
-  register_adaptor("adaptor_overhead/tracking",
-                   [](pool_memory_resource& pool) { return any_device_resource{tracking_resource_adaptor{pool}}; });
-  register_adaptor("adaptor_overhead/tracking_stacks", [](pool_memory_resource& pool) {
-    return any_device_resource{tracking_resource_adaptor{pool, true}};
-  });
-  register_adaptor("adaptor_overhead/limiting", [](pool_memory_resource& pool) {
-    return any_device_resource{limiting_resource_adaptor{pool, std::size_t{8} << 30}};
-  });
-  register_adaptor("adaptor_overhead/thread_safe",
-                   [](pool_memory_resource& pool) { return any_device_resource{thread_safe_resource_adaptor{pool}}; });
-  register_adaptor("adaptor_overhead/aligned_4k", [](pool_memory_resource& pool) {
-    return any_device_resource{aligned_resource_adaptor{pool, 4096, 0}};
-  });
+  {
+    auto pool = std::make_shared<rmm::mr::any_device_resource>(shared_pool());
+    auto run  = [pool](benchmark::State& state) { churn(state, *pool); };
+    benchmark::RegisterBenchmark("adaptor_overhead/pool", run)->UseRealTime();
+    benchmark::RegisterBenchmark("adaptor_overhead/pool/threads:8", run)->Threads(8)->UseRealTime();
+  }
+  register_adaptor("adaptor_overhead/statistics", "[[resource]]\ntype = \"statistics\"\n");
+  register_adaptor("adaptor_overhead/logging", "[[resource]]\ntype = \"logging\"\nfile = \"/dev/null\"\n");
+  register_adaptor("adaptor_overhead/tracking", "[[resource]]\ntype = \"tracking\"\n");
+  register_adaptor("adaptor_overhead/tracking_stacks", "[[resource]]\ntype = \"tracking\"\ncapture_stacks = true\n");
+  register_adaptor("adaptor_overhead/limiting", "[[resource]]\ntype = \"limiting\"\nlimit = \"8GiB\"\n");
+  register_adaptor("adaptor_overhead/thread_safe", "[[resource]]\ntype = \"thread_safe\"\n");
+  register_adaptor("adaptor_overhead/aligned_4k", "[[resource]]\ntype = \"aligned\"\nalignment = 4096\n");
   return 0;
 }
 

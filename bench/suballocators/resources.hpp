@@ -1,37 +1,57 @@
 #pragma once
 
 // The resources the sub-allocator benchmarks compare, configured as RMM's own benchmarks
-// configure them, so results compare with RMM's published numbers.
+// configure them, so results compare with RMM's published numbers. Each is built by the
+// configuration library from its TOML, as a user's stack is.
 
+#include <rmm/config/build.hpp>
 #include <rmm/cuda_device.hpp>
-#include <rmm/mr/arena_memory_resource.hpp>
-#include <rmm/mr/binning_memory_resource.hpp>
-#include <rmm/mr/cuda_async_memory_resource.hpp>
-#include <rmm/mr/cuda_memory_resource.hpp>
-#include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/resource_ref.hpp>
 
-#include <string>
+#include <string_view>
 
 namespace rmm::bench {
 
-inline rmm::mr::any_device_resource make_cuda() { return rmm::mr::cuda_memory_resource{}; }
+/// The stack `toml` describes, on the current device (no environment overrides).
+inline rmm::mr::any_device_resource from_config(std::string_view toml)
+{
+  return rmm::config::build_from_string(toml, rmm::get_current_cuda_device(), rmm::config::environment{});
+}
 
-inline rmm::mr::any_device_resource make_cuda_async() { return rmm::mr::cuda_async_memory_resource{}; }
+inline rmm::mr::any_device_resource make_cuda() { return from_config("[[resource]]\ntype = \"cuda\"\n"); }
+
+inline rmm::mr::any_device_resource make_cuda_async() { return from_config("[[resource]]\ntype = \"cuda_async\"\n"); }
 
 /// RMM: pool over cuda, initially half of the free memory.
 inline rmm::mr::any_device_resource make_pool()
 {
-  return rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, rmm::percent_of_free_device_memory(50)};
+  return from_config(R"([[resource]]
+type = "pool"
+initial_size = "50%"
+[[resource]]
+type = "cuda"
+)");
 }
 
 /// RMM: binning over a pool with fixed-size bins of 256 KiB .. 4 MiB.
-inline rmm::mr::any_device_resource make_binning() { return rmm::mr::binning_memory_resource{make_pool(), 18, 22}; }
+inline rmm::mr::any_device_resource make_binning()
+{
+  return from_config(R"([[resource]]
+type = "binning"
+min_size_exponent = 18
+max_size_exponent = 22
+[[resource]]
+type = "pool"
+initial_size = "50%"
+[[resource]]
+type = "cuda"
+)");
+}
 
 /// RMM: arena over cuda, its default size (half of the free memory).
 inline rmm::mr::any_device_resource make_arena()
 {
-  return rmm::mr::arena_memory_resource{rmm::mr::cuda_memory_resource{}};
+  return from_config("[[resource]]\ntype = \"arena\"\n[[resource]]\ntype = \"cuda\"\n");
 }
 
 }  // namespace rmm::bench
