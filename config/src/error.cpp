@@ -1,5 +1,6 @@
 #include <rmm/config/error.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace rmm::config {
@@ -18,6 +19,11 @@ namespace {
 /// offending input in its descriptions, newlines included).
 std::string one_line(std::string text)
 {
+  auto const is_control = [](char c) {
+    auto const byte = static_cast<unsigned char>(c);
+    return byte < 0x20 || byte == 0x7f;
+  };
+  if (std::none_of(text.begin(), text.end(), is_control)) { return text; }  // the usual case: no copy
   std::string result;
   result.reserve(text.size());
   for (auto const c : text) {

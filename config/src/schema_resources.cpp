@@ -18,8 +18,11 @@ namespace {
 using rmm::mr::any_device_resource;
 using upstream_t = std::optional<any_device_resource>;
 
+// The upstream parameter is the builders' common signature; resources take none.
 template <class Resource>
-any_device_resource build_plain(layer_description const&, build_context const&, upstream_t)
+any_device_resource build_plain(layer_description const&,
+                                build_context const&,
+                                upstream_t)  // NOLINT(performance-unnecessary-value-param)
 {
   return Resource{};
 }
@@ -48,7 +51,9 @@ void check_cuda_async_on_device(layer_description const& layer, build_context co
   check_fits_device(layer, "initial_pool_size", context);
 }
 
-any_device_resource build_cuda_async(layer_description const& layer, build_context const& context, upstream_t)
+any_device_resource build_cuda_async(layer_description const& layer,
+                                     build_context const& context,
+                                     upstream_t)  // NOLINT(performance-unnecessary-value-param)
 {
   auto const initial   = resolved_size(layer, "initial_pool_size", context);
   auto const threshold = resolved_size(layer, "release_threshold", context);

@@ -179,8 +179,9 @@ class reader {
     std::vector<std::string_view> names;
     for (auto const& k : shim_schema()) { names.push_back(k.name); }
     for (auto const& [name, value] : *table) {
-      auto const known = std::find_if(shim_schema().begin(), shim_schema().end(),
-                                      [&](key_schema const& k) { return k.name == name.str(); });
+      auto const key_name = name.str();  // lambdas capture it (not every compiler captures a structured binding)
+      auto const known    = std::find_if(shim_schema().begin(), shim_schema().end(),
+                                         [&](key_schema const& k) { return k.name == key_name; });
       if (known == shim_schema().end()) {
         std::string expected;
         for (auto const n : names) { expected += (expected.empty() ? "one of " : ", ") + std::string{n}; }
@@ -188,7 +189,7 @@ class reader {
              with_guess(std::move(expected), name.str(), names));
       }
       auto& setting =
-        *std::find_if(settings.begin(), settings.end(), [&](parameter const& p) { return p.key == name.str(); });
+        *std::find_if(settings.begin(), settings.end(), [&](parameter const& p) { return p.key == key_name; });
       setting.value    = read_value(*known, value);
       setting.origin   = value_origin::file;
       setting.location = at(value.source());

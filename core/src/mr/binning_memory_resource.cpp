@@ -80,7 +80,7 @@ binning_memory_resource::binning_memory_resource(any_device_resource upstream,
               fmt::format("binning_memory_resource: bin exponents must satisfy 8 <= min <= max <= 40 (bins of "
                           "256 B to 1 TiB), got min {} and max {}",
                           min_size_exponent, max_size_exponent));
-  for (int e = min_size_exponent; e <= max_size_exponent; ++e) { add_bin(std::size_t{1} << e); }
+  for (int e = int{min_size_exponent}; e <= int{max_size_exponent}; ++e) { add_bin(std::size_t{1} << e); }
 }
 
 binning_memory_resource::binning_memory_resource(any_device_resource upstream,

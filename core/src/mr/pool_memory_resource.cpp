@@ -36,14 +36,21 @@ detail::suballocator_options pool_options(any_device_resource const& upstream,
 
 }  // namespace
 
+std::shared_ptr<pool_memory_resource::engine_type> pool_memory_resource::make_engine(
+  any_device_resource upstream,
+  std::size_t initial_pool_size,
+  std::optional<std::size_t> maximum_pool_size,
+  pool_growth growth)
+{
+  auto const options = pool_options(upstream, initial_pool_size, maximum_pool_size, growth);
+  return std::make_shared<engine_type>(std::move(upstream), options, [] { return detail::coalescing_free_list{}; });
+}
+
 pool_memory_resource::pool_memory_resource(any_device_resource upstream,
                                            std::size_t initial_pool_size,
                                            std::optional<std::size_t> maximum_pool_size,
                                            pool_growth growth)
-  : suballocator_resource{
-      std::make_shared<engine_type>(upstream, pool_options(upstream, initial_pool_size, maximum_pool_size, growth), [] {
-        return detail::coalescing_free_list{};
-      })}
+  : suballocator_resource{make_engine(std::move(upstream), initial_pool_size, maximum_pool_size, growth)}
 {
 }
 

@@ -72,6 +72,12 @@ class pool_memory_resource final
 
   /// True when the pool grows by mapping memory into one contiguous address range.
   [[nodiscard]] bool grows_contiguously() const noexcept;
+
+ private:
+  static std::shared_ptr<engine_type> make_engine(any_device_resource upstream,
+                                                  std::size_t initial_pool_size,
+                                                  std::optional<std::size_t> maximum_pool_size,
+                                                  pool_growth growth);
 };
 
 }  // namespace rmm::mr

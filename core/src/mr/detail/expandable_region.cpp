@@ -163,7 +163,7 @@ std::uintptr_t expandable_region::shrink_to(std::uintptr_t from) noexcept
   primary_context_scope const context{device_};
   while (!segments_.empty() && base_ + segments_.back().offset >= from) {
     auto const s       = segments_.back();
-    auto const address = static_cast<CUdeviceptr>(base_ + s.offset);
+    auto const address = static_cast<CUdeviceptr>(base_) + s.offset;
     report("cuMemUnmap", cu().cuMemUnmap(address, s.size));
     report("cuMemRelease", cu().cuMemRelease(s.handle));
     segments_.pop_back();
