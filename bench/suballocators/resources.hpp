@@ -8,6 +8,7 @@
 #include <rmm/cuda_device.hpp>
 #include <rmm/resource_ref.hpp>
 
+#include <string>
 #include <string_view>
 
 namespace rmm::bench {
@@ -22,30 +23,21 @@ inline rmm::mr::any_device_resource make_cuda() { return from_config("[[resource
 
 inline rmm::mr::any_device_resource make_cuda_async() { return from_config("[[resource]]\ntype = \"cuda_async\"\n"); }
 
-/// RMM: pool over cuda, initially half of the free memory.
-inline rmm::mr::any_device_resource make_pool()
-{
-  return from_config(R"([[resource]]
+/// RMM's pool: over cuda, initially half of the free memory.
+constexpr std::string_view pool_over_cuda = R"([[resource]]
 type = "pool"
 initial_size = "50%"
 [[resource]]
 type = "cuda"
-)");
-}
+)";
 
-/// RMM: binning over a pool with fixed-size bins of 256 KiB .. 4 MiB.
+inline rmm::mr::any_device_resource make_pool() { return from_config(pool_over_cuda); }
+
+/// RMM: binning over that pool with fixed-size bins of 256 KiB .. 4 MiB.
 inline rmm::mr::any_device_resource make_binning()
 {
-  return from_config(R"([[resource]]
-type = "binning"
-min_size_exponent = 18
-max_size_exponent = 22
-[[resource]]
-type = "pool"
-initial_size = "50%"
-[[resource]]
-type = "cuda"
-)");
+  return from_config(std::string{"[[resource]]\ntype = \"binning\"\nmin_size_exponent = 18\nmax_size_exponent = 22\n"} +
+                     std::string{pool_over_cuda});
 }
 
 /// RMM: arena over cuda, its default size (half of the free memory).
