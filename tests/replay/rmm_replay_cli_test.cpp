@@ -184,35 +184,24 @@ TEST_F(RmmReplay, BadUsage)
   EXPECT_EQ(result.err.find("usage: rmm-replay LOG..."), std::string::npos) << "a usage error is not the whole help";
   EXPECT_NE(result.err.find("rmm-replay --help lists the options.\n"), std::string::npos) << result.err;
 
-  result = run(log + " --resource cuda+pool");
-  EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("the bottom resource (cuda, managed, pinned_host, system, cuda_async) must come last"),
-            std::string::npos)
-    << result.err;
-
+  /// A usage error (exit 2) whose message says `says`.
+  auto const refused = [&](std::string const& arguments, std::string const& says) {
+    auto const refusal = run(log + " " + arguments);
+    EXPECT_EQ(refusal.status, 2) << arguments;
+    EXPECT_NE(refusal.err.find(says), std::string::npos) << refusal.err;
+  };
+  refused("--resource cuda+pool",
+          "the bottom resource (cuda, managed, pinned_host, system, cuda_async) must come last");
   // The names are the configuration's types: a typo gets the closest one, and a type that needs
   // settings a name cannot carry is refused saying so.
-  result = run(log + " --resource pol+cuda");
-  EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("unknown part 'pol' (did you mean 'pool'?)"), std::string::npos) << result.err;
-  result = run(log + " --resource limiting+cuda");
-  EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("'limiting' needs settings a stack name cannot give"), std::string::npos) << result.err;
-
-  result = run(log + " --simulate-device-size=80parsecs");
-  EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("--simulate-device-size '80parsecs' is not a size: expected a size: bytes as an integer"),
-            std::string::npos)
-    << result.err;
-
+  refused("--resource pol+cuda", "unknown part 'pol' (did you mean 'pool'?)");
+  refused("--resource limiting+cuda", "'limiting' needs settings a stack name cannot give");
+  refused("--simulate-device-size=80parsecs",
+          "--simulate-device-size '80parsecs' is not a size: expected a size: bytes as an integer");
   // Units mean what they mean in the configuration: MB is refused, with the unit meant.
-  result = run(log + " --simulate-device-size 512MB");
-  EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("write \"512MiB\""), std::string::npos) << result.err;
-
-  result = run(log + " --simulate-device-size 1GiB --resource pool+managed");
-  EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("managed cannot be simulated"), std::string::npos) << result.err;
+  refused("--simulate-device-size 512MB", "write \"512MiB\"");
+  refused("--simulate-device-size 1GiB --resource pool+managed", "managed cannot be simulated");
+  refused("--jsn out.json", "unknown option '--jsn' (did you mean --json?)\n");
 
   result = run(log + " --frobnicate");
   EXPECT_EQ(result.status, 2);
@@ -223,10 +212,6 @@ TEST_F(RmmReplay, BadUsage)
   EXPECT_EQ(result.err,
             "rmm-replay: unknown option '--simulate-device=80GiB' (did you mean --simulate-device-size?)\n"
             "rmm-replay --help lists the options.\n");
-
-  result = run(log + " --jsn out.json");
-  EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("unknown option '--jsn' (did you mean --json?)\n"), std::string::npos) << result.err;
 
   result = run("");
   EXPECT_EQ(result.status, 2);
