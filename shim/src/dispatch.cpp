@@ -164,12 +164,14 @@ std::optional<block_owner> claim_block(shim_state& s, CUdeviceptr ptr) noexcept
 }
 
 /// Whether cudaMalloc and cudaFree on `device` are served in the legacy default stream's order:
-/// always under the stream-ordered policy; under the device-wide one while the device has no
-/// non-blocking stream, since every other stream then synchronizes with the legacy stream.
+/// never while a stream captures (nothing may be ordered on the legacy stream then); otherwise
+/// always under the stream-ordered policy, and under the device-wide one while the device has no
+/// non-blocking stream, since every other stream then synchronizes with the legacy stream
+/// (legacy_order_suffices checks captures itself).
 bool in_legacy_order(shim_state& s, int device) noexcept
 {
-  if (s.deferred.capturing()) { return false; }  // nothing may be ordered on the legacy stream meanwhile
-  return settings().free == free_policy::stream_ordered || s.deferred.legacy_order_suffices(device);
+  if (settings().free == free_policy::stream_ordered) { return !s.deferred.capturing(); }
+  return s.deferred.legacy_order_suffices(device);
 }
 
 /// The host waits for the legacy stream's work so far (the rare race of an allocation with the
