@@ -187,6 +187,15 @@ TEST(Shim, ACaptureOfABlockingStreamIsNotInvalidatedByTheShimsOwnWork)
   EXPECT_GE(r.reported("frees_through_epochs"), 400) << "the frees made while capturing wait for an epoch";
 }
 
+TEST(Shim, UnderTheStreamOrderedPolicyACaptureIsNotInvalidatedEither)
+{
+  auto const r = run("capture", {{"RMM_SHIM_FREE_POLICY", "stream_ordered"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("capture_0"), "cudaSuccess");
+  EXPECT_EQ(r.value("capture_1"), "cudaSuccess");
+  EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
+}
+
 TEST(Shim, TheEventLogShowsEachFreeWhenTheProgramMadeIt)
 {
   // Under the device-wide policy a freed block returns to the stack only once its epoch completed;
