@@ -1,0 +1,1 @@
+"""Allocators that route CuPy, Numba and PyTorch device allocations to rmm's current resource."""

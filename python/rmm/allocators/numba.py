@@ -1,0 +1,57 @@
+"""Numba-CUDA allocations through rmm, as an External Memory Management plugin.
+
+Either ``NUMBA_CUDA_MEMORY_MANAGER=rmm.allocators.numba`` in the environment, or
+``numba.cuda.set_memory_manager(RMMNumbaManager)``. Device arrays then come from the current
+rmm resource; pinned and mapped host memory stay with Numba.
+"""
+
+import ctypes
+
+from numba import config as _numba_config
+from numba.cuda import GetIpcHandleMixin, HostOnlyCUDAMemoryManager, MemoryPointer
+
+from rmm import mr
+from rmm.pylibrmm.device_buffer import DeviceBuffer
+
+try:
+    from numba.cuda import MemoryInfo
+except ImportError:  # older Numba keeps it in the driver module
+    from numba.cuda.cudadrv.driver import MemoryInfo
+
+
+def _device_pointer(address: int):
+    """The pointer type MemoryPointer takes with Numba's driver binding."""
+    if getattr(_numba_config, "CUDA_USE_NVIDIA_BINDING", True):
+        from numba.cuda.cudadrv.driver import binding
+
+        return binding.CUdeviceptr(address)
+    return ctypes.c_uint64(address)
+
+
+class RMMNumbaManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
+    """Numba's device allocations from the current rmm resource."""
+
+    def memalloc(self, size: int):
+        buffer = DeviceBuffer(size=size)
+        address = buffer.ptr
+        self.allocations[address] = buffer  # freed when Numba calls the finalizer
+        allocations = self.allocations
+
+        def finalizer():
+            allocations.pop(address, None)
+
+        return MemoryPointer(self.context, _device_pointer(address), size, finalizer=finalizer)
+
+    def get_memory_info(self):
+        free, total = mr.available_device_memory()
+        return MemoryInfo(free=free, total=total)
+
+    @property
+    def interface_version(self) -> int:
+        return 1
+
+
+# What NUMBA_CUDA_MEMORY_MANAGER=rmm.allocators.numba loads.
+_numba_memory_manager = RMMNumbaManager
+
+__all__ = ["RMMNumbaManager"]

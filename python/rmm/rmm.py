@@ -1,0 +1,74 @@
+"""reinitialize: one call that sets every device's resource, as RMM's Python package does."""
+
+from __future__ import annotations
+
+import os
+
+from rmm import mr
+
+
+def reinitialize(
+    pool_allocator: bool = False,
+    managed_memory: bool = False,
+    initial_pool_size: int | str | None = None,
+    maximum_pool_size: int | str | None = None,
+    devices: int | list[int] = 0,
+    logging: bool = False,
+    log_file_name: str | None = None,
+    config_file: str | os.PathLike | None = None,
+) -> None:
+    """Sets the resource of each of ``devices``.
+
+    The stack, bottom first: ManagedMemoryResource when ``managed_memory``, else
+    CudaMemoryResource; a PoolMemoryResource of ``initial_pool_size`` (half the free memory when
+    None) up to ``maximum_pool_size`` when ``pool_allocator``; a LoggingResourceAdaptor writing
+    ``log_file_name`` (RMM_LOG_FILE when None; ".devN" added per device) when ``logging``.
+
+    ``config_file`` builds each device's stack from a TOML configuration instead, as rmm-run and
+    the preload shim do; the other stack options must then be left at their defaults.
+    Resources are built before any is set, so a failure leaves every device as it was.
+    """
+    device_list = [devices] if isinstance(devices, int) else list(devices)
+    if not device_list:
+        raise ValueError("devices is empty: name at least one device")
+    if config_file is not None:
+        chosen = [
+            name
+            for name, value, default in (
+                ("pool_allocator", pool_allocator, False),
+                ("managed_memory", managed_memory, False),
+                ("initial_pool_size", initial_pool_size, None),
+                ("maximum_pool_size", maximum_pool_size, None),
+                ("logging", logging, False),
+                ("log_file_name", log_file_name, None),
+            )
+            if value != default
+        ]
+        if chosen:
+            raise ValueError(
+                f"reinitialize: config_file describes the whole stack; remove {', '.join(chosen)} "
+                "or put them in the file"
+            )
+    if not pool_allocator and (initial_pool_size is not None or maximum_pool_size is not None):
+        raise ValueError("initial_pool_size and maximum_pool_size need pool_allocator=True")
+
+    built = {}
+    for device in device_list:
+        mr._device_id(device)
+        with mr._on_device(device):
+            if config_file is not None:
+                built[device] = mr.from_config(config_file, device=device)
+                continue
+            resource = mr.ManagedMemoryResource() if managed_memory else mr.CudaMemoryResource()
+            if pool_allocator:
+                resource = mr.PoolMemoryResource(resource, initial_pool_size, maximum_pool_size)
+            if logging:
+                resource = mr.LoggingResourceAdaptor(resource, log_file_name)
+            built[device] = resource
+    for device, resource in built.items():
+        mr.set_per_device_resource(device, resource)
+
+
+def is_initialized() -> bool:
+    """Whether reinitialize (or a set_*_resource call) has set a resource."""
+    return mr.is_initialized()

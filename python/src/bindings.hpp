@@ -1,0 +1,64 @@
+#pragma once
+// What the binding sources share: the Python object behind every memory resource, and the
+// conversions of the arguments every binding takes (sizes, streams, devices).
+
+#include <rmm/cuda_device.hpp>
+#include <rmm/cuda_stream_view.hpp>
+#include <rmm/resource_ref.hpp>
+
+#include <nanobind/nanobind.h>
+
+#include <cstddef>
+#include <utility>
+
+namespace rmm::python {
+
+namespace nb = nanobind;
+
+/**
+ * The C++ side of rmm.mr.DeviceMemoryResource: an owning handle to the resource (copies of rmm
+ * resources share their state, so the handle alone keeps the whole stack alive), and the Python
+ * object of its upstream, kept for `upstream_mr`.
+ */
+struct resource_object {
+  resource_object(rmm::mr::any_device_resource resource_, nb::object upstream_ = nb::none())
+    : resource{std::move(resource_)}, upstream{std::move(upstream_)}
+  {
+  }
+  virtual ~resource_object() = default;
+
+  rmm::mr::any_device_resource resource;
+  nb::object upstream;
+};
+
+/// A resource object that also keeps the typed resource, for the methods only its type has.
+template <class Resource>
+struct typed_resource_object : resource_object {
+  typed_resource_object(Resource typed_, nb::object upstream_ = nb::none())
+    : resource_object{typed_, std::move(upstream_)}, typed{std::move(typed_)}
+  {
+  }
+  Resource typed;
+};
+
+/// A byte count from a Python int or a size string such as "1GiB" (rmm::parse_bytes).
+[[nodiscard]] std::size_t size_from(nb::handle value, char const* what);
+
+/**
+ * A stream from None (the default stream), an rmm Stream, an object with `__cuda_stream__`
+ * (CuPy, Numba, cuda-python), or an integer handle.
+ */
+[[nodiscard]] rmm::cuda_stream_view stream_from(nb::handle value);
+
+/// The upstream argument of an adaptor: a DeviceMemoryResource, else TypeError naming `what`.
+[[nodiscard]] resource_object& upstream_from(nb::handle value, char const* what);
+
+/// Module parts, each defined in its own source.
+void bind_errors(nb::module_& module);
+void bind_streams(nb::module_& module);
+void bind_resources(nb::module_& module);
+void bind_adaptors(nb::module_& module);
+void bind_device_buffer(nb::module_& module);
+void bind_per_device(nb::module_& module);
+
+}  // namespace rmm::python

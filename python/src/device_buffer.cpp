@@ -1,0 +1,277 @@
+// rmm.DeviceBuffer: untyped device memory from a resource, with copies to and from the host,
+// __cuda_array_interface__, and adoption of a C++ device_buffer without a copy.
+
+#include "bindings.hpp"
+#include "resource_object.hpp"
+
+#include <rmm/device_buffer.hpp>
+#include <rmm/error.hpp>
+#include <rmm/mr/per_device_resource.hpp>
+#include <rmm/python/device_buffer_capsule.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace rmm::python {
+namespace {
+
+std::uintptr_t address_of(void const* ptr) { return reinterpret_cast<std::uintptr_t>(ptr); }         // NOLINT
+void const* pointer_from(std::uintptr_t address) { return reinterpret_cast<void const*>(address); }  // NOLINT
+
+struct device_buffer_object {
+  rmm::device_buffer buffer;
+  /// The resource it was made with (absent for an adopted C++ buffer): copies come from it too.
+  std::optional<rmm::mr::any_device_resource> resource;
+};
+
+rmm::mr::any_device_resource resource_from(nb::handle mr)
+{
+  if (mr.is_none()) { return rmm::mr::get_current_device_resource(); }
+  return upstream_from(mr, "mr").resource;
+}
+
+/// A contiguous host (or any) buffer-protocol view, released on scope exit.
+class host_view {
+ public:
+  host_view(nb::handle object, bool writable, char const* what)
+  {
+    int const flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(object.ptr(), &view_, flags) != 0) {
+      PyErr_Clear();
+      throw nb::type_error((std::string{what} + " must be a C-contiguous" + (writable ? ", writable" : "") +
+                            " buffer (bytes, bytearray, memoryview, a NumPy array), not " +
+                            nb::type_name(object.type()).c_str())
+                             .c_str());
+    }
+  }
+  host_view(host_view const&)            = delete;
+  host_view& operator=(host_view const&) = delete;
+  ~host_view() { PyBuffer_Release(&view_); }
+
+  [[nodiscard]] void* data() const noexcept { return view_.buf; }
+  [[nodiscard]] std::size_t size() const noexcept { return static_cast<std::size_t>(view_.len); }
+
+ private:
+  Py_buffer view_{};
+};
+
+/// Copies `bytes` between any two addresses in `stream`'s order and waits for the copy.
+void copy_and_wait(void* destination, void const* source, std::size_t bytes, rmm::cuda_stream_view stream)
+{
+  nb::gil_scoped_release released;
+  if (bytes == 0) { return; }
+  RMM_CUDA_TRY(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDefault, stream.value()));
+  stream.synchronize();
+}
+
+device_buffer_object make_buffer(std::uintptr_t ptr, std::size_t size, nb::handle stream_arg, nb::handle mr)
+{
+  auto const stream = stream_from(stream_arg);
+  auto resource     = resource_from(mr);
+  return without_gil([&] {
+    if (ptr == 0 || size == 0) { return device_buffer_object{rmm::device_buffer{size, stream, resource}, resource}; }
+    device_buffer_object made{rmm::device_buffer{pointer_from(ptr), size, stream, resource}, resource};
+    if (stream.is_default()) { stream.synchronize(); }  // as RMM: a copy on the default stream is complete
+    return made;
+  });
+}
+
+nb::dict cuda_array_interface(device_buffer_object const& self)
+{
+  nb::dict cai;
+  cai["data"]    = nb::make_tuple(address_of(self.buffer.data()), false);
+  cai["shape"]   = nb::make_tuple(self.buffer.size());
+  cai["strides"] = nb::none();
+  cai["typestr"] = "|u1";
+  cai["version"] = 3;
+  // The stream the data is ready on; 0 is not allowed, the legacy default stream is 1.
+  auto const stream = address_of(self.buffer.stream().value());
+  cai["stream"]     = stream == 0 ? std::uintptr_t{1} : stream;
+  return cai;
+}
+
+/// Bytes of a CUDA array (contiguous only) described by `__cuda_array_interface__`.
+std::pair<void const*, std::size_t> device_array_bytes(nb::handle array)
+{
+  if (!nb::hasattr(array, "__cuda_array_interface__")) {
+    throw nb::type_error("copy_from_device takes an object with __cuda_array_interface__ (CuPy, Numba, DeviceBuffer)");
+  }
+  nb::dict const cai = nb::cast<nb::dict>(array.attr("__cuda_array_interface__"));
+  if (cai.contains("strides") && !cai["strides"].is_none()) {
+    throw nb::value_error("copy_from_device needs a C-contiguous array (its strides must be None)");
+  }
+  auto const typestr = nb::cast<std::string>(cai["typestr"]);
+  std::size_t bytes  = std::stoul(typestr.substr(2));
+  for (nb::handle extent : nb::cast<nb::tuple>(cai["shape"])) { bytes *= nb::cast<std::size_t>(extent); }
+  auto const data = nb::cast<nb::tuple>(cai["data"]);
+  return {pointer_from(nb::cast<std::uintptr_t>(data[0])), bytes};
+}
+
+}  // namespace
+
+void bind_device_buffer(nb::module_& module)
+{
+  nb::class_<device_buffer_object>(
+    module, "DeviceBuffer",
+    "Untyped, uninitialized device memory from a resource (the current device resource by default).\n\n"
+    "DeviceBuffer(size=n) allocates n bytes; DeviceBuffer(ptr=p, size=n) copies n bytes from address p "
+    "(host or device). Allocation and free are ordered on `stream`.")
+    .def(
+      "__init__",
+      [](device_buffer_object* self, std::uintptr_t ptr, nb::handle size, nb::handle stream, nb::handle mr) {
+        new (self) device_buffer_object{make_buffer(ptr, size_from(size, "size"), stream, mr)};
+      },
+      nb::kw_only(), nb::arg("ptr") = 0, nb::arg("size") = 0, nb::arg("stream") = nb::none(),
+      nb::arg("mr") = nb::none())
+    .def_static(
+      "to_device",
+      [](nb::handle data, nb::handle stream, nb::handle mr) {
+        host_view const host{data, false, "to_device's data"};
+        auto made = make_buffer(0, host.size(), stream, mr);
+        copy_and_wait(made.buffer.data(), host.data(), host.size(), made.buffer.stream());
+        return made;
+      },
+      nb::arg("data"), nb::arg("stream") = nb::none(), nb::arg("mr") = nb::none(),
+      "A new DeviceBuffer holding a copy of host `data` (any contiguous buffer).")
+    .def_static(
+      "from_capsule",
+      [](nb::capsule capsule) {
+        if (PyCapsule_IsValid(capsule.ptr(), device_buffer_capsule_name) == 0) {
+          throw nb::value_error(
+            "from_capsule takes a capsule made by rmm::python::to_device_buffer_capsule that was not adopted before");
+        }
+        auto* owned = static_cast<rmm::device_buffer*>(PyCapsule_GetPointer(capsule.ptr(), device_buffer_capsule_name));
+        device_buffer_object made{std::move(*owned), std::nullopt};
+        // The capsule gives up the (now empty) buffer and cannot be adopted twice.
+        PyCapsule_SetDestructor(capsule.ptr(), nullptr);
+        delete owned;
+        PyCapsule_SetName(capsule.ptr(), "rmm.device_buffer (adopted)");
+        return made;
+      },
+      nb::arg("capsule"),
+      "Takes over a C++ rmm::device_buffer handed out as a capsule (see <rmm/python/device_buffer_capsule.hpp>), "
+      "without copying it.")
+    .def_prop_ro(
+      "ptr", [](device_buffer_object const& self) { return address_of(self.buffer.data()); }, "The device address.")
+    .def_prop_ro(
+      "size", [](device_buffer_object const& self) { return self.buffer.size(); }, "Bytes.")
+    .def_prop_ro(
+      "nbytes", [](device_buffer_object const& self) { return self.buffer.size(); }, "Bytes (same as size).")
+    .def("__len__", [](device_buffer_object const& self) { return self.buffer.size(); })
+    .def(
+      "capacity", [](device_buffer_object const& self) { return self.buffer.capacity(); }, "Bytes allocated.")
+    .def_prop_ro(
+      "stream", [](device_buffer_object const& self) { return address_of(self.buffer.stream().value()); },
+      "The handle of the stream its memory is ordered on.")
+    .def_prop_ro("__cuda_array_interface__", &cuda_array_interface)
+    .def(
+      "resize",
+      [](device_buffer_object& self, nb::handle new_size, nb::handle stream) {
+        auto const bytes = size_from(new_size, "new_size");
+        auto const on    = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        without_gil([&] { self.buffer.resize(bytes, on); });
+      },
+      nb::arg("new_size"), nb::arg("stream") = nb::none(),
+      "Sets the size; grows the allocation (keeping the contents) only beyond the capacity.")
+    .def(
+      "reserve",
+      [](device_buffer_object& self, nb::handle new_capacity, nb::handle stream) {
+        auto const bytes = size_from(new_capacity, "new_capacity");
+        auto const on    = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        without_gil([&] { self.buffer.reserve(bytes, on); });
+      },
+      nb::arg("new_capacity"), nb::arg("stream") = nb::none())
+    .def(
+      "copy",
+      [](device_buffer_object const& self, nb::handle stream) {
+        auto const on = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        auto resource = self.resource ? *self.resource : rmm::mr::get_current_device_resource();
+        return without_gil([&] {
+          device_buffer_object made{rmm::device_buffer{self.buffer, on, resource}, resource};
+          on.synchronize();
+          return made;
+        });
+      },
+      nb::arg("stream") = nb::none(),
+      "A deep copy, from the same resource (the current one for an adopted C++ buffer).")
+    .def("__copy__", [](nb::handle self) { return self.attr("copy")(); })
+    .def("__deepcopy__", [](nb::handle self, nb::handle) { return self.attr("copy")(); })
+    .def(
+      "tobytes",
+      [](device_buffer_object const& self, nb::handle stream) {
+        auto const on    = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        nb::object bytes = nb::steal(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(self.buffer.size())));
+        if (!bytes.is_valid()) { throw nb::python_error(); }
+        copy_and_wait(PyBytes_AsString(bytes.ptr()), self.buffer.data(), self.buffer.size(), on);
+        return bytes;
+      },
+      nb::arg("stream") = nb::none(), "The contents as bytes.")
+    .def(
+      "copy_to_host",
+      [](device_buffer_object const& self, nb::object ary, nb::handle stream) {
+        auto const on = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        if (ary.is_none()) { ary = nb::module_::import_("numpy").attr("empty")(self.buffer.size(), "u1"); }
+        host_view const host{ary, true, "copy_to_host's ary"};
+        if (host.size() < self.buffer.size()) {
+          throw nb::value_error(("copy_to_host: ary holds " + std::to_string(host.size()) + " bytes, the buffer " +
+                                 std::to_string(self.buffer.size()))
+                                  .c_str());
+        }
+        copy_and_wait(host.data(), self.buffer.data(), self.buffer.size(), on);
+        return ary;
+      },
+      nb::arg("ary") = nb::none(), nb::arg("stream") = nb::none(),
+      "Copies the contents into `ary` (a new NumPy uint8 array when None) and returns it.")
+    .def(
+      "copy_from_host",
+      [](device_buffer_object& self, nb::handle ary, nb::handle stream) {
+        auto const on = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        host_view const host{ary, false, "copy_from_host's ary"};
+        if (host.size() > self.buffer.size()) {
+          throw nb::value_error(("copy_from_host: ary holds " + std::to_string(host.size()) +
+                                 " bytes, more than the buffer's " + std::to_string(self.buffer.size()))
+                                  .c_str());
+        }
+        copy_and_wait(self.buffer.data(), host.data(), host.size(), on);
+      },
+      nb::arg("ary"), nb::arg("stream") = nb::none(),
+      "Copies host `ary` (at most size bytes) to the start of the buffer.")
+    .def(
+      "copy_from_device",
+      [](device_buffer_object& self, nb::handle cuda_ary, nb::handle stream) {
+        auto const on              = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        auto const [source, bytes] = device_array_bytes(cuda_ary);
+        if (bytes > self.buffer.size()) {
+          throw nb::value_error(("copy_from_device: the array holds " + std::to_string(bytes) +
+                                 " bytes, more than the buffer's " + std::to_string(self.buffer.size()))
+                                  .c_str());
+        }
+        copy_and_wait(self.buffer.data(), source, bytes, on);
+      },
+      nb::arg("cuda_ary"), nb::arg("stream") = nb::none(),
+      "Copies a contiguous device array to the start of the buffer.")
+    .def("__repr__", [](device_buffer_object const& self) {
+      return "<rmm.DeviceBuffer size=" + std::to_string(self.buffer.size()) +
+             " ptr=" + std::to_string(address_of(self.buffer.data())) + ">";
+    });
+
+  // Exercises the C++ hand-over path from Python (the tests use it).
+  module.def(
+    "_device_buffer_capsule_for_testing",
+    [](std::size_t size, std::uint8_t fill) {
+      auto buffer = std::make_unique<rmm::device_buffer>(size, rmm::cuda_stream_view{});
+      if (size > 0) {
+        RMM_CUDA_TRY(cudaMemsetAsync(buffer->data(), fill, size, buffer->stream().value()));
+        buffer->stream().synchronize();
+      }
+      return nb::steal(to_device_buffer_capsule(std::move(buffer)));
+    },
+    nb::arg("size"), nb::arg("fill"));
+}
+
+}  // namespace rmm::python

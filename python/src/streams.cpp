@@ -1,0 +1,115 @@
+// rmm._rmm.Stream: rmm's own streams and the default streams, and other libraries' streams
+// (CuPy, Numba, cuda-python) through the `__cuda_stream__` protocol or their handle attribute.
+
+#include "stream_object.hpp"
+
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace rmm::python {
+
+cudaStream_t handle_from_int(nb::handle value, char const* what)
+{
+  auto const raw = PyLong_AsUnsignedLongLong(value.ptr());
+  if (raw == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw nb::value_error(
+      (std::string{what} + " handle must be a non-negative integer, not " + nb::repr(value).c_str()).c_str());
+  }
+  return reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(raw));  // NOLINT: a handle is an address
+}
+
+cudaStream_t handle_from_protocol(nb::handle value)
+{
+  nb::object const reported = value.attr("__cuda_stream__")();
+  if (!nb::isinstance<nb::tuple>(reported) || nb::len(reported) != 2) {
+    throw nb::type_error(
+      (std::string{"__cuda_stream__() must return a (version, handle) pair, not "} + nb::repr(reported).c_str())
+        .c_str());
+  }
+  return handle_from_int(nb::borrow<nb::tuple>(reported)[1], "__cuda_stream__()");
+}
+
+namespace {
+
+/// The handle of a foreign stream object: `__cuda_stream__`, CuPy's `ptr`, Numba's `handle`.
+cudaStream_t handle_of_foreign(nb::handle value)
+{
+  if (nb::hasattr(value, "__cuda_stream__")) { return handle_from_protocol(value); }
+  if (nb::hasattr(value, "ptr") && PyLong_Check(value.attr("ptr").ptr())) {
+    return handle_from_int(value.attr("ptr"), "ptr");
+  }
+  if (nb::hasattr(value, "handle")) {  // Numba: a ctypes c_void_p or a cuda-python CUstream
+    nb::object handle = value.attr("handle");
+    if (nb::hasattr(handle, "value")) { handle = handle.attr("value"); }
+    if (handle.is_none()) { return cudaStream_t{}; }  // ctypes' NULL: the default stream
+    return handle_from_int(nb::int_(handle), "handle");
+  }
+  throw nb::type_error((std::string{"Stream() takes None (a new stream), an rmm Stream, or a stream object with "
+                                    "__cuda_stream__, `ptr` (CuPy) or `handle` (Numba), not "} +
+                        nb::type_name(value.type()).c_str())
+                         .c_str());
+}
+
+}  // namespace
+
+void bind_streams(nb::module_& module)
+{
+  nb::class_<stream_object>(module, "Stream",
+                            "A CUDA stream: one rmm creates (Stream()), or another library's (Stream(cupy_stream)).")
+    .def(
+      "__init__",
+      [](stream_object* self, nb::handle source) {
+        auto* made = new (self) stream_object{};
+        if (source.is_none()) {
+          made->owned.emplace();
+          made->handle = made->owned->value();
+        } else if (nb::isinstance<stream_object>(source)) {
+          auto const& other = nb::cast<stream_object const&>(source);
+          made->handle      = other.handle;
+          made->source      = nb::borrow(source);
+        } else {
+          made->handle = handle_of_foreign(source);
+          made->source = nb::borrow(source);
+        }
+      },
+      nb::arg("obj") = nb::none())
+    .def_static(
+      "_from_handle",
+      [](nb::handle value) {
+        stream_object stream;
+        stream.handle = handle_from_int(value, "stream");
+        return stream;
+      },
+      nb::arg("handle"))
+    .def_prop_ro(
+      "value", [](stream_object const& self) { return reinterpret_cast<std::uintptr_t>(self.handle); },  // NOLINT
+      "The cudaStream_t as an int.")
+    .def(
+      "__cuda_stream__",
+      [](stream_object const& self) {
+        return std::pair{0, reinterpret_cast<std::uintptr_t>(self.handle)};
+      },  // NOLINT
+      "The stream protocol: (version 0, handle).")
+    .def(
+      "synchronize", [](stream_object const& self) { self.view().synchronize(); },
+      nb::call_guard<nb::gil_scoped_release>(), "Waits until the stream's work has finished.")
+    .def(
+      "is_default", [](stream_object const& self) { return self.view().is_default(); },
+      "Whether this is the default stream (legacy or per-thread) of the device.")
+    .def("__eq__",
+         [](stream_object const& self, nb::handle other) {
+           return nb::isinstance<stream_object>(other) && nb::cast<stream_object const&>(other).handle == self.handle;
+         })
+    .def("__hash__", [](stream_object const& self) { return std::hash<void*>{}(self.handle); })
+    .def("__repr__", [](stream_object const& self) {
+      return "Stream(" + std::to_string(reinterpret_cast<std::uintptr_t>(self.handle)) +  // NOLINT
+             (self.owned ? ", owned)" : ")");
+    });
+}
+
+}  // namespace rmm::python

@@ -1,0 +1,41 @@
+"""The debug logger's level, and allocation logs that rmm-replay reads."""
+
+import os
+import subprocess
+
+import pytest
+
+import rmm
+from rmm import mr
+
+
+def test_logging_level_round_trips():
+    previous = rmm.get_logging_level()
+    try:
+        for level in (rmm.level_enum.trace, rmm.level_enum.error, rmm.level_enum.off):
+            rmm.set_logging_level(level)
+            assert rmm.get_logging_level() == level
+        rmm.set_logging_level(rmm.level_enum.warn)
+        assert rmm.should_log(rmm.level_enum.error) and not rmm.should_log(rmm.level_enum.info)
+    finally:
+        rmm.set_logging_level(previous)
+
+
+def test_a_log_written_from_python_replays(tmp_path):
+    replay = os.environ.get("RMM_REPLAY")
+    if not replay:
+        pytest.fail("RMM_REPLAY must name the rmm-replay binary (the test suite sets it)")
+    pool = mr.PoolMemoryResource(mr.CudaMemoryResource(), "8MiB")
+    logger = mr.LoggingResourceAdaptor(pool, str(tmp_path / "python.csv"))
+    buffers = [rmm.DeviceBuffer(size=(i + 1) * 4096, mr=logger) for i in range(50)]
+    del buffers[::2]
+    del buffers
+    logger.flush()
+    result = subprocess.run(
+        [replay, logger.get_file_name(), "--resource", "pool"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    row = next(line for line in result.stdout.splitlines() if line.startswith("python.dev0.csv"))
+    peak_live = 4096 * sum(range(1, 51))  # every buffer was alive at once
+    assert rmm.format_bytes(peak_live) in row, row
+    assert row.split()[-1] == "0/0", row  # no failed allocations in the log or the replay
