@@ -10,7 +10,9 @@
 #   engine-bench random_allocations and stream_churn, this tree against the baseline
 #   random       random_allocations of the pool alone, this tree against the baseline
 #   bench        every other benchmark and rmm-replay (scripts/run-gpu-benchmarks.sh)
-#   apps         real programs three ways (scripts/run-gpu-apps.sh; RMM_APPS names some)
+#   apps         real programs three ways (scripts/run-gpu-apps.sh; RMM_APPS names some), and
+#                PyTorch through the Python package when the python stage ran before
+#   python       the Python package: extension, pytest suite (frameworks included), benchmark
 #   config       rmm-run --check --build over every example file
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -75,6 +77,22 @@ for stage in "$@"; do
           "$here"/../.whl/numpy-*.whl && export RMM_APPS_NUMBA_PATH=/tmp/numba-site
       fi
       OUT=$results/apps scripts/run-gpu-apps.sh ${RMM_APPS:-} ;;
+    python)
+      # The Python package over the GPU build: its extension, its pytest suite on the GPU (the
+      # CuPy, Numba and PyTorch tests included), and the DeviceBuffer pair benchmark.
+      cmake --preset gpu -DCMAKE_PREFIX_PATH="$here/prefix" -DZLIB_ROOT="$here/prefix" -DRMM_WARNINGS_AS_ERRORS=OFF \
+        -DRMM_BUILD_PYTHON=ON > "$results/python-configure.log" 2>&1 || { tail -30 "$results/python-configure.log"; exit 1; }
+      cmake --build --preset gpu -j 16 --target _rmm rmm-replay > "$results/python-build.log" 2>&1 ||
+        { grep -E "error|Error" -A5 "$results/python-build.log" | head -60; exit 1; }
+      numba_site=""
+      if ls "$here"/../.whl/numpy-*.whl > /dev/null 2>&1; then
+        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/numba-site \
+          "$here"/../.whl/numpy-*.whl && numba_site=/tmp/numba-site
+      fi
+      (cd build-gpu && RMM_TEST_NUMBA_PATH=$numba_site ctest -L python --output-on-failure) > "$results/python-tests.log" 2>&1
+      echo "python tests rc=$?"; grep -E "tests passed|Passed|Failed|SKIPPED|passed|failed" "$results/python-tests.log" | tail -30
+      PYTHONPATH=build-gpu/python python3 bench/python/device_buffer_pairs.py > "$results/python-bench.txt" 2>&1
+      cat "$results/python-bench.txt" ;;
     config)
       for f in docs/examples/*.toml; do
         env=(); [[ $f == *logging* ]] && env=(RMM_LOGGING_FILE="$results/trace-%p-dev%d.csv")

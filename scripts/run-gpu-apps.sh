@@ -42,7 +42,9 @@ for program in "${programs[@]}"; do
     torch_resnet50 | torch_gpt2)
       run "$program" own
       run "$program" off PYTORCH_NO_CUDA_MEMORY_CACHING=1
-      run "$program" shim PYTORCH_NO_CUDA_MEMORY_CACHING=1 ;;
+      run "$program" shim PYTORCH_NO_CUDA_MEMORY_CACHING=1
+      # With the Python package built (build-gpu/python): PyTorch through rmm_torch_allocator.
+      [[ -d build-gpu/python/rmm ]] && run "$program" python PYTHONPATH="$PWD/build-gpu/python:$PYTHONPATH" ;;
     cupy_mix)
       run "$program" own; run "$program" off; run "$program" shim ;;
     jax_mlp)

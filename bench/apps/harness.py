@@ -91,3 +91,33 @@ def report(program, way, times, result, **extra):
 def way():
     """The way the program runs, as run-gpu-apps.sh names it (argv[1])."""
     return sys.argv[1] if len(sys.argv) > 1 else "own"
+
+
+_rmm_pool = None
+
+
+def torch_allocator_for_way():
+    """Way `python`: PyTorch allocates through the rmm package's allocator (rmm.allocators.torch)
+    from a pool like the shim's built-in stack (256 MiB, growing). Call before the first tensor."""
+    global _rmm_pool
+    if way() != "python":
+        return
+    import rmm
+    import torch
+    from rmm.allocators.torch import rmm_torch_allocator
+
+    _rmm_pool = rmm.mr.PoolMemoryResource(rmm.mr.CudaMemoryResource(), initial_pool_size="256MiB")
+    rmm.mr.set_current_device_resource(_rmm_pool)
+    torch.cuda.memory.change_current_allocator(rmm_torch_allocator)
+
+
+def torch_peaks():
+    """The allocator's peak figures: PyTorch's own, or the rmm pool's under way `python`."""
+    import torch
+
+    if _rmm_pool is not None:
+        return {"framework_peak_reserved": _rmm_pool.pool_statistics()["peak_reserved_bytes"]}
+    return {
+        "framework_peak_reserved": torch.cuda.max_memory_reserved(),
+        "framework_peak_allocated": torch.cuda.max_memory_allocated(),
+    }

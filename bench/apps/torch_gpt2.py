@@ -5,6 +5,8 @@ import torch
 
 import harness
 
+harness.torch_allocator_for_way()
+
 torch.manual_seed(0)
 vocab, width, layers, heads = 16384, 768, 6, 12
 
@@ -47,6 +49,5 @@ def step(i):
 with harness.DeviceMemorySampler() as sampled:
     times = harness.time_steps(step, 5, 20, torch.cuda.synchronize)
 harness.report("pytorch_gpt2", harness.way(), times, f"{last['loss'].item():.8e}",
-               framework_peak_reserved=torch.cuda.max_memory_reserved(),
-               framework_peak_allocated=torch.cuda.max_memory_allocated(),
+               **harness.torch_peaks(),
                sampled_peak=sampled.footprint)

@@ -6,6 +6,8 @@ import torchvision
 
 import harness
 
+harness.torch_allocator_for_way()
+
 torch.manual_seed(0)
 torch.backends.cudnn.benchmark = False
 torch.backends.cudnn.deterministic = True
@@ -27,6 +29,5 @@ def step(_):
 with harness.DeviceMemorySampler() as sampled:
     times = harness.time_steps(step, 5, 20, torch.cuda.synchronize)
 harness.report("pytorch_resnet50", harness.way(), times, f"{last['loss'].item():.8e}",
-               framework_peak_reserved=torch.cuda.max_memory_reserved(),
-               framework_peak_allocated=torch.cuda.max_memory_allocated(),
+               **harness.torch_peaks(),
                sampled_peak=sampled.footprint)
