@@ -24,6 +24,23 @@ std::uintptr_t address_of(void const* ptr) { return reinterpret_cast<std::uintpt
 void const* pointer_from(std::uintptr_t address) { return reinterpret_cast<void const*>(address); }  // NOLINT
 
 struct device_buffer_object {
+  device_buffer_object(rmm::device_buffer buffer_, std::optional<rmm::mr::any_device_resource> resource_)
+    : buffer{std::move(buffer_)}, resource{std::move(resource_)}
+  {
+  }
+  device_buffer_object(device_buffer_object&&) noexcept        = default;
+  device_buffer_object& operator=(device_buffer_object&&)      = delete;
+  device_buffer_object(device_buffer_object const&)            = delete;
+  device_buffer_object& operator=(device_buffer_object const&) = delete;
+
+  /// Frees without the GIL when Python holds it: a free may wait for the device (cudaFree does).
+  ~device_buffer_object()
+  {
+    if (buffer.data() == nullptr || PyGILState_Check() == 0) { return; }
+    nb::gil_scoped_release released;
+    rmm::device_buffer{std::move(buffer)};
+  }
+
   rmm::device_buffer buffer;
   /// The resource it was made with (absent for an adopted C++ buffer): copies come from it too.
   std::optional<rmm::mr::any_device_resource> resource;
