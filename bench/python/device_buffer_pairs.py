@@ -14,16 +14,13 @@ import rmm
 SIZES = [256, 64 << 10, 1 << 20, 16 << 20]
 
 
-def per_pair_ns(make, pairs: int, repetitions: int) -> float:
-    for _ in range(pairs // 10):  # warm-up: the pool has grown, the code paths are hot
+def time_pairs(make, pairs: int) -> float:
+    """Nanoseconds per pair over `pairs` calls of `make` (each result is dropped at once: one
+    allocation and one free)."""
+    start = time.perf_counter_ns()
+    for _ in range(pairs):
         make()
-    samples = []
-    for _ in range(repetitions):
-        start = time.perf_counter_ns()
-        for _ in range(pairs):
-            make()  # the object is dropped at once: one allocation and one free
-        samples.append((time.perf_counter_ns() - start) / pairs)
-    return statistics.median(samples)
+    return (time.perf_counter_ns() - start) / pairs
 
 
 def main() -> None:
@@ -38,13 +35,28 @@ def main() -> None:
     except ImportError:
         cupy = None
 
+    makers = {}
+    for size in SIZES:
+        makers[("rmm", size)] = lambda size=size: rmm.DeviceBuffer(size=size)
+        if cupy is not None:
+            makers[("cupy", size)] = lambda size=size: cupy.empty(size, dtype=cupy.uint8)
+    # Warm-up, then repetitions that interleave every case, so that none runs only while the
+    # machine is still warming up.
+    for make in makers.values():
+        time_pairs(make, args.pairs // 10)
+    samples = {key: [] for key in makers}
+    for _ in range(args.repetitions):
+        for key, make in makers.items():
+            samples[key].append(time_pairs(make, args.pairs))
+    median = {key: statistics.median(values) for key, values in samples.items()}
+
     print(f"{'bytes':>10} {'rmm.DeviceBuffer ns':>20} {'cupy.empty ns':>14} {'rmm / cupy':>11}")
     for size in SIZES:
-        ours = per_pair_ns(lambda: rmm.DeviceBuffer(size=size), args.pairs, args.repetitions)
+        ours = median[("rmm", size)]
         if cupy is None:
             print(f"{size:>10} {ours:>20.0f} {'-':>14} {'-':>11}")
             continue
-        theirs = per_pair_ns(lambda: cupy.empty(size, dtype=cupy.uint8), args.pairs, args.repetitions)
+        theirs = median[("cupy", size)]
         print(f"{size:>10} {ours:>20.0f} {theirs:>14.0f} {ours / theirs:>11.2f}")
 
 

@@ -12,14 +12,15 @@ import textwrap
 import pytest
 
 
-def run(code: str, path: str = "", **env: str) -> dict:
-    """Runs `code` in a fresh interpreter (`path` first on its module path); it prints one JSON
-    object, which is returned."""
+def run(*parts: str, path: str = "", **env: str) -> dict:
+    """Runs the program made of `parts` (each dedented on its own) in a fresh interpreter, `path`
+    first on its module path; the program prints one JSON object, which is returned."""
+    code = "\n".join(textwrap.dedent(part).strip("\n") for part in parts) + "\n"
     environment = {**os.environ, **env}
     if path:
         environment["PYTHONPATH"] = path + os.pathsep + environment.get("PYTHONPATH", "")
     result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         env=environment,
@@ -54,7 +55,7 @@ CUPY_WORK = """
 
 def test_cupy_through_rmm_gives_cupys_result():
     needs("cupy")
-    own = run(CUPY_WORK + "print(json.dumps({'value': value}))")
+    own = run(CUPY_WORK, "print(json.dumps({'value': value}))")
     through_rmm = run(
         """
         import rmm
@@ -63,9 +64,9 @@ def test_cupy_through_rmm_gives_cupys_result():
         rmm.reinitialize(pool_allocator=True, initial_pool_size="256MiB")
         rmm.statistics.enable_statistics()
         cupy.cuda.set_allocator(rmm_cupy_allocator)
-        """
-        + CUPY_WORK
-        + "print(json.dumps({'value': value, 'count': rmm.statistics.get_statistics().total_count}))"
+        """,
+        CUPY_WORK,
+        "print(json.dumps({'value': value, 'count': rmm.statistics.get_statistics().total_count}))",
     )
     assert through_rmm["value"] == own["value"]
     assert through_rmm["count"] > 5
@@ -92,12 +93,13 @@ NUMBA_WORK = """
 
 def test_numba_through_the_environment_variable_gives_numbas_result():
     needs("numba")
-    own = run(NUMBA_WORK + "print(json.dumps({'total': total}))", NUMBA_PATH)
+    own = run(NUMBA_WORK, "print(json.dumps({'total': total}))", path=NUMBA_PATH)
     through_rmm = run(
-        NUMBA_WORK.replace("import json", "import json, rmm\n    rmm.statistics.enable_statistics()")
-        + "print(json.dumps({'total': total, 'count': rmm.statistics.get_statistics().total_count,"
+        "import rmm\nrmm.statistics.enable_statistics()",
+        NUMBA_WORK,
+        "print(json.dumps({'total': total, 'count': rmm.statistics.get_statistics().total_count,"
         " 'manager': type(cuda.current_context().memory_manager).__name__}))",
-        NUMBA_PATH,
+        path=NUMBA_PATH,
         NUMBA_CUDA_MEMORY_MANAGER="rmm.allocators.numba",
     )
     assert through_rmm["total"] == own["total"]
@@ -116,7 +118,7 @@ def test_numba_through_set_memory_manager():
         d = cuda.device_array(1000, dtype="float32")
         print(json.dumps({'bytes': rmm.statistics.get_statistics().current_bytes}))
         """,
-        NUMBA_PATH,
+        path=NUMBA_PATH,
     )
     assert through_rmm["bytes"] == 4000
 
@@ -138,7 +140,7 @@ TORCH_WORK = """
 
 def test_pytorch_through_a_shared_pool_gives_pytorchs_result():
     needs("torch")
-    own = run(TORCH_WORK + "print(json.dumps({'loss': value}))")
+    own = run(TORCH_WORK, "print(json.dumps({'loss': value}))")
     through_rmm = run(
         """
         import rmm
@@ -147,10 +149,9 @@ def test_pytorch_through_a_shared_pool_gives_pytorchs_result():
         rmm.reinitialize(pool_allocator=True, initial_pool_size="256MiB")
         rmm.statistics.enable_statistics()
         torch.cuda.memory.change_current_allocator(rmm_torch_allocator)
-        """
-        + TORCH_WORK
-        + "print(json.dumps({'loss': value, 'count': rmm.statistics.get_statistics().total_count}))",
-        CUBLAS_WORKSPACE_CONFIG=":4096:8",
+        """,
+        TORCH_WORK,
+        "print(json.dumps({'loss': value, 'count': rmm.statistics.get_statistics().total_count}))",
     )
     assert through_rmm["loss"] == pytest.approx(own["loss"], rel=1e-5)
     assert through_rmm["count"] > 10

@@ -39,7 +39,8 @@ def test_reinitialize_is_documented():
 
 
 def test_the_submodules_are_reachable():
-    from rmm import allocators, mr  # noqa: F401
-    from rmm.pylibrmm.stream import Stream  # noqa: F401
+    from rmm import allocators, mr
+    from rmm.pylibrmm.stream import Stream
 
     assert rmm.mr is mr and callable(rmm.statistics.enable_statistics)
+    assert allocators.__name__ == "rmm.allocators" and isinstance(Stream(), Stream)

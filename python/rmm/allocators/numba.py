@@ -31,6 +31,9 @@ def _device_pointer(address: int):
 class RMMNumbaManager(GetIpcHandleMixin, HostOnlyCUDAMemoryManager):
     """Numba's device allocations from the current rmm resource."""
 
+    def initialize(self) -> None:
+        """Nothing to prepare: the current rmm resource serves every context."""
+
     def memalloc(self, size: int):
         buffer = DeviceBuffer(size=size)
         address = buffer.ptr
