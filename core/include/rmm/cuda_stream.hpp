@@ -17,7 +17,12 @@ class cuda_stream {
     non_blocking = cudaStreamNonBlocking,  ///< runs concurrently with the legacy default stream
   };
 
-  /// Creates a stream on the current device. Throws rmm::cuda_error on failure.
+  /**
+   * @brief Creates a stream on the current device.
+   *
+   * @param stream_flags whether the stream synchronizes with the legacy default stream
+   * @throws rmm::cuda_error when CUDA cannot create the stream
+   */
   explicit cuda_stream(flags stream_flags = flags::sync_default);
 
   cuda_stream(cuda_stream&&) noexcept            = default;
@@ -26,15 +31,35 @@ class cuda_stream {
   cuda_stream& operator=(cuda_stream const&)     = delete;
   ~cuda_stream()                                 = default;
 
-  /// False only for a moved-from stream.
+  /**
+   * @brief Whether the object owns a stream.
+   *
+   * @return false only for a moved-from stream
+   */
   [[nodiscard]] bool is_valid() const noexcept { return stream_ != nullptr; }
+  /**
+   * @brief The CUDA stream handle.
+   *
+   * @return the handle; null for a moved-from stream
+   */
   [[nodiscard]] cudaStream_t value() const noexcept { return stream_.get(); }
   operator cudaStream_t() const noexcept { return value(); }  // NOLINT
+  /**
+   * @brief A non-owning view of the stream, valid while this object owns it.
+   *
+   * @return the view
+   */
   [[nodiscard]] cuda_stream_view view() const noexcept { return cuda_stream_view{value()}; }
   operator cuda_stream_view() const noexcept { return view(); }                     // NOLINT
   operator cuda::stream_ref() const noexcept { return cuda::stream_ref{value()}; }  // NOLINT
 
+  /**
+   * @brief Waits for all work on the stream.
+   *
+   * @throws rmm::cuda_error when the synchronization fails
+   */
   void synchronize() const { view().synchronize(); }
+  /// @brief Waits for all work on the stream; reports failures through the debug log.
   void synchronize_no_throw() const noexcept { view().synchronize_no_throw(); }
 
  private:

@@ -12,19 +12,39 @@ namespace rmm {
 class cuda_stream_view {
  public:
   constexpr cuda_stream_view() noexcept = default;
+  /**
+   * @brief Views `stream`.
+   *
+   * @param stream the stream handle; not owned
+   */
   constexpr cuda_stream_view(cudaStream_t stream) noexcept : stream_{stream} {}  // NOLINT: implicit on purpose
+  /**
+   * @brief Views the stream `stream` refers to.
+   *
+   * @param stream the stream reference; not owned
+   */
   constexpr cuda_stream_view(cuda::stream_ref stream) noexcept : stream_{stream.get()} {}  // NOLINT
   // A literal 0 or nullptr is ambiguous between "legacy default" and "no stream"; say cuda_stream_default.
   cuda_stream_view(int)            = delete;
   cuda_stream_view(std::nullptr_t) = delete;
 
+  /**
+   * @brief The viewed stream's handle.
+   *
+   * @return the handle (0 for the default-constructed view)
+   */
   [[nodiscard]] constexpr cudaStream_t value() const noexcept { return stream_; }
   constexpr operator cudaStream_t() const noexcept { return stream_; }                        // NOLINT
   constexpr operator cuda::stream_ref() const noexcept { return cuda::stream_ref{stream_}; }  // NOLINT
 
   // Inline on purpose: what stream 0 means depends on how the *caller* is compiled.
 
-  /// True for cudaStreamPerThread (and for stream 0 when compiled with per-thread default streams).
+  /**
+   * @brief Whether the view is the per-thread default stream.
+   *
+   * @return true for cudaStreamPerThread (and for stream 0 when compiled with per-thread default
+   * streams)
+   */
   [[nodiscard]] bool is_per_thread_default() const noexcept
   {
 #ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
@@ -33,8 +53,11 @@ class cuda_stream_view {
     return value() == cudaStreamPerThread;
 #endif
   }
-  /// True for the legacy default stream: cudaStreamLegacy, or 0 unless compiled with per-thread
-  /// default streams.
+  /**
+   * @brief Whether the view is the legacy default stream.
+   *
+   * @return true for cudaStreamLegacy, and for 0 unless compiled with per-thread default streams
+   */
   [[nodiscard]] bool is_default() const noexcept
   {
 #ifdef CUDA_API_PER_THREAD_DEFAULT_STREAM
@@ -44,9 +67,13 @@ class cuda_stream_view {
 #endif
   }
 
-  /// Waits for all work on the stream. Throws rmm::cuda_error on failure.
+  /**
+   * @brief Waits for all work on the stream.
+   *
+   * @throws rmm::cuda_error when the synchronization fails
+   */
   void synchronize() const;
-  /// Waits for all work on the stream; reports failures through the debug log.
+  /// @brief Waits for all work on the stream; reports failures through the debug log.
   void synchronize_no_throw() const noexcept;
 
  private:

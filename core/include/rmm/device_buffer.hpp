@@ -27,74 +27,229 @@ namespace rmm {
  */
 class device_buffer {
  public:
-  /// Empty buffer (no allocation) on the default stream and the current device's resource.
+  /**
+   * @brief Empty buffer (no allocation) on the default stream and the current device's resource.
+   *
+   * @throws rmm::cuda_error when there is no usable device
+   */
   device_buffer();
 
-  /// Uninitialized buffer of `size` bytes.
+  /**
+   * @brief Uninitialized buffer of `size` bytes, aligned to CUDA_ALLOCATION_ALIGNMENT.
+   *
+   * @param size bytes to allocate
+   * @param stream the stream the allocation, and later the deallocation, are ordered on
+   * @param mr the resource to allocate from (default: the current device's)
+   * @throws rmm::out_of_memory when the resource runs out of memory or `size` exceeds
+   * mr::max_allocation_size
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when there is no usable device
+   */
   device_buffer(std::size_t size,
                 cuda_stream_view stream,
                 mr::any_device_resource mr = mr::get_current_device_resource());
 
-  /// Uninitialized buffer of `size` bytes aligned to `alignment` (a power of two the resource
-  /// supports; rmm's resources take up to CUDA_ALLOCATION_ALIGNMENT).
+  /**
+   * @brief Uninitialized buffer of `size` bytes aligned to `alignment`.
+   *
+   * @param size bytes to allocate
+   * @param alignment a power of two the resource supports; rmm's resources take up to
+   * CUDA_ALLOCATION_ALIGNMENT (wrap them in an aligned_resource_adaptor for more)
+   * @param stream the stream the allocation, and later the deallocation, are ordered on
+   * @param mr the resource to allocate from (default: the current device's)
+   * @throws rmm::logic_error when `alignment` is not a power of two, or is one the resource refuses
+   * @throws rmm::out_of_memory when the resource runs out of memory or `size` exceeds
+   * mr::max_allocation_size
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when there is no usable device
+   */
   explicit device_buffer(std::size_t size,
                          std::size_t alignment,
                          cuda_stream_view stream,
                          mr::any_device_resource mr = mr::get_current_device_resource());
 
-  /// Buffer of `size` bytes copied from `source_data` (host or device memory). The copy is
-  /// ordered on `stream`: keep host memory alive until the stream has reached it.
+  /**
+   * @brief Buffer of `size` bytes copied from `source_data` (host or device memory).
+   *
+   * The copy is ordered on `stream`: keep host memory alive until the stream has reached it.
+   *
+   * @param source_data the bytes to copy; may be null only when `size` is 0
+   * @param size bytes to allocate and copy
+   * @param stream the stream the allocation, the copy and later the deallocation are ordered on
+   * @param mr the resource to allocate from (default: the current device's)
+   * @throws rmm::logic_error when `source_data` is null and `size` is not 0
+   * @throws rmm::out_of_memory when the resource runs out of memory or `size` exceeds
+   * mr::max_allocation_size
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when there is no usable device or the copy fails
+   */
   device_buffer(void const* source_data,
                 std::size_t size,
                 cuda_stream_view stream,
                 mr::any_device_resource mr = mr::get_current_device_resource());
 
-  /// As above, with the memory aligned to `alignment`.
+  /**
+   * @brief Buffer of `size` bytes copied from `source_data`, with the memory aligned to `alignment`.
+   *
+   * The copy is ordered on `stream`: keep host memory alive until the stream has reached it.
+   *
+   * @param source_data the bytes to copy (host or device memory); may be null only when `size` is 0
+   * @param size bytes to allocate and copy
+   * @param alignment a power of two the resource supports
+   * @param stream the stream the allocation, the copy and later the deallocation are ordered on
+   * @param mr the resource to allocate from (default: the current device's)
+   * @throws rmm::logic_error when `source_data` is null and `size` is not 0, or `alignment` is not a
+   * power of two or is one the resource refuses
+   * @throws rmm::out_of_memory when the resource runs out of memory or `size` exceeds
+   * mr::max_allocation_size
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when there is no usable device or the copy fails
+   */
   explicit device_buffer(void const* source_data,
                          std::size_t size,
                          std::size_t alignment,
                          cuda_stream_view stream,
                          mr::any_device_resource mr = mr::get_current_device_resource());
 
-  /// Deep copy of `other`'s contents (its size, not its capacity) with `other`'s alignment.
+  /**
+   * @brief Deep copy of `other`'s contents (its size, not its capacity) with `other`'s alignment.
+   *
+   * @param other the buffer to copy; its contents must be ready on `stream`
+   * @param stream the stream the allocation, the copy and later the deallocation are ordered on
+   * @param mr the resource to allocate from (default: the current device's)
+   * @throws rmm::logic_error when the resource refuses `other`'s alignment
+   * @throws rmm::out_of_memory when the resource runs out of memory
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when there is no usable device or the copy fails
+   */
   device_buffer(device_buffer const& other,
                 cuda_stream_view stream,
                 mr::any_device_resource mr = mr::get_current_device_resource());
 
-  /// Takes `other`'s memory, stream, resource and device; `other` is left empty.
+  /**
+   * @brief Takes `other`'s memory, stream, resource and device; `other` is left empty.
+   *
+   * @param other the buffer to move from
+   */
   device_buffer(device_buffer&& other) noexcept;
-  /// Frees this buffer's memory (on its stream), then takes `other`'s.
+  /**
+   * @brief Frees this buffer's memory (on its stream), then takes `other`'s.
+   *
+   * @param other the buffer to move from; left empty
+   * @return this buffer
+   */
   device_buffer& operator=(device_buffer&& other) noexcept;
 
   device_buffer(device_buffer const&)            = delete;
   device_buffer& operator=(device_buffer const&) = delete;
 
-  /// Frees the memory on stream(), with the buffer's device current.
+  /// @brief Frees the memory on stream(), with the buffer's device current.
   ~device_buffer() noexcept;
 
-  /// Ensures capacity() >= new_capacity, reallocating and copying the contents if needed.
+  /**
+   * @brief Ensures capacity() >= new_capacity, reallocating and copying the contents if needed.
+   *
+   * @param new_capacity the least capacity wanted, in bytes
+   * @param stream the stream the reallocation and copy are ordered on; becomes stream()
+   * @throws rmm::out_of_memory when the resource runs out of memory or `new_capacity` exceeds
+   * mr::max_allocation_size
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when the device cannot be made current or the copy fails
+   */
   void reserve(std::size_t new_capacity, cuda_stream_view stream);
-  /// Sets size() to new_size. Grows the allocation (copying the contents) only when new_size >
-  /// capacity(); new bytes are uninitialized.
+  /**
+   * @brief Sets size() to new_size.
+   *
+   * Grows the allocation (copying the contents) only when new_size > capacity(); new bytes are
+   * uninitialized. Shrinking keeps the memory (see shrink_to_fit).
+   *
+   * @param new_size the new size in bytes
+   * @param stream the stream a reallocation and copy are ordered on; becomes stream()
+   * @throws rmm::out_of_memory when the resource runs out of memory or `new_size` exceeds
+   * mr::max_allocation_size
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when the device cannot be made current or the copy fails
+   */
   void resize(std::size_t new_size, cuda_stream_view stream);
-  /// Reallocates so capacity() == size(), copying the contents.
+  /**
+   * @brief Reallocates so capacity() == size(), copying the contents.
+   *
+   * @param stream the stream the reallocation and copy are ordered on; becomes stream()
+   * @throws rmm::out_of_memory when the resource runs out of memory
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when the device cannot be made current or the copy fails
+   */
   void shrink_to_fit(cuda_stream_view stream);
 
+  /**
+   * @brief The device memory.
+   *
+   * @return a pointer to the first byte; null when nothing is allocated
+   */
   [[nodiscard]] void const* data() const noexcept { return data_; }
+  /**
+   * @brief The device memory.
+   *
+   * @return a pointer to the first byte; null when nothing is allocated
+   */
   [[nodiscard]] void* data() noexcept { return data_; }
+  /**
+   * @brief The number of bytes in use.
+   *
+   * @return the size in bytes
+   */
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /**
+   * @brief The number of bytes in use, signed.
+   *
+   * @return the size in bytes
+   */
   [[nodiscard]] std::int64_t ssize() const noexcept { return static_cast<std::int64_t>(size_); }
+  /**
+   * @brief Whether size() is 0.
+   *
+   * @return true when the buffer holds no bytes (its capacity may still be above 0)
+   */
   [[nodiscard]] bool is_empty() const noexcept { return size_ == 0; }
+  /**
+   * @brief The number of bytes allocated.
+   *
+   * @return the capacity in bytes, at least size()
+   */
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
-  /// The alignment every allocation of this buffer has.
+  /**
+   * @brief The alignment every allocation of this buffer has.
+   *
+   * @return the alignment in bytes
+   */
   [[nodiscard]] std::size_t alignment() const noexcept { return alignment_; }
 
+  /**
+   * @brief The stream the buffer's allocation and deallocation are ordered on.
+   *
+   * @return the stream
+   */
   [[nodiscard]] cuda_stream_view stream() const noexcept { return stream_; }
-  /// Orders later work (reallocation, deallocation) on `stream`. The caller synchronizes streams.
+  /**
+   * @brief Orders later work (reallocation, deallocation) on `stream`.
+   *
+   * The caller synchronizes the old and the new stream.
+   *
+   * @param stream the new stream
+   */
   void set_stream(cuda_stream_view stream) noexcept { stream_ = stream; }
 
+  /**
+   * @brief The resource the memory comes from.
+   *
+   * @return a reference valid while the buffer lives
+   */
   [[nodiscard]] device_async_resource_ref memory_resource() const noexcept { return mr_; }
-  /// The device the buffer was created on.
+  /**
+   * @brief The device the buffer was created on.
+   *
+   * @return the device that was current at construction
+   */
   [[nodiscard]] cuda_device_id device() const noexcept { return device_; }
 
  private:

@@ -30,13 +30,30 @@ class device_scalar {
   /// No default constructor: the scalar needs a stream to order its deallocation on.
   device_scalar() = delete;
 
-  /// Uninitialized storage for one `T`, allocated on `stream` from `mr`.
+  /**
+   * @brief Uninitialized storage for one `T`, allocated on `stream` from `mr`.
+   *
+   * @param stream the stream the allocation, and later the deallocation, are ordered on
+   * @param mr the resource to allocate from (default: the current device's)
+   * @throws rmm::out_of_memory when the resource runs out of memory
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when there is no usable device
+   */
   explicit device_scalar(cuda_stream_view stream, mr::any_device_resource mr = mr::get_current_device_resource())
     : storage_{1, stream, std::move(mr)}
   {
   }
 
-  /// Storage holding `initial_value`. Waits for `stream`, so `initial_value` may be a temporary.
+  /**
+   * @brief Storage holding `initial_value`. Waits for `stream`, so `initial_value` may be a temporary.
+   *
+   * @param initial_value the value to copy to the device
+   * @param stream the stream the allocation, the copy and later the deallocation are ordered on
+   * @param mr the resource to allocate from (default: the current device's)
+   * @throws rmm::out_of_memory when the resource runs out of memory
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when there is no usable device, or the copy or the wait fails
+   */
   explicit device_scalar(value_type const& initial_value,
                          cuda_stream_view stream,
                          mr::any_device_resource mr = mr::get_current_device_resource())
@@ -45,7 +62,16 @@ class device_scalar {
     set_value(initial_value, stream);
   }
 
-  /// Deep copy of `other`'s value, copied on `stream` from `mr` (does not wait).
+  /**
+   * @brief Deep copy of `other`'s value, copied on `stream` from `mr` (does not wait).
+   *
+   * @param other the scalar to copy; its value must be ready on `stream`
+   * @param stream the stream the allocation, the copy and later the deallocation are ordered on
+   * @param mr the resource to allocate from (default: the current device's)
+   * @throws rmm::out_of_memory when the resource runs out of memory
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when there is no usable device or the copy fails
+   */
   explicit device_scalar(device_scalar const& other,
                          cuda_stream_view stream,
                          mr::any_device_resource mr = mr::get_current_device_resource())
@@ -59,32 +85,90 @@ class device_scalar {
   device_scalar& operator=(device_scalar&&) noexcept = default;
   ~device_scalar()                                   = default;
 
-  /// The value, copied to the host on `stream` (waits for the stream).
+  /**
+   * @brief The value, copied to the host on `stream` (waits for the stream).
+   *
+   * @param stream the stream the copy is ordered on
+   * @return the value
+   * @throws rmm::cuda_error when the copy or the wait fails
+   */
   [[nodiscard]] value_type value(cuda_stream_view stream) const { return storage_.front_element(stream); }
 
-  /// Sets the value on `stream` and waits for the stream, so `value` may be a temporary.
+  /**
+   * @brief Sets the value on `stream` and waits for the stream, so `value` may be a temporary.
+   *
+   * @param value the new value
+   * @param stream the stream the copy is ordered on
+   * @throws rmm::cuda_error when the copy or the wait fails
+   */
   void set_value(value_type const& value, cuda_stream_view stream) { storage_.set_element(0, value, stream); }
 
-  /// Sets the value on `stream` without waiting: `value` must stay alive until the stream
-  /// reaches the copy (passing a temporary does not compile).
+  /**
+   * @brief Sets the value on `stream` without waiting.
+   *
+   * `value` must stay alive until the stream reaches the copy (passing a temporary does not
+   * compile).
+   *
+   * @param value the new value, read when the stream reaches the copy
+   * @param stream the stream the copy is ordered on
+   * @throws rmm::cuda_error when the copy cannot be enqueued
+   */
   void set_value_async(value_type const& value, cuda_stream_view stream)
   {
     storage_.set_element_async(0, value, stream);
   }
   void set_value_async(value_type const&&, cuda_stream_view) = delete;
 
-  /// Sets the value's bytes to zero on `stream` without waiting.
+  /**
+   * @brief Sets the value's bytes to zero on `stream` without waiting.
+   *
+   * @param stream the stream the memset is ordered on
+   * @throws rmm::cuda_error when the memset cannot be enqueued
+   */
   void set_value_to_zero_async(cuda_stream_view stream) { storage_.set_element_to_zero_async(0, stream); }
 
+  /**
+   * @brief The value's device address, for kernels.
+   *
+   * @return a device pointer to the value
+   */
   [[nodiscard]] pointer data() noexcept { return storage_.data(); }
+  /**
+   * @brief The value's device address, for kernels.
+   *
+   * @return a device pointer to the value
+   */
   [[nodiscard]] const_pointer data() const noexcept { return storage_.data(); }
+  /**
+   * @brief The number of elements: always 1.
+   *
+   * @return 1
+   */
   [[nodiscard]] static constexpr std::size_t size() noexcept { return 1; }
 
+  /**
+   * @brief The stream the scalar's deallocation is ordered on.
+   *
+   * @return the stream
+   */
   [[nodiscard]] cuda_stream_view stream() const noexcept { return storage_.stream(); }
-  /// Orders later work (deallocation) on `stream`; the caller synchronizes streams.
+  /**
+   * @brief Orders later work (deallocation) on `stream`; the caller synchronizes streams.
+   *
+   * @param stream the new stream
+   */
   void set_stream(cuda_stream_view stream) noexcept { storage_.set_stream(stream); }
+  /**
+   * @brief The resource the memory comes from.
+   *
+   * @return a reference valid while the scalar lives
+   */
   [[nodiscard]] device_async_resource_ref memory_resource() const noexcept { return storage_.memory_resource(); }
-  /// The device the scalar was created on.
+  /**
+   * @brief The device the scalar was created on.
+   *
+   * @return the device that was current at construction
+   */
   [[nodiscard]] cuda_device_id device() const noexcept { return storage_.device(); }
 
  private:

@@ -27,9 +27,24 @@ struct cuda_error : public std::runtime_error {
 /// An allocation failed for a reason other than running out of memory.
 class bad_alloc : public std::bad_alloc {
  public:
+  /**
+   * @brief An allocation failure explained by `message`.
+   *
+   * @param message what failed and why
+   */
   explicit bad_alloc(std::string message) : message_{std::move(message)} {}
+  /**
+   * @brief An allocation failure explained by `message`.
+   *
+   * @param message what failed and why; must not be null
+   */
   explicit bad_alloc(char const* message) : message_{message} {}
 
+  /**
+   * @brief The message given at construction.
+   *
+   * @return the message, valid while the exception lives
+   */
   [[nodiscard]] char const* what() const noexcept override { return message_.c_str(); }
 
  private:

@@ -35,7 +35,15 @@ using thrust_exec_policy_nosync_t =
  */
 class exec_policy : public thrust_exec_policy_t {
  public:
-  // (`stream` would shadow Thrust's member of that name.)
+  /**
+   * @brief A policy running on `execution_stream`, with temporaries from `mr`.
+   *
+   * (The parameter is not called `stream`: that would shadow Thrust's member of that name.)
+   *
+   * @param execution_stream the stream algorithms and their temporary allocations are ordered on
+   * @param mr the resource temporaries come from (default: the current device's)
+   * @throws rmm::cuda_error when there is no usable device
+   */
   explicit exec_policy(cuda_stream_view execution_stream = cuda_stream_default,
                        mr::any_device_resource mr        = mr::get_current_device_resource())
     : thrust_exec_policy_t{
@@ -47,6 +55,14 @@ class exec_policy : public thrust_exec_policy_t {
 /// exec_policy on thrust::cuda::par_nosync: Thrust skips optional stream synchronizations.
 class exec_policy_nosync : public thrust_exec_policy_nosync_t {
  public:
+  /**
+   * @brief A policy running on `execution_stream`, with temporaries from `mr`, that lets Thrust
+   * skip optional stream synchronizations.
+   *
+   * @param execution_stream the stream algorithms and their temporary allocations are ordered on
+   * @param mr the resource temporaries come from (default: the current device's)
+   * @throws rmm::cuda_error when there is no usable device
+   */
   explicit exec_policy_nosync(cuda_stream_view execution_stream = cuda_stream_default,
                               mr::any_device_resource mr        = mr::get_current_device_resource())
     : thrust_exec_policy_nosync_t{thrust::cuda::par_nosync(mr::thrust_allocator<char>{execution_stream, std::move(mr)})

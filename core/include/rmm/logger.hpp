@@ -19,64 +19,148 @@ namespace rmm {
 
 enum class level_enum : int { trace = 0, debug, info, warn, error, critical, off, n_levels };
 
-/// "trace", "debug", ...
+/**
+ * @brief The name of a level, as RMM_DEBUG_LOG_LEVEL spells it.
+ *
+ * @param level the level
+ * @return "trace", "debug", ..., "off"; "unknown" for a value outside the enumeration
+ */
 [[nodiscard]] std::string_view to_string(level_enum level) noexcept;
 
 class logger {
  public:
-  /// Logs to `sink`; the logger does not close it.
+  /**
+   * @brief Logs to `sink`; the logger does not close it.
+   *
+   * @param name the name every line carries
+   * @param sink an open file, kept open by the caller while the logger lives
+   */
   logger(std::string name, std::FILE* sink) noexcept;
-  /// Logs to the file at `path`, appending. Throws rmm::logic_error if it cannot be opened.
+  /**
+   * @brief Logs to the file at `path`, appending.
+   *
+   * @param name the name every line carries
+   * @param path the file to append to; created if missing
+   * @throws rmm::logic_error when the file cannot be opened
+   */
   logger(std::string name, std::string const& path);
+  /// @brief Closes the file when the logger opened it.
   ~logger();
   logger(logger const&)            = delete;
   logger& operator=(logger const&) = delete;
 
+  /**
+   * @brief Sets the run-time level: messages below it are dropped.
+   *
+   * @param level the new level; `off` drops everything
+   */
   void set_level(level_enum level) noexcept { level_.store(level, std::memory_order_relaxed); }
+  /**
+   * @brief The run-time level.
+   *
+   * @return the level
+   */
   [[nodiscard]] level_enum level() const noexcept { return level_.load(std::memory_order_relaxed); }
+  /**
+   * @brief Whether a message at `level` would be written.
+   *
+   * @param level the message's level
+   * @return true when `level` is at least level() and is not `off`
+   */
   [[nodiscard]] bool should_log(level_enum level) const noexcept
   {
     return level >= this->level() && level != level_enum::off;
   }
 
+  /**
+   * @brief Formats and writes a message when should_log(level); formats nothing otherwise.
+   *
+   * @param level the message's level
+   * @param format the fmt format string
+   * @param args the values it formats
+   */
   template <typename... Args>
   void log(level_enum level, fmt::format_string<Args...> format, Args&&... args)
   {
     if (should_log(level)) { write(level, fmt::format(format, std::forward<Args>(args)...)); }
   }
+  /**
+   * @brief Logs a message at level `trace`.
+   *
+   * @param format the fmt format string
+   * @param args the values it formats
+   */
   template <typename... Args>
   void trace(fmt::format_string<Args...> format, Args&&... args)
   {
     log(level_enum::trace, format, std::forward<Args>(args)...);
   }
+  /**
+   * @brief Logs a message at level `debug`.
+   *
+   * @param format the fmt format string
+   * @param args the values it formats
+   */
   template <typename... Args>
   void debug(fmt::format_string<Args...> format, Args&&... args)
   {
     log(level_enum::debug, format, std::forward<Args>(args)...);
   }
+  /**
+   * @brief Logs a message at level `info`.
+   *
+   * @param format the fmt format string
+   * @param args the values it formats
+   */
   template <typename... Args>
   void info(fmt::format_string<Args...> format, Args&&... args)
   {
     log(level_enum::info, format, std::forward<Args>(args)...);
   }
+  /**
+   * @brief Logs a message at level `warn`.
+   *
+   * @param format the fmt format string
+   * @param args the values it formats
+   */
   template <typename... Args>
   void warn(fmt::format_string<Args...> format, Args&&... args)
   {
     log(level_enum::warn, format, std::forward<Args>(args)...);
   }
+  /**
+   * @brief Logs a message at level `error`.
+   *
+   * @param format the fmt format string
+   * @param args the values it formats
+   */
   template <typename... Args>
   void error(fmt::format_string<Args...> format, Args&&... args)
   {
     log(level_enum::error, format, std::forward<Args>(args)...);
   }
+  /**
+   * @brief Logs a message at level `critical`.
+   *
+   * @param format the fmt format string
+   * @param args the values it formats
+   */
   template <typename... Args>
   void critical(fmt::format_string<Args...> format, Args&&... args)
   {
     log(level_enum::critical, format, std::forward<Args>(args)...);
   }
 
-  /// Writes one already formatted line. Never throws.
+  /**
+   * @brief Writes one already formatted line, whatever the logger's level. Never throws.
+   *
+   * Lines at `warn` and above are flushed at once.
+   *
+   * @param level the level the line is marked with
+   * @param message the text, without a trailing newline
+   */
   void write(level_enum level, std::string_view message) noexcept;
+  /// @brief Flushes the sink.
   void flush() noexcept;
 
  private:
@@ -87,7 +171,14 @@ class logger {
   bool owns_sink_;
 };
 
-/// The process-wide logger rmm writes to. Never destroyed, so it is usable during exit.
+/**
+ * @brief The process-wide logger rmm writes to. Never destroyed, so it is usable during exit.
+ *
+ * Created on first use, writing to RMM_DEBUG_LOG_FILE (stderr when unset or when the file cannot
+ * be opened) at the level RMM_DEBUG_LOG_LEVEL names.
+ *
+ * @return the logger
+ */
 logger& default_logger();
 
 }  // namespace rmm

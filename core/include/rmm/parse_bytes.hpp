@@ -29,7 +29,11 @@ struct bytes_problem {
  */
 [[nodiscard]] std::variant<std::uint64_t, bytes_problem> parse_bytes(std::string_view text);
 
-/// What parse_bytes accepts, as the "expected ..." of a message about text it could not read.
+/**
+ * @brief What parse_bytes accepts, as the "expected ..." of a message about text it could not read.
+ *
+ * @return the description
+ */
 [[nodiscard]] std::string byte_size_expectation();
 
 }  // namespace rmm

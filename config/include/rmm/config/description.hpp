@@ -18,6 +18,12 @@ struct layer_schema;
 /// Which of the three sources set a value. Later ones win: built-in default < file < environment.
 enum class value_origin { built_in, file, environment };
 
+/**
+ * @brief The origin's name, as describe() prints it.
+ *
+ * @param origin the origin
+ * @return "default", "file" or "environment"
+ */
 [[nodiscard]] char const* to_string(value_origin origin) noexcept;
 
 /// A parameter's value. std::monostate: not set, and the key has no default (for example a pool
@@ -32,6 +38,11 @@ struct parameter {
   value_origin origin{value_origin::built_in};
   source_location location{};  ///< file position or environment variable; empty for built-in
 
+  /**
+   * @brief Whether the parameter has a value.
+   *
+   * @return false when `value` is std::monostate
+   */
   [[nodiscard]] bool is_set() const noexcept { return !std::holds_alternative<std::monostate>(value); }
 };
 
@@ -43,9 +54,27 @@ struct layer_description {
   source_location location{};                   ///< the layer's `type` value in the file
   std::vector<parameter> parameters{};
 
+  /**
+   * @brief The layer's type, as the configuration file names it ("pool", "cuda", ...).
+   *
+   * @return the schema's type; "?" when there is no schema
+   */
   [[nodiscard]] std::string_view type() const noexcept;
-  /// The parameter named `key`; throws std::out_of_range for a key the schema does not have.
+  /**
+   * @brief The parameter named `key`.
+   *
+   * @param key the key, as the configuration file spells it
+   * @return the parameter
+   * @throws std::out_of_range for a key the schema does not have
+   */
   [[nodiscard]] parameter const& at(std::string_view key) const;
+  /**
+   * @brief The parameter named `key`.
+   *
+   * @param key the key, as the configuration file spells it
+   * @return the parameter
+   * @throws std::out_of_range for a key the schema does not have
+   */
   [[nodiscard]] parameter& at(std::string_view key);
 };
 
@@ -62,7 +91,13 @@ struct stack_description {
   std::string source{};                               ///< the file or string name; empty for the built-in stack
   value_origin stack_origin{value_origin::built_in};  ///< file when the file listed the layers
 
-  /// The [shim] parameter named `key`; throws std::out_of_range for an unknown key.
+  /**
+   * @brief The [shim] parameter named `key`.
+   *
+   * @param key the key, as the configuration file spells it
+   * @return the parameter
+   * @throws std::out_of_range for an unknown key
+   */
   [[nodiscard]] parameter const& shim_setting(std::string_view key) const;
 };
 

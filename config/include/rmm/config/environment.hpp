@@ -22,20 +22,51 @@ inline constexpr std::string_view environment_prefix = "RMM_";
 class environment {
  public:
   environment() = default;
+  /**
+   * @brief A snapshot holding exactly `variables`.
+   *
+   * @param variables names and values
+   */
   explicit environment(std::map<std::string, std::string, std::less<>> variables);
-  /// The variables of this process.
+  /**
+   * @brief The variables of this process, read now.
+   *
+   * @return the snapshot
+   */
   [[nodiscard]] static environment from_process();
 
+  /**
+   * @brief The value of the variable `name`.
+   *
+   * @param name the variable's name
+   * @return its value (possibly empty); nullopt when it is not set
+   */
   [[nodiscard]] std::optional<std::string> get(std::string_view name) const;
+  /**
+   * @brief Sets the variable `name` in the snapshot (not in the process).
+   *
+   * @param name the variable's name
+   * @param value its new value
+   */
   void set(std::string name, std::string value);
+  /**
+   * @brief Every variable of the snapshot.
+   *
+   * @return the names and values, by name
+   */
   [[nodiscard]] std::map<std::string, std::string, std::less<>> const& variables() const noexcept { return variables_; }
 
  private:
   std::map<std::string, std::string, std::less<>> variables_;
 };
 
-/// The environment variable that overrides `key` of layer type `type` ("shim" for [shim] keys):
-/// RMM_POOL_INITIAL_SIZE for ("pool", "initial_size").
+/**
+ * @brief The environment variable that overrides `key` of layer type `type`.
+ *
+ * @param type the layer type, or "shim" for [shim] keys
+ * @param key the key
+ * @return the variable's name: RMM_POOL_INITIAL_SIZE for ("pool", "initial_size")
+ */
 [[nodiscard]] std::string override_variable(std::string_view type, std::string_view key);
 
 /// One environment variable rmm reads.
@@ -47,23 +78,43 @@ struct environment_variable {
 };
 
 /**
- * Every environment variable rmm reads, in one table: RMM_CONFIG, the variables of the logging
- * adaptor and the debug log, and every override the schema defines (types in schema order, keys
- * in table order). is_reserved_variable and the table in docs/configuration.md derive from it.
+ * @brief Every environment variable rmm reads, in one table.
+ *
+ * RMM_CONFIG, the variables of the logging adaptor and the debug log (and RMM_LOGGING_LEVEL, a
+ * build option listed so that it is never taken for an override), then every override the schema
+ * defines: the [shim] keys, then the layer types in schema order, keys in table order.
+ * is_reserved_variable and the table in docs/configuration.md derive from it.
+ *
+ * @return the table
  */
 [[nodiscard]] std::vector<environment_variable> environment_variables();
 
-/// The table as Markdown (name, TOML twin, meaning), as docs/configuration.md prints it.
+/**
+ * @brief The table as Markdown (name, TOML twin, meaning), as docs/configuration.md prints it.
+ *
+ * @return the Markdown table, header rows included
+ */
 [[nodiscard]] std::string environment_table_markdown();
 
-/// Variables of the table that are not overrides: other parts of rmm read them.
+/**
+ * @brief Whether `name` is a variable of the table that is not an override: other parts of rmm
+ * read it.
+ *
+ * @param name the variable's name
+ * @return true for RMM_CONFIG, RMM_LOG_FILE, RMM_DEBUG_LOG_FILE, RMM_DEBUG_LOG_LEVEL and
+ * RMM_LOGGING_LEVEL
+ */
 [[nodiscard]] bool is_reserved_variable(std::string_view name) noexcept;
 
 /**
- * Applies every RMM_<TYPE>_<KEY> / RMM_SHIM_<KEY> variable of `env` to `stack`: the value replaces
- * the key of the topmost layer of that type. Throws config_error naming the variable when the
- * value cannot be parsed, the key does not exist (RMM_POOL_INITAL_SIZE), no layer of the type is
- * in the stack, or the name is a likely misspelling of an override (RMM_POLL_INITIAL_SIZE).
+ * @brief Applies every RMM_<TYPE>_<KEY> / RMM_SHIM_<KEY> variable of `env` to `stack`: the value
+ * replaces the key of the topmost layer of that type.
+ *
+ * @param stack the description to change
+ * @param env the variables to apply
+ * @throws config_error naming the variable when the value cannot be parsed, the key does not exist
+ * (RMM_POOL_INITAL_SIZE), no layer of the type is in the stack, or the name is a likely
+ * misspelling of an override (RMM_POLL_INITIAL_SIZE)
  */
 void apply_environment_overrides(stack_description& stack, environment const& env);
 

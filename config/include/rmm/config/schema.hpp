@@ -70,24 +70,63 @@ struct layer_schema {
   /// Why a code_only type cannot be described in a file.
   std::string_view code_only_reason{};
 
+  /**
+   * @brief The key named `name`.
+   *
+   * @param name the key, as the configuration file spells it
+   * @return the key's schema, or null when the type has no such key
+   */
   [[nodiscard]] key_schema const* find_key(std::string_view name) const noexcept;
+  /**
+   * @brief Whether a layer of this type needs a layer below it.
+   *
+   * @return true for suballocators and adaptors
+   */
   [[nodiscard]] bool needs_upstream() const noexcept
   {
     return kind == layer_kind::suballocator || kind == layer_kind::adaptor;
   }
 };
 
-/// Every resource and adaptor type the library has, in the order the reference lists them.
+/**
+ * @brief Every resource and adaptor type the library has, in the order the reference lists them.
+ *
+ * @return the schemas, with static storage
+ */
 [[nodiscard]] std::span<layer_schema const> layer_schemas();
-/// The type named `type`, or null.
+/**
+ * @brief The type named `type`.
+ *
+ * @param type the type, as the configuration file spells it ("pool")
+ * @return its schema, or null for an unknown type
+ */
 [[nodiscard]] layer_schema const* find_layer_schema(std::string_view type) noexcept;
-/// The keys of the [shim] table.
+/**
+ * @brief The keys of the [shim] table.
+ *
+ * @return the keys' schemas, with static storage
+ */
 [[nodiscard]] std::span<key_schema const> shim_schema();
 
-/// "bytes as an integer, or a string like \"512MiB\"" and so on: the "expected" text for a kind.
+/**
+ * @brief The "expected" text of an error about `key`'s value.
+ *
+ * @param key the key
+ * @return what its kind accepts: "true or false", "a size: bytes as an integer, or a string like
+ * \"512MiB\" or \"8GiB\"", and so on
+ */
 [[nodiscard]] std::string describe_expected(key_schema const& key);
 
-/// Among `candidates`, the one closest to `word` if it is close enough to be a likely typo.
+/**
+ * @brief Among `candidates`, the one closest to `word` if it is close enough to be a likely typo.
+ *
+ * Close enough: at most two edits (letters compared case-insensitively) and fewer edits than half
+ * the candidate's length.
+ *
+ * @param word what the user wrote
+ * @param candidates the valid names
+ * @return the closest candidate, or nullopt when none is close enough
+ */
 [[nodiscard]] std::optional<std::string_view> closest_match(std::string_view word,
                                                             std::span<std::string_view const> candidates);
 

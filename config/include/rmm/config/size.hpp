@@ -22,18 +22,34 @@ struct size_problem {
 };
 
 /**
- * Parses "4096", "512MiB", "1.5GiB", "64 KiB", "50%", "12.5%". Units are binary and
- * case-insensitive: B, KiB, MiB, GiB, TiB. Decimal units (KB, MB, GB, TB, K, M, G) are refused
- * because they are ambiguous. The result must be a whole number of bytes; a percentage must lie in
- * (0, 100]. Percentages are accepted only when `allow_percent`.
+ * @brief Parses "4096", "512MiB", "1.5GiB", "64 KiB", "50%", "12.5%".
+ *
+ * Units are binary and case-insensitive: B, KiB, MiB, GiB, TiB. Decimal units (KB, MB, GB, TB, K,
+ * M, G, T) are refused because they are ambiguous. The result must be a whole number of bytes; a
+ * percentage must lie in (0, 100].
+ *
+ * @param text what the user wrote
+ * @param allow_percent whether a percentage is accepted
+ * @return the size, or why `text` is not one
  */
 [[nodiscard]] std::variant<size_spec, size_problem> parse_size(std::string_view text, bool allow_percent);
 
-/// Bytes for `size` on a device with `free_bytes` free: a percentage is rounded down to a
-/// multiple of 256.
+/**
+ * @brief Bytes for `size` on a device with `free_bytes` free.
+ *
+ * @param size the size
+ * @param free_bytes the device's free memory
+ * @return the bytes; a percentage is rounded down to a multiple of 256
+ */
 [[nodiscard]] std::uint64_t resolve_size(size_spec const& size, std::uint64_t free_bytes) noexcept;
 
-/// The size as a user would write it in TOML: "512MiB", "4096" or "50%".
+/**
+ * @brief The size as a user would write it in TOML.
+ *
+ * @param size the size
+ * @return `"512MiB"` or `"50%"`, quotes included (a TOML string), for a whole number of KiB, MiB,
+ * GiB or TiB and for a percentage; the bare number of bytes otherwise (`4096`)
+ */
 [[nodiscard]] std::string to_toml_text(size_spec const& size);
 
 }  // namespace rmm::config

@@ -28,12 +28,29 @@ class aligned_resource_adaptor final
  public:
   static constexpr std::size_t default_alignment_threshold = 0;
 
-  /// Throws rmm::logic_error unless `alignment` is a power of two.
+  /**
+   * @brief Aligns allocations of at least `alignment_threshold` bytes from `upstream` to `alignment`.
+   *
+   * @param upstream the resource memory comes from
+   * @param alignment a power of two; values up to 256 align nothing beyond what `upstream` gives
+   * @param alignment_threshold the smallest size that gets `alignment` (default 0: every size)
+   * @throws rmm::logic_error unless `alignment` is a power of two
+   */
   explicit aligned_resource_adaptor(any_device_resource upstream,
                                     std::size_t alignment           = CUDA_ALLOCATION_ALIGNMENT,
                                     std::size_t alignment_threshold = default_alignment_threshold);
 
+  /**
+   * @brief The alignment large allocations get.
+   *
+   * @return the constructor's `alignment`, or CUDA_ALLOCATION_ALIGNMENT if that is larger
+   */
   [[nodiscard]] std::size_t alignment() const noexcept;
+  /**
+   * @brief The smallest allocation size that gets alignment().
+   *
+   * @return the threshold in bytes
+   */
   [[nodiscard]] std::size_t alignment_threshold() const noexcept;
 
  private:

@@ -23,7 +23,12 @@ inline constexpr std::size_t columns = 6;
 /// What a row records. An `allocate_failure` row has pointer 0x0: the allocation threw.
 enum class action : unsigned char { allocate, allocate_failure, free };
 
-/// The Action column's text for `a`.
+/**
+ * @brief The Action column's text for `a`.
+ *
+ * @param a the action
+ * @return "allocate", "allocate failure" or "free"
+ */
 [[nodiscard]] constexpr std::string_view action_name(action a) noexcept
 {
   switch (a) {
@@ -34,7 +39,12 @@ enum class action : unsigned char { allocate, allocate_failure, free };
   return "?";
 }
 
-/// The action an Action column names; empty for anything else.
+/**
+ * @brief The action an Action column names.
+ *
+ * @param text the column's text, exactly as action_name writes it
+ * @return the action; empty for anything else
+ */
 [[nodiscard]] constexpr std::optional<action> parse_action(std::string_view text) noexcept
 {
   for (auto const a : {action::allocate, action::allocate_failure, action::free}) {

@@ -21,6 +21,11 @@ template <class... Properties>
 class any_resource : public detail::erased_resource_methods<any_resource<Properties...>>,
                      public detail::with_property<Properties>... {
  public:
+  /**
+   * @brief Holds a copy of `resource`, shared by the copies of this any_resource.
+   *
+   * @param resource a copyable resource with every one of `Properties`
+   */
   // Copyability is asserted, not constrained: as a constraint it would recurse for resources
   // whose constructor takes an any_resource (checking the copy constructor considers that one).
   template <class Resource, class Decayed = std::remove_cvref_t<Resource>>
@@ -34,7 +39,11 @@ class any_resource : public detail::erased_resource_methods<any_resource<Propert
     object_    = std::shared_ptr<void>{owner, detail::erased_object(owner.get())};
   }
 
-  /// Holds `ref` without owning what it refers to.
+  /**
+   * @brief Holds `ref` without owning what it refers to.
+   *
+   * @param ref a reference with at least `Properties`; the resource must outlive every copy
+   */
   template <class... RefProperties>
   requires(detail::contains_property_v<Properties, RefProperties...>&&...)
     any_resource(resource_ref<RefProperties...> ref)
@@ -43,7 +52,11 @@ class any_resource : public detail::erased_resource_methods<any_resource<Propert
   {
   }
 
-  /// From an any_resource with more properties; shares its object.
+  /**
+   * @brief From an any_resource with more properties; shares its object.
+   *
+   * @param other the any_resource to share with
+   */
   template <class... OtherProperties>
   requires((detail::contains_property_v<Properties, OtherProperties...> && ...) &&
            !std::is_same_v<any_resource<OtherProperties...>, any_resource>)
@@ -70,10 +83,18 @@ class any_resource : public detail::erased_resource_methods<any_resource<Propert
   template <class... RefProperties>
   operator resource_ref<RefProperties...>() const&& = delete;
 
-  /// False when constructed from a resource_ref (the referenced resource is owned elsewhere).
+  /**
+   * @brief Whether this any_resource (with its copies) owns the held resource.
+   *
+   * @return false when constructed from a resource_ref (the referenced resource is owned elsewhere)
+   */
   [[nodiscard]] bool is_owning() const noexcept { return object_.use_count() > 0; }
 
-  /// A non-owning reference to the held resource.
+  /**
+   * @brief A non-owning reference to the held resource.
+   *
+   * @return a reference valid while this any_resource or a copy of it lives
+   */
   [[nodiscard]] resource_ref<Properties...> ref() const noexcept { return *this; }
 
   friend bool operator==(any_resource const& lhs, any_resource const& rhs) noexcept
@@ -81,7 +102,11 @@ class any_resource : public detail::erased_resource_methods<any_resource<Propert
     return detail::erased_equal(lhs.object_.get(), lhs.vtable_, rhs.object_.get(), rhs.vtable_);
   }
 
-  /// The held resource if it is a `Resource`, else nullptr (see resource_ref::target).
+  /**
+   * @brief The held resource if it is a `Resource` (see resource_ref::target).
+   *
+   * @return a pointer to the resource, or nullptr
+   */
   template <class Resource>
   [[nodiscard]] Resource* target() const noexcept
   {

@@ -29,8 +29,20 @@ class arena_memory_resource final
   /// Default of `shared_arena_threshold`.
   static constexpr std::size_t default_shared_arena_threshold = std::size_t{64} << 10;
 
-  /// Throws rmm::logic_error for an arena size of 0, and rmm::out_of_memory when the arena size
-  /// (rounded up to 256 bytes) exceeds max_allocation_size or the upstream cannot provide it.
+  /**
+   * @brief Reserves the global arena from `upstream`.
+   *
+   * @param upstream the resource the global arena comes from, shared by the arena
+   * @param arena_size the global arena's bytes (default: half of the current device's free memory)
+   * @param dump_log_on_failure write every arena's state to the debug log when an allocation fails
+   * @param shared_arena_threshold on the default stream, the smallest request served by the arena
+   * all threads share
+   * @throws rmm::logic_error for an arena size of 0
+   * @throws rmm::out_of_memory when the arena size (rounded up to 256 bytes) exceeds
+   * max_allocation_size or the upstream cannot provide it
+   * @throws rmm::bad_alloc when the upstream fails for another reason
+   * @throws rmm::cuda_error when there is no usable device or a CUDA call fails
+   */
   explicit arena_memory_resource(any_device_resource upstream,
                                  std::optional<std::size_t> arena_size = std::nullopt,
                                  bool dump_log_on_failure              = false,

@@ -21,6 +21,12 @@ namespace rmm::mr {
  */
 using before_growth_callback = bool (*)(void* context, cuda_device_id device, std::size_t bytes) noexcept;
 
+/**
+ * @brief Sets the process-wide before-growth hook, replacing the previous one.
+ *
+ * @param callback the function to call, or null to remove the hook
+ * @param context passed to every call of `callback`
+ */
 void set_before_growth_callback(before_growth_callback callback, void* context) noexcept;
 
 namespace detail {

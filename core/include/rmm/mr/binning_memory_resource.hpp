@@ -32,27 +32,83 @@ class binning_memory_resource final : public device_memory_resource {
   static constexpr std::int8_t default_min_size_exponent = 8;
   static constexpr std::int8_t default_max_size_exponent = 20;
 
+  /**
+   * @brief Bins of 256 B, 512 B, ... 1 MiB over `upstream`, each reserving its first blocks from it.
+   *
+   * @param upstream the resource bins and larger requests allocate from
+   * @throws rmm::out_of_memory when the upstream cannot provide a bin's first blocks
+   * @throws rmm::bad_alloc when the upstream fails for another reason
+   * @throws rmm::cuda_error when there is no usable device or a CUDA call fails
+   */
   explicit binning_memory_resource(any_device_resource upstream);
-  /// Throws rmm::logic_error unless 8 <= min_size_exponent <= max_size_exponent <= 40.
+  /**
+   * @brief Bins of 2^min_size_exponent ... 2^max_size_exponent bytes over `upstream`, each
+   * reserving its first blocks from it.
+   *
+   * @param upstream the resource bins and larger requests allocate from
+   * @param min_size_exponent the smallest bin's exponent, from 8 (256 B)
+   * @param max_size_exponent the largest bin's exponent, up to 40 (1 TiB)
+   * @throws rmm::logic_error unless 8 <= min_size_exponent <= max_size_exponent <= 40
+   * @throws rmm::out_of_memory when the upstream cannot provide a bin's first blocks
+   * @throws rmm::bad_alloc when the upstream fails for another reason
+   * @throws rmm::cuda_error when there is no usable device or a CUDA call fails
+   */
   binning_memory_resource(any_device_resource upstream, std::int8_t min_size_exponent, std::int8_t max_size_exponent);
-  /// One bin per size in `bin_sizes` (any order). Throws what add_bin throws: rmm::logic_error for
-  /// a size of 0 or a size given twice, rmm::out_of_memory for a size no allocation can have.
+  /**
+   * @brief One bin per size in `bin_sizes` (any order), each added as add_bin(size) adds it.
+   *
+   * @param upstream the resource bins and larger requests allocate from
+   * @param bin_sizes the bins' sizes in bytes; empty sends everything to `upstream`
+   * @throws rmm::logic_error for a size of 0 or a size given twice
+   * @throws rmm::out_of_memory for a size no allocation can have, or when the upstream cannot
+   * provide a bin's first blocks
+   * @throws rmm::bad_alloc when the upstream fails for another reason
+   * @throws rmm::cuda_error when there is no usable device or a CUDA call fails
+   */
   binning_memory_resource(any_device_resource upstream, std::vector<std::size_t> const& bin_sizes);
 
-  /// Adds a bin for allocations up to `allocation_size` bytes, served by `bin_resource` or, if
-  /// none is given, by a new fixed_size_memory_resource over the upstream, which reserves
-  /// default_bin_reservation(allocation_size) from it at once. Throws rmm::logic_error after the
-  /// first allocation, for a size of 0, or for a size that already has a bin; rmm::out_of_memory
-  /// for a size above max_allocation_size, or for a new bin whose reservation would exceed it.
+  /**
+   * @brief Adds a bin for allocations up to `allocation_size` bytes.
+   *
+   * Without `bin_resource`, the bin is a new fixed_size_memory_resource over the upstream, which
+   * reserves default_bin_reservation(allocation_size) from it at once. Bins can only be added
+   * before the first allocation.
+   *
+   * @param allocation_size the largest request the bin serves, in bytes
+   * @param bin_resource the resource serving the bin (default: a new fixed_size_memory_resource)
+   * @throws rmm::logic_error after the first allocation, for a size of 0, or for a size that
+   * already has a bin
+   * @throws rmm::out_of_memory for a size above max_allocation_size, for a new bin whose
+   * reservation would exceed it, or when the upstream cannot provide that reservation
+   * @throws rmm::bad_alloc when the upstream fails for another reason
+   * @throws rmm::cuda_error when a CUDA call fails while the new bin reserves its blocks
+   */
   void add_bin(std::size_t allocation_size, std::optional<any_device_resource> bin_resource = std::nullopt);
 
-  /// What a bin that add_bin creates for `allocation_size` takes from the upstream when it is
-  /// added: a batch of blocks of that size (rounded up to 256 bytes), about 2 MiB and never fewer
-  /// than 8 blocks. SIZE_MAX when that does not fit in std::size_t. Throws rmm::logic_error for 0.
+  /**
+   * @brief What a bin that add_bin creates for `allocation_size` takes from the upstream when it
+   * is added.
+   *
+   * A batch of blocks of that size (rounded up to 256 bytes), about 2 MiB and never fewer than 8
+   * blocks.
+   *
+   * @param allocation_size the bin's size in bytes
+   * @return the bytes reserved; SIZE_MAX when they exceed max_allocation_size
+   * @throws rmm::logic_error for a size of 0
+   */
   [[nodiscard]] static std::size_t default_bin_reservation(std::size_t allocation_size);
 
+  /**
+   * @brief The resource bins and larger requests allocate from.
+   *
+   * @return a reference valid while this resource or a copy of it lives
+   */
   [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
-  /// The bin sizes, ascending.
+  /**
+   * @brief The bin sizes, ascending.
+   *
+   * @return the largest request each bin serves, in bytes
+   */
   [[nodiscard]] std::vector<std::size_t> bin_sizes() const;
 
  private:

@@ -22,7 +22,16 @@ class callback_memory_resource final : public device_memory_resource {
   using allocate_callback_t   = std::function<void*(std::size_t bytes, cuda_stream_view stream, void* arg)>;
   using deallocate_callback_t = std::function<void(void* ptr, std::size_t bytes, cuda_stream_view stream, void* arg)>;
 
-  /// Throws rmm::logic_error if either callback is empty.
+  /**
+   * @brief A resource calling `allocate_callback` and `deallocate_callback`.
+   *
+   * @param allocate_callback called with the size, the stream and `allocate_callback_arg`
+   * @param deallocate_callback called with the pointer, the size, the stream and
+   * `deallocate_callback_arg`; must not throw
+   * @param allocate_callback_arg passed to every call of `allocate_callback`
+   * @param deallocate_callback_arg passed to every call of `deallocate_callback`
+   * @throws rmm::logic_error if either callback is empty
+   */
   callback_memory_resource(allocate_callback_t allocate_callback,
                            deallocate_callback_t deallocate_callback,
                            void* allocate_callback_arg   = nullptr,

@@ -34,13 +34,34 @@ class cuda_async_memory_resource final : public device_memory_resource {
     fabric                = 0x8,
   };
 
+  /**
+   * @brief Creates a memory pool on the current device.
+   *
+   * @param initial_pool_size bytes to reserve up front (default: none)
+   * @param release_threshold bytes the pool keeps at synchronization points (default: the
+   * device's total memory)
+   * @param export_handle_type the handle type pool memory can be exported with (default: none)
+   * @throws rmm::logic_error when the device does not support memory pools or the handle type
+   * @throws rmm::out_of_memory when the initial size cannot be reserved or exceeds
+   * max_allocation_size
+   * @throws rmm::bad_alloc when reserving the initial size fails for another reason
+   * @throws rmm::cuda_error when there is no usable device or a CUDA call fails
+   */
   explicit cuda_async_memory_resource(std::optional<std::size_t> initial_pool_size             = {},
                                       std::optional<std::size_t> release_threshold             = {},
                                       std::optional<allocation_handle_type> export_handle_type = {});
 
-  /// The underlying CUDA memory pool.
+  /**
+   * @brief The underlying CUDA memory pool.
+   *
+   * @return the pool, valid while this resource or a copy of it lives
+   */
   [[nodiscard]] cudaMemPool_t pool_handle() const noexcept;
-  /// The device the pool belongs to.
+  /**
+   * @brief The device the pool belongs to.
+   *
+   * @return the device that was current at construction
+   */
   [[nodiscard]] cuda_device_id device() const noexcept;
 
  private:

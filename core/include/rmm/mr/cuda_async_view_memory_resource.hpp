@@ -14,9 +14,19 @@ namespace rmm::mr {
 /// Instances over the same pool are equal.
 class cuda_async_view_memory_resource final : public device_memory_resource {
  public:
-  /// Throws rmm::logic_error for a null pool handle.
+  /**
+   * @brief Allocates from `pool_handle`.
+   *
+   * @param pool_handle the pool; must outlive the resource
+   * @throws rmm::logic_error for a null pool handle
+   */
   explicit cuda_async_view_memory_resource(cudaMemPool_t pool_handle);
 
+  /**
+   * @brief The pool allocations come from.
+   *
+   * @return the handle given at construction
+   */
   [[nodiscard]] cudaMemPool_t pool_handle() const noexcept { return pool_; }
 
  private:

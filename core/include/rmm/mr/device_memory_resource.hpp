@@ -47,9 +47,18 @@ class device_memory_resource {
   device_memory_resource& operator=(device_memory_resource&&)      = default;
   virtual ~device_memory_resource()                                = default;
 
-  /// Allocates `bytes` usable on `stream` without synchronization. Throws rmm::out_of_memory when
-  /// memory is exhausted or `bytes` exceeds max_allocation_size, and rmm::bad_alloc for other
-  /// failures.
+  /**
+   * @brief Allocates `bytes` usable on `stream` without synchronization.
+   *
+   * @param stream the stream the allocation is ordered on
+   * @param bytes the size in bytes
+   * @param alignment a power of two up to CUDA_ALLOCATION_ALIGNMENT
+   * @return the memory; may be null when `bytes` is 0
+   * @throws rmm::logic_error when `alignment` is not a power of two or exceeds
+   * CUDA_ALLOCATION_ALIGNMENT
+   * @throws rmm::out_of_memory when memory is exhausted or `bytes` exceeds max_allocation_size
+   * @throws rmm::bad_alloc for other allocation failures
+   */
   void* allocate(cuda::stream_ref stream, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
   {
     check_alignment(alignment);
@@ -57,7 +66,14 @@ class device_memory_resource {
     return do_allocate(bytes, cuda_stream_view{stream});
   }
 
-  /// Returns memory from allocate(); `stream` is the stream the memory was last used on.
+  /**
+   * @brief Returns memory from allocate().
+   *
+   * @param stream the stream the memory was last used on
+   * @param ptr what allocate() returned
+   * @param bytes the size given to allocate()
+   * @param alignment the alignment given to allocate()
+   */
   void deallocate(cuda::stream_ref stream,
                   void* ptr,
                   std::size_t bytes,
@@ -67,7 +83,18 @@ class device_memory_resource {
     do_deallocate(ptr, bytes, cuda_stream_view{stream});
   }
 
-  /// Allocates memory that any stream may use as soon as the call returns.
+  /**
+   * @brief Allocates memory that any stream may use as soon as the call returns.
+   *
+   * @param bytes the size in bytes
+   * @param alignment a power of two up to CUDA_ALLOCATION_ALIGNMENT
+   * @return the memory; may be null when `bytes` is 0
+   * @throws rmm::logic_error when `alignment` is not a power of two or exceeds
+   * CUDA_ALLOCATION_ALIGNMENT
+   * @throws rmm::out_of_memory when memory is exhausted or `bytes` exceeds max_allocation_size
+   * @throws rmm::bad_alloc for other allocation failures
+   * @throws rmm::cuda_error when waiting for the memory's pending work fails
+   */
   void* allocate_sync(std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT)
   {
     check_alignment(alignment);
@@ -75,7 +102,14 @@ class device_memory_resource {
     return do_allocate_sync(bytes);
   }
 
-  /// Deallocates memory that is no longer used by any stream (all work using it has completed).
+  /**
+   * @brief Deallocates memory that is no longer used by any stream (all work using it has
+   * completed).
+   *
+   * @param ptr what allocate_sync() returned
+   * @param bytes the size given to allocate_sync()
+   * @param alignment the alignment given to allocate_sync()
+   */
   void deallocate_sync(void* ptr, std::size_t bytes, std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT) noexcept
   {
     (void)alignment;
@@ -83,26 +117,85 @@ class device_memory_resource {
   }
 
   // CCCL 3.0.1 spelling (cuda::mr::resource / async_resource concepts).
+
+  /**
+   * @brief allocate_sync(bytes, alignment), in CCCL 3.0.1's spelling.
+   *
+   * @param bytes the size in bytes
+   * @param alignment a power of two up to CUDA_ALLOCATION_ALIGNMENT
+   * @return the memory; may be null when `bytes` is 0
+   * @throws rmm::logic_error for an alignment allocate_sync refuses
+   * @throws rmm::out_of_memory when memory is exhausted or `bytes` exceeds max_allocation_size
+   * @throws rmm::bad_alloc for other allocation failures
+   * @throws rmm::cuda_error when waiting for the memory's pending work fails
+   */
   void* allocate(std::size_t bytes, std::size_t alignment) { return allocate_sync(bytes, alignment); }
+  /**
+   * @brief deallocate_sync(ptr, bytes, alignment), in CCCL 3.0.1's spelling.
+   *
+   * @param ptr what allocate(bytes, alignment) returned
+   * @param bytes the size it was given
+   * @param alignment the alignment it was given
+   */
   void deallocate(void* ptr, std::size_t bytes, std::size_t alignment) noexcept
   {
     deallocate_sync(ptr, bytes, alignment);
   }
+  /**
+   * @brief allocate(stream, bytes, alignment), in CCCL 3.0.1's spelling.
+   *
+   * @param bytes the size in bytes
+   * @param alignment a power of two up to CUDA_ALLOCATION_ALIGNMENT
+   * @param stream the stream the allocation is ordered on
+   * @return the memory; may be null when `bytes` is 0
+   * @throws rmm::logic_error for an alignment allocate refuses
+   * @throws rmm::out_of_memory when memory is exhausted or `bytes` exceeds max_allocation_size
+   * @throws rmm::bad_alloc for other allocation failures
+   */
   void* allocate_async(std::size_t bytes, std::size_t alignment, cuda::stream_ref stream)
   {
     return allocate(stream, bytes, alignment);
   }
+  /**
+   * @brief allocate(stream, bytes), in CCCL 3.0.1's spelling.
+   *
+   * @param bytes the size in bytes
+   * @param stream the stream the allocation is ordered on
+   * @return the memory; may be null when `bytes` is 0
+   * @throws rmm::out_of_memory when memory is exhausted or `bytes` exceeds max_allocation_size
+   * @throws rmm::bad_alloc for other allocation failures
+   */
   void* allocate_async(std::size_t bytes, cuda::stream_ref stream) { return allocate(stream, bytes); }
+  /**
+   * @brief deallocate(stream, ptr, bytes, alignment), in CCCL 3.0.1's spelling.
+   *
+   * @param ptr what allocate_async returned
+   * @param bytes the size it was given
+   * @param alignment the alignment it was given
+   * @param stream the stream the memory was last used on
+   */
   void deallocate_async(void* ptr, std::size_t bytes, std::size_t alignment, cuda::stream_ref stream) noexcept
   {
     deallocate(stream, ptr, bytes, alignment);
   }
+  /**
+   * @brief deallocate(stream, ptr, bytes), in CCCL 3.0.1's spelling.
+   *
+   * @param ptr what allocate_async returned
+   * @param bytes the size it was given
+   * @param stream the stream the memory was last used on
+   */
   void deallocate_async(void* ptr, std::size_t bytes, cuda::stream_ref stream) noexcept
   {
     deallocate(stream, ptr, bytes);
   }
 
-  /// True when memory allocated by `other` can be deallocated by this resource and vice versa.
+  /**
+   * @brief Whether memory allocated by `other` can be deallocated by this resource and vice versa.
+   *
+   * @param other the resource to compare with
+   * @return true when the two resources can free each other's memory
+   */
   [[nodiscard]] bool is_equal(device_memory_resource const& other) const noexcept
   {
     return this == &other || do_is_equal(other);

@@ -15,14 +15,6 @@ namespace rmm::mr {
 /// Called with the size of a failed request and the user's argument; returns true to retry.
 using failure_callback_t = std::function<bool(std::size_t bytes, void* arg)>;
 
-/**
- * Calls a function when the upstream throws `ExceptionType` (by default rmm::out_of_memory) and
- * retries the allocation for as long as the function returns true; when it returns false the
- * exception reaches the caller. The function can free caches, spill, or wait for other work,
- * and must bound its retries itself.
- *
- * Copies share the callback and compare equal.
- */
 namespace detail {
 /// What copies of a failure_callback_resource_adaptor share.
 struct failure_callback_state {
@@ -35,6 +27,14 @@ struct failure_callback_state {
 };
 }  // namespace detail
 
+/**
+ * Calls a function when the upstream throws `ExceptionType` (by default rmm::out_of_memory) and
+ * retries the allocation for as long as the function returns true; when it returns false the
+ * exception reaches the caller. The function can free caches, spill, or wait for other work,
+ * and must bound its retries itself.
+ *
+ * Copies share the callback and compare equal.
+ */
 template <class ExceptionType = rmm::out_of_memory>
 class failure_callback_resource_adaptor final
   : public detail::adaptor_resource<failure_callback_resource_adaptor<ExceptionType>, detail::failure_callback_state> {
@@ -42,7 +42,14 @@ class failure_callback_resource_adaptor final
     detail::adaptor_resource<failure_callback_resource_adaptor<ExceptionType>, detail::failure_callback_state>;
 
  public:
-  /// Throws rmm::logic_error if `callback` is empty.
+  /**
+   * @brief Retries allocations from `upstream` that throw `ExceptionType` while `callback` says so.
+   *
+   * @param upstream the resource memory comes from
+   * @param callback called with the failed request's size and `callback_arg`; returns true to retry
+   * @param callback_arg passed to every call of `callback`
+   * @throws rmm::logic_error if `callback` is empty
+   */
   failure_callback_resource_adaptor(any_device_resource upstream, failure_callback_t callback, void* callback_arg)
     : base{std::move(upstream), std::make_shared<detail::failure_callback_state>(std::move(callback), callback_arg)}
   {

@@ -21,14 +21,27 @@ class fixed_size_memory_resource final
   static constexpr std::size_t default_block_size            = std::size_t{1} << 20;
   static constexpr std::size_t default_blocks_to_preallocate = 128;
 
-  /// Throws rmm::logic_error for a block size or block count of 0, and rmm::out_of_memory when a
-  /// block (rounded up to 256 bytes) or `blocks_to_preallocate` of them together exceed
-  /// max_allocation_size, or when the upstream cannot provide the first batch.
+  /**
+   * @brief Reserves the first `blocks_to_preallocate` blocks of `block_size` bytes from `upstream`.
+   *
+   * @param upstream the resource blocks come from, shared by this resource
+   * @param block_size the size of every block; rounded up to a multiple of 256
+   * @param blocks_to_preallocate how many blocks each request to the upstream takes
+   * @throws rmm::logic_error for a block size or block count of 0
+   * @throws rmm::out_of_memory when a block (rounded up to 256 bytes) or `blocks_to_preallocate` of
+   * them together exceed max_allocation_size, or when the upstream cannot provide the first batch
+   * @throws rmm::bad_alloc when the upstream fails for another reason
+   * @throws rmm::cuda_error when there is no usable device or a CUDA call fails
+   */
   explicit fixed_size_memory_resource(any_device_resource upstream,
                                       std::size_t block_size            = default_block_size,
                                       std::size_t blocks_to_preallocate = default_blocks_to_preallocate);
 
-  /// The block size (the requested one rounded up to a multiple of 256).
+  /**
+   * @brief The block size: the largest request this resource serves.
+   *
+   * @return the requested block size rounded up to a multiple of 256
+   */
   [[nodiscard]] std::size_t get_block_size() const noexcept;
 };
 

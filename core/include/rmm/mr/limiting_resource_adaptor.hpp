@@ -24,13 +24,29 @@ struct limiting_state;
 class limiting_resource_adaptor final
   : public detail::adaptor_resource<limiting_resource_adaptor, detail::limiting_state> {
  public:
-  /// Throws rmm::logic_error unless `alignment` is a power of two.
+  /**
+   * @brief Caps what is allocated from `upstream` through this adaptor at `allocation_limit` bytes.
+   *
+   * @param upstream the resource memory comes from
+   * @param allocation_limit the most bytes outstanding at once, counted after rounding
+   * @param alignment each allocation is counted rounded up to a multiple of it; a power of two
+   * @throws rmm::logic_error unless `alignment` is a power of two
+   */
   limiting_resource_adaptor(any_device_resource upstream,
                             std::size_t allocation_limit,
                             std::size_t alignment = CUDA_ALLOCATION_ALIGNMENT);
 
-  /// Bytes allocated now (each allocation rounded up to the alignment).
+  /**
+   * @brief Bytes allocated now (each allocation rounded up to the alignment).
+   *
+   * @return the bytes counted against the limit
+   */
   [[nodiscard]] std::size_t get_allocated_bytes() const noexcept;
+  /**
+   * @brief The cap given at construction.
+   *
+   * @return the limit in bytes
+   */
   [[nodiscard]] std::size_t get_allocation_limit() const noexcept;
 
  private:

@@ -19,9 +19,19 @@ class log_sink {
   log_sink& operator=(log_sink&&)      = delete;
   virtual ~log_sink()                  = default;
 
-  /// Appends `text` (whole lines). Throws on failure; the adaptor reports it.
+  /**
+   * @brief Appends `text` (whole lines).
+   *
+   * @param text one or more CSV lines, each ending in a newline
+   * @throws std::exception (or a class derived from it) on failure; the adaptor reports it
+   */
   virtual void write(std::string_view text) = 0;
-  virtual void flush()                      = 0;
+  /**
+   * @brief Makes everything written so far durable, or visible to readers.
+   *
+   * @throws std::exception (or a class derived from it) on failure; the adaptor reports it
+   */
+  virtual void flush() = 0;
 };
 
 using log_sink_ptr = std::shared_ptr<log_sink>;
@@ -30,11 +40,35 @@ using log_sink_ptr = std::shared_ptr<log_sink>;
 /// reason when it cannot be opened.
 class file_log_sink final : public log_sink {
  public:
+  /**
+   * @brief Opens `path` for writing, truncating it.
+   *
+   * @param path the file to write
+   * @throws rmm::logic_error naming the file and the reason when it cannot be opened, or when its
+   * name holds a NUL character
+   */
   explicit file_log_sink(std::string path);
+  /// @brief Closes the file.
   ~file_log_sink() override;
 
+  /**
+   * @brief Appends `text` to the file.
+   *
+   * @param text one or more CSV lines
+   * @throws std::runtime_error when the write fails
+   */
   void write(std::string_view text) override;
+  /**
+   * @brief Flushes the file.
+   *
+   * @throws std::runtime_error when the flush fails
+   */
   void flush() override;
+  /**
+   * @brief The file written to.
+   *
+   * @return the path given at construction
+   */
   [[nodiscard]] std::string const& path() const noexcept { return path_; }
 
  private:
@@ -45,9 +79,21 @@ class file_log_sink final : public log_sink {
 /// Writes to a stream the caller keeps alive for as long as the adaptor lives.
 class ostream_log_sink final : public log_sink {
  public:
+  /**
+   * @brief Writes to `stream`.
+   *
+   * @param stream the stream; must outlive every adaptor using the sink
+   */
   explicit ostream_log_sink(std::ostream& stream) noexcept : stream_{&stream} {}
 
+  /**
+   * @brief Appends `text` to the stream.
+   *
+   * @param text one or more CSV lines
+   * @throws std::runtime_error when the stream is in a failed state after the write
+   */
   void write(std::string_view text) override;
+  /// @brief Flushes the stream.
   void flush() override;
 
  private:

@@ -39,24 +39,52 @@ class event_log_writer;
 class logging_resource_adaptor final
   : public detail::adaptor_resource<logging_resource_adaptor, detail::event_log_writer> {
  public:
-  /// Logs to the file `filename` (truncated), by default the one RMM_LOG_FILE names. Throws
-  /// rmm::logic_error when no name is given and RMM_LOG_FILE is not set, or the file cannot be
-  /// opened.
+  /**
+   * @brief Logs to the file `filename` (truncated), by default the one RMM_LOG_FILE names.
+   *
+   * @param upstream the resource whose allocation events are logged
+   * @param filename the log file (default: default_log_file())
+   * @param auto_flush write and flush every row before the call that logs it returns
+   * @throws rmm::logic_error when no name is given and RMM_LOG_FILE is not set, or the file cannot
+   * be opened
+   */
   explicit logging_resource_adaptor(any_device_resource upstream,
                                     std::string const& filename = default_log_file(),
                                     bool auto_flush             = false);
-  /// Logs to `stream`, which must outlive the adaptor.
+  /**
+   * @brief Logs to `stream`, which must outlive the adaptor.
+   *
+   * @param upstream the resource whose allocation events are logged
+   * @param stream the stream the rows are written to
+   * @param auto_flush write and flush every row before the call that logs it returns
+   */
   logging_resource_adaptor(any_device_resource upstream, std::ostream& stream, bool auto_flush = false);
-  /// Logs to every sink in `sinks` (at least one).
+  /**
+   * @brief Logs to every sink in `sinks` (at least one).
+   *
+   * @param upstream the resource whose allocation events are logged
+   * @param sinks where the rows are written; none may be null
+   * @param auto_flush write and flush every row before the call that logs it returns
+   * @throws rmm::logic_error when `sinks` is empty or holds a null sink
+   */
   logging_resource_adaptor(any_device_resource upstream, std::vector<log_sink_ptr> sinks, bool auto_flush = false);
 
-  /// Writes every event logged so far and flushes the sinks.
+  /// @brief Writes every event logged so far and flushes the sinks. Sink failures go to the debug log.
   void flush();
 
-  /// "Thread,Time,Action,Pointer,Size,Stream"
+  /**
+   * @brief The log's first line, without its newline.
+   *
+   * @return "Thread,Time,Action,Pointer,Size,Stream"
+   */
   [[nodiscard]] static std::string header();
 
-  /// The value of RMM_LOG_FILE. Throws rmm::logic_error when it is not set or empty.
+  /**
+   * @brief The log file a logging_resource_adaptor constructed without one writes to.
+   *
+   * @return the value of RMM_LOG_FILE
+   * @throws rmm::logic_error when RMM_LOG_FILE is not set or empty
+   */
   [[nodiscard]] static std::string default_log_file();
 
  private:

@@ -13,31 +13,114 @@
 
 namespace rmm::mr {
 
-/// Non-owning reference to the resource of `device_id`; valid until that resource is replaced and
-/// the last owner of it is gone.
+/**
+ * @brief Non-owning reference to the resource of `device_id`.
+ *
+ * @param device_id the device
+ * @return a reference valid until that resource is replaced and the last owner of it is gone
+ * @throws rmm::logic_error when `device_id` is not a visible device
+ * @throws rmm::cuda_error when the CUDA driver cannot be used
+ */
 [[nodiscard]] device_async_resource_ref get_per_device_resource_ref(cuda_device_id device_id);
-/// Shared ownership of the resource of `device_id`.
+/**
+ * @brief Shared ownership of the resource of `device_id`.
+ *
+ * @param device_id the device
+ * @return the resource, kept alive by the returned object even after it is replaced
+ * @throws rmm::logic_error when `device_id` is not a visible device
+ * @throws rmm::cuda_error when the CUDA driver cannot be used
+ */
 [[nodiscard]] any_device_resource get_per_device_resource(cuda_device_id device_id);
 
-/// Makes `new_resource` the resource of `device_id`; returns the previous one.
+/**
+ * @brief Makes `new_resource` the resource of `device_id`.
+ *
+ * @param device_id the device
+ * @param new_resource the new resource, created with `device_id` current; rmm shares ownership
+ * @return the previous resource
+ * @throws rmm::logic_error when `device_id` is not a visible device
+ * @throws rmm::cuda_error when the CUDA driver cannot be used
+ */
 any_device_resource set_per_device_resource(cuda_device_id device_id, any_device_resource new_resource);
-/// Makes the referenced resource the resource of `device_id` without owning it; the caller keeps
-/// it alive while it is set. Returns a reference to the previous resource; if rmm owned that one,
-/// rmm keeps it alive (until exit) so the returned reference stays valid.
+/**
+ * @brief Makes the referenced resource the resource of `device_id` without owning it.
+ *
+ * @param device_id the device
+ * @param new_resource_ref the new resource, created with `device_id` current; the caller keeps it
+ * alive while it is set
+ * @return a reference to the previous resource; if rmm owned that one, rmm keeps it alive (until
+ * exit) so the returned reference stays valid
+ * @throws rmm::logic_error when `device_id` is not a visible device
+ * @throws rmm::cuda_error when the CUDA driver cannot be used
+ */
 device_async_resource_ref set_per_device_resource_ref(cuda_device_id device_id,
                                                       device_async_resource_ref new_resource_ref);
 
-/// Restores the initial cuda_memory_resource for `device_id`; returns the previous resource.
+/**
+ * @brief Restores the initial cuda_memory_resource for `device_id`.
+ *
+ * @param device_id the device
+ * @return the previous resource
+ * @throws rmm::logic_error when `device_id` is not a visible device
+ * @throws rmm::cuda_error when the CUDA driver cannot be used
+ */
 any_device_resource reset_per_device_resource(cuda_device_id device_id);
-/// As reset_per_device_resource, returning a reference (kept valid as in set_per_device_resource_ref).
+/**
+ * @brief As reset_per_device_resource, returning a reference.
+ *
+ * @param device_id the device
+ * @return a reference to the previous resource, kept valid as in set_per_device_resource_ref
+ * @throws rmm::logic_error when `device_id` is not a visible device
+ * @throws rmm::cuda_error when the CUDA driver cannot be used
+ */
 device_async_resource_ref reset_per_device_resource_ref(cuda_device_id device_id);
 
 // The same for the calling thread's current device.
+
+/**
+ * @brief get_per_device_resource_ref for the current device.
+ *
+ * @return a reference valid until that resource is replaced and the last owner of it is gone
+ * @throws rmm::cuda_error when there is no usable device
+ */
 [[nodiscard]] device_async_resource_ref get_current_device_resource_ref();
+/**
+ * @brief get_per_device_resource for the current device.
+ *
+ * @return the resource, kept alive by the returned object even after it is replaced
+ * @throws rmm::cuda_error when there is no usable device
+ */
 [[nodiscard]] any_device_resource get_current_device_resource();
+/**
+ * @brief set_per_device_resource for the current device.
+ *
+ * @param new_resource the new resource, created with the current device current
+ * @return the previous resource
+ * @throws rmm::cuda_error when there is no usable device
+ */
 any_device_resource set_current_device_resource(any_device_resource new_resource);
+/**
+ * @brief set_per_device_resource_ref for the current device.
+ *
+ * @param new_resource_ref the new resource, created with the current device current; the caller
+ * keeps it alive while it is set
+ * @return a reference to the previous resource, kept valid as in set_per_device_resource_ref
+ * @throws rmm::cuda_error when there is no usable device
+ */
 device_async_resource_ref set_current_device_resource_ref(device_async_resource_ref new_resource_ref);
+/**
+ * @brief reset_per_device_resource for the current device.
+ *
+ * @return the previous resource
+ * @throws rmm::cuda_error when there is no usable device
+ */
 any_device_resource reset_current_device_resource();
+/**
+ * @brief reset_per_device_resource_ref for the current device.
+ *
+ * @return a reference to the previous resource, kept valid as in set_per_device_resource_ref
+ * @throws rmm::cuda_error when there is no usable device
+ */
 device_async_resource_ref reset_current_device_resource_ref();
 
 }  // namespace rmm::mr

@@ -30,23 +30,46 @@ class polymorphic_allocator {
  public:
   using value_type = T;
 
-  /// The current device's resource.
+  /**
+   * @brief Allocates from the current device's resource.
+   *
+   * @throws rmm::cuda_error when there is no usable device
+   */
   polymorphic_allocator() : polymorphic_allocator{get_current_device_resource()} {}
 
-  /// Allocates from `mr`.
+  /**
+   * @brief Allocates from `mr`.
+   *
+   * @param mr the resource, created with the current device current
+   * @throws rmm::cuda_error when there is no usable device
+   */
   polymorphic_allocator(any_device_resource mr)  // NOLINT: implicit, as std::pmr's from a resource
     : mr_{std::move(mr)}, device_{get_current_cuda_device()}
   {
   }
 
-  /// Same resource and device as `other`.
+  /**
+   * @brief Same resource and device as `other`.
+   *
+   * @param other the allocator to rebind
+   */
   template <typename U>
   polymorphic_allocator(polymorphic_allocator<U> const& other) noexcept  // NOLINT: rebinding
     : mr_{other.mr_}, device_{other.device_}
   {
   }
 
-  /// Uninitialized storage for `count` objects, ordered on `stream`.
+  /**
+   * @brief Uninitialized storage for `count` objects, ordered on `stream`.
+   *
+   * @param count the number of objects
+   * @param stream the stream the allocation is ordered on
+   * @return the storage
+   * @throws rmm::out_of_memory when the resource runs out of memory or the objects' bytes exceed
+   * max_allocation_size
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when the recorded device cannot be made current
+   */
   [[nodiscard]] value_type* allocate(std::size_t count, cuda_stream_view stream)
   {
     cuda_set_device_raii const on_device{device_};
@@ -54,7 +77,13 @@ class polymorphic_allocator {
     return static_cast<value_type*>(mr_.allocate(stream, bytes));
   }
 
-  /// Frees storage from allocate(count, ...) on `stream`.
+  /**
+   * @brief Frees storage from allocate(count, ...) on `stream`.
+   *
+   * @param ptr what allocate returned
+   * @param count the count given to allocate
+   * @param stream the stream the storage was last used on
+   */
   void deallocate(value_type* ptr, std::size_t count, cuda_stream_view stream) noexcept
   {
     try {
@@ -65,8 +94,17 @@ class polymorphic_allocator {
     }
   }
 
+  /**
+   * @brief The resource the allocator draws from.
+   *
+   * @return a reference valid while this allocator or a copy of it lives
+   */
   [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept { return mr_; }
-  /// The device that was current when the allocator was created.
+  /**
+   * @brief The device that was current when the allocator was created.
+   *
+   * @return the device made current around every allocation and deallocation
+   */
   [[nodiscard]] cuda_device_id device() const noexcept { return device_; }
 
   /// Equal allocators free each other's memory: equal resources, same device.
@@ -108,20 +146,58 @@ class stream_allocator_adaptor {
   /// No default: the adaptor needs an allocator and a stream.
   stream_allocator_adaptor() = delete;
 
-  /// Forwards to `allocator` on `stream`.
+  /**
+   * @brief Forwards to `allocator` on `stream`.
+   *
+   * @param allocator the stream-ordered allocator, copied
+   * @param stream the stream every allocation and deallocation is ordered on
+   */
   stream_allocator_adaptor(Allocator const& allocator, cuda_stream_view stream) : alloc_{allocator}, stream_{stream} {}
 
-  /// Rebinding copy: the same allocator (rebound) and stream.
+  /**
+   * @brief Rebinding copy: the same allocator (rebound) and stream.
+   *
+   * @param other the adaptor to rebind
+   */
   template <typename OtherAllocator>
   stream_allocator_adaptor(stream_allocator_adaptor<OtherAllocator> const& other)  // NOLINT: rebinding
     : stream_allocator_adaptor{Allocator{other.underlying_allocator()}, other.stream()}
   {
   }
 
+  /**
+   * @brief Uninitialized storage for `count` objects from the underlying allocator, on stream().
+   *
+   * Throws what the underlying allocator's allocate throws; the exceptions below are
+   * polymorphic_allocator's.
+   *
+   * @param count the number of objects
+   * @return the storage
+   * @throws rmm::out_of_memory when the resource runs out of memory or the objects' bytes exceed
+   * max_allocation_size
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when the allocator's device cannot be made current
+   */
   [[nodiscard]] value_type* allocate(std::size_t count) { return alloc_.allocate(count, stream_); }
+  /**
+   * @brief Frees storage from allocate(count) on stream().
+   *
+   * @param ptr what allocate returned
+   * @param count the count given to allocate
+   */
   void deallocate(value_type* ptr, std::size_t count) noexcept { alloc_.deallocate(ptr, count, stream_); }
 
+  /**
+   * @brief The stream every allocation and deallocation is ordered on.
+   *
+   * @return the stream
+   */
   [[nodiscard]] cuda_stream_view stream() const noexcept { return stream_; }
+  /**
+   * @brief The stream-ordered allocator this adaptor forwards to.
+   *
+   * @return a copy of it
+   */
   [[nodiscard]] Allocator underlying_allocator() const noexcept { return alloc_; }
 
   /// Equal when the underlying allocators are equal and the stream is the same.
@@ -137,7 +213,13 @@ class stream_allocator_adaptor {
   cuda_stream_view stream_;
 };
 
-/// stream_allocator_adaptor{allocator, stream}.
+/**
+ * @brief stream_allocator_adaptor{allocator, stream}, with `Allocator` deduced.
+ *
+ * @param allocator the stream-ordered allocator, copied
+ * @param stream the stream every allocation and deallocation is ordered on
+ * @return the adaptor
+ */
 template <typename Allocator>
 [[nodiscard]] auto make_stream_allocator_adaptor(Allocator const& allocator, cuda_stream_view stream)
 {

@@ -9,6 +9,20 @@
 
 namespace rmm::mr {
 
+/// How a pool gets more memory.
+enum class pool_growth {
+  /// Virtual memory when the upstream is a cuda_memory_resource (and the device supports it), the
+  /// upstream otherwise.
+  automatic,
+  /// Map device memory at the end of one reserved address range (CUDA virtual memory management),
+  /// whatever the upstream: free memory coalesces across growth steps. The upstream then serves
+  /// nothing (adaptors between the pool and the device see no growth). Refused with
+  /// rmm::logic_error where the device cannot do it.
+  virtual_memory,
+  /// Separate allocations from the upstream.
+  upstream,
+};
+
 /**
  * Coalescing, stream-ordered pool sub-allocator over an upstream resource.
  *
@@ -34,43 +48,67 @@ namespace rmm::mr {
  *
  * Copies share the pool. Sizes are rounded up to multiples of 256 bytes.
  */
-/// How a pool gets more memory.
-enum class pool_growth {
-  /// Virtual memory when the upstream is a cuda_memory_resource (and the device supports it), the
-  /// upstream otherwise.
-  automatic,
-  /// Map device memory at the end of one reserved address range (CUDA virtual memory management),
-  /// whatever the upstream: free memory coalesces across growth steps. The upstream then serves
-  /// nothing (adaptors between the pool and the device see no growth). Refused with
-  /// rmm::logic_error where the device cannot do it.
-  virtual_memory,
-  /// Separate allocations from the upstream.
-  upstream,
-};
-
 class pool_memory_resource final
   : public detail::suballocator_resource<pool_memory_resource, detail::coalescing_free_list> {
  public:
-  /// `upstream` is held (shared) by the pool; pass a resource_ref to keep ownership elsewhere.
+  /**
+   * @brief Reserves `initial_pool_size` bytes on the current device.
+   *
+   * @param upstream the resource the pool grows from, held (shared) by the pool; pass a
+   * resource_ref to keep ownership elsewhere
+   * @param initial_pool_size bytes reserved at construction (rounded up to 256); 0 reserves nothing
+   * @param maximum_pool_size the most bytes the pool may hold (default: no limit)
+   * @param growth how the pool gets more memory
+   * @throws rmm::logic_error when the initial size exceeds the maximum, or `growth` is
+   * pool_growth::virtual_memory and the device cannot do it
+   * @throws rmm::out_of_memory when the initial size exceeds max_allocation_size or cannot be
+   * reserved
+   * @throws rmm::bad_alloc when reserving the initial size fails for another reason
+   * @throws rmm::cuda_error when there is no usable device or a CUDA call fails
+   */
   pool_memory_resource(any_device_resource upstream,
                        std::size_t initial_pool_size,
                        std::optional<std::size_t> maximum_pool_size = std::nullopt,
                        pool_growth growth                           = pool_growth::automatic);
 
-  /// What the pool holds now: reserved (and peak reserved), allocated and free bytes, free
-  /// blocks, the largest free block, upstream chunks, stream arenas; fragmentation() derives from
-  /// them (<rmm/mr/suballocator_statistics.hpp>).
+  /**
+   * @brief What the pool holds now.
+   *
+   * Reserved (and peak reserved), allocated and free bytes, free blocks, the largest free block,
+   * upstream chunks, stream arenas; fragmentation() derives from them
+   * (<rmm/mr/suballocator_statistics.hpp>).
+   *
+   * @return the figures, taken together
+   */
   using suballocator_resource::statistics;
 
-  /// Bytes currently reserved from upstream.
+  /**
+   * @brief Bytes currently reserved from upstream.
+   *
+   * @return the reserved bytes, allocated or free
+   */
   [[nodiscard]] std::size_t pool_size() const noexcept;
+  /**
+   * @brief The most bytes the pool may hold.
+   *
+   * @return the maximum given at construction; empty when there is none
+   */
   [[nodiscard]] std::optional<std::size_t> maximum_pool_size() const noexcept;
 
-  /// Synchronizes the device and returns every completely free upstream chunk (or, when growing
-  /// contiguously, the free memory at the end of the range). Returns the number of bytes given back.
+  /**
+   * @brief Gives back every completely free upstream chunk (or, when growing contiguously, the
+   * free memory at the end of the range), after synchronizing the device.
+   *
+   * @return the number of bytes given back
+   * @throws rmm::cuda_error when the device synchronization fails
+   */
   std::size_t release();
 
-  /// True when the pool grows by mapping memory into one contiguous address range.
+  /**
+   * @brief Whether the pool grows by mapping memory into one contiguous address range.
+   *
+   * @return true for virtual-memory growth, false when the pool grows from its upstream
+   */
   [[nodiscard]] bool grows_contiguously() const noexcept;
 
  private:

@@ -18,8 +18,18 @@ namespace rmm::mr {
  */
 class prefetch_resource_adaptor final : public device_memory_resource {
  public:
+  /**
+   * @brief Prefetches every allocation from `upstream` to the current device.
+   *
+   * @param upstream the resource memory comes from, preferably managed memory
+   */
   explicit prefetch_resource_adaptor(any_device_resource upstream);
 
+  /**
+   * @brief The resource memory comes from.
+   *
+   * @return a reference valid while this adaptor or a copy of it lives
+   */
   [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
 
  private:

@@ -38,6 +38,11 @@ template <class... Properties>
 class resource_ref : public detail::erased_resource_methods<resource_ref<Properties...>>,
                      public detail::with_property<Properties>... {
  public:
+  /**
+   * @brief Refers to `resource`.
+   *
+   * @param resource a resource with every one of `Properties`; must outlive the reference
+   */
   template <class Resource>
   requires(!detail::is_type_erased_resource_v<std::remove_cv_t<Resource>> &&
            async_resource_with<Resource, Properties...>) resource_ref(Resource& resource)
@@ -46,6 +51,12 @@ class resource_ref : public detail::erased_resource_methods<resource_ref<Propert
   {
   }
 
+  /**
+   * @brief Refers to `*resource`.
+   *
+   * @param resource a non-null pointer to a resource with every one of `Properties`; the resource
+   * must outlive the reference
+   */
   template <class Resource>
   requires(!detail::is_type_erased_resource_v<std::remove_cv_t<Resource>> &&
            async_resource_with<Resource, Properties...>) resource_ref(Resource* resource)
@@ -54,7 +65,11 @@ class resource_ref : public detail::erased_resource_methods<resource_ref<Propert
   {
   }
 
-  /// From a reference with more properties.
+  /**
+   * @brief From a reference with more properties, to the same resource.
+   *
+   * @param other the reference to copy
+   */
   template <class... OtherProperties>
   requires((detail::contains_property_v<Properties, OtherProperties...> && ...) &&
            !std::is_same_v<resource_ref<OtherProperties...>, resource_ref>)
@@ -70,8 +85,14 @@ class resource_ref : public detail::erased_resource_methods<resource_ref<Propert
     return detail::erased_equal(lhs.object_, lhs.vtable_, rhs.object_, rhs.vtable_);
   }
 
-  /// The referenced resource if it is a `Resource` (for classes derived from
-  /// device_memory_resource, ask for the class itself: the check uses dynamic_cast), else nullptr.
+  /**
+   * @brief The referenced resource if it is a `Resource`.
+   *
+   * For classes derived from device_memory_resource, ask for the class itself: the check uses
+   * dynamic_cast.
+   *
+   * @return a pointer to the resource, or nullptr
+   */
   template <class Resource>
   [[nodiscard]] Resource* target() const noexcept
   {

@@ -33,23 +33,60 @@ class statistics_resource_adaptor final
     std::int64_t peak{0};   ///< highest `value` seen
     std::int64_t total{0};  ///< sum of everything ever added
 
+    /**
+     * @brief Adds `amount` to `value` and `total`, raising `peak` if `value` passes it.
+     *
+     * @param amount what was allocated
+     * @return this counter
+     */
     counter& operator+=(std::int64_t amount) noexcept;
+    /**
+     * @brief Subtracts `amount` from `value`.
+     *
+     * @param amount what was freed
+     * @return this counter
+     */
     counter& operator-=(std::int64_t amount) noexcept;
-    /// Folds a counter measured on top of this one (a popped level) into this one.
+    /**
+     * @brief Folds a counter measured on top of this one (a popped level) into this one.
+     *
+     * @param sub the counter of the level above
+     */
     void add_counters_from_tracked_sub_block(counter const& sub) noexcept;
   };
 
+  /**
+   * @brief Counts what is allocated from `upstream` through this adaptor.
+   *
+   * @param upstream the resource memory comes from
+   */
   explicit statistics_resource_adaptor(any_device_resource upstream);
 
-  /// Bytes of the current (top) level.
+  /**
+   * @brief Bytes of the current (top) level.
+   *
+   * @return the bytes counter
+   */
   [[nodiscard]] counter get_bytes_counter() const noexcept;
-  /// Allocations of the current (top) level.
+  /**
+   * @brief Allocations of the current (top) level.
+   *
+   * @return the allocations counter
+   */
   [[nodiscard]] counter get_allocations_counter() const noexcept;
 
-  /// Starts a new level of zeroed counters; returns the (bytes, allocations) of the level below.
+  /**
+   * @brief Starts a new level of zeroed counters.
+   *
+   * @return the (bytes, allocations) counters of the level below
+   */
   std::pair<counter, counter> push_counters();
-  /// Ends the top level and returns its (bytes, allocations). Throws rmm::logic_error when only
-  /// the base level is left.
+  /**
+   * @brief Ends the top level, folding it into the level below.
+   *
+   * @return the (bytes, allocations) counters of the level ended
+   * @throws rmm::logic_error when only the base level is left
+   */
   std::pair<counter, counter> pop_counters();
 
  private:

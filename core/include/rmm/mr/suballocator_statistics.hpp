@@ -15,8 +15,12 @@ struct suballocator_statistics {
   std::size_t upstream_chunks{};      ///< separate allocations held from upstream
   std::size_t stream_arenas{};        ///< streams (and, for the arena resource, threads) with an arena of their own
 
-  /// 1 - largest_free_block / free_bytes: 0 when all free memory is one block, near 1 when it is
-  /// scattered in small holes. 0 when nothing is free.
+  /**
+   * @brief How scattered the free memory is: 1 - largest_free_block / free_bytes.
+   *
+   * @return 0 when all free memory is one block (or nothing is free), near 1 when it is scattered
+   * in small holes
+   */
   [[nodiscard]] double fragmentation() const noexcept
   {
     return free_bytes == 0 ? 0.0 : 1.0 - static_cast<double>(largest_free_block) / static_cast<double>(free_bytes);

@@ -14,7 +14,12 @@ namespace rmm::mr {
 /// instances are equal.
 class system_memory_resource final : public device_memory_resource {
  public:
-  /// Throws rmm::logic_error when the current device cannot access pageable memory.
+  /**
+   * @brief A resource for the current device.
+   *
+   * @throws rmm::logic_error when the current device cannot access pageable memory
+   * @throws rmm::cuda_error when there is no usable device
+   */
   system_memory_resource();
 
   friend void get_property(system_memory_resource const&, cuda::mr::host_accessible) noexcept {}
@@ -25,7 +30,13 @@ class system_memory_resource final : public device_memory_resource {
   [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
 };
 
-/// True when `device` can access pageable host memory (cudaDevAttrPageableMemoryAccess).
+/**
+ * @brief Whether system_memory_resource can be used on `device`.
+ *
+ * @param device the device
+ * @return true when `device` can access pageable host memory (cudaDevAttrPageableMemoryAccess)
+ * @throws rmm::cuda_error when `device` does not exist or the driver cannot be used
+ */
 [[nodiscard]] bool is_system_memory_supported(cuda_device_id device);
 
 }  // namespace rmm::mr

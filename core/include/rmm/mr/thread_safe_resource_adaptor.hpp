@@ -22,6 +22,11 @@ struct thread_safe_state;
 class thread_safe_resource_adaptor final
   : public detail::adaptor_resource<thread_safe_resource_adaptor, detail::thread_safe_state> {
  public:
+  /**
+   * @brief Serializes the allocations and deallocations of `upstream` made through this adaptor.
+   *
+   * @param upstream the resource memory comes from
+   */
   explicit thread_safe_resource_adaptor(any_device_resource upstream);
 
  private:

@@ -40,26 +40,54 @@ class thrust_allocator : public thrust::device_malloc_allocator<T> {
     using other = thrust_allocator<U>;
   };
 
-  /// Current device's resource, default stream.
+  /**
+   * @brief Allocates from the current device's resource on the default stream.
+   *
+   * @throws rmm::cuda_error when there is no usable device
+   */
   thrust_allocator() : thrust_allocator{cuda_stream_default} {}
 
-  /// Current device's resource, on `stream`.
+  /**
+   * @brief Allocates from the current device's resource on `stream`.
+   *
+   * @param stream the stream allocations and deallocations are ordered on
+   * @throws rmm::cuda_error when there is no usable device
+   */
   explicit thrust_allocator(cuda_stream_view stream) : thrust_allocator{stream, get_current_device_resource()} {}
 
-  /// `mr`, on `stream`.
+  /**
+   * @brief Allocates from `mr` on `stream`.
+   *
+   * @param stream the stream allocations and deallocations are ordered on
+   * @param mr the resource, created with the current device current
+   * @throws rmm::cuda_error when there is no usable device
+   */
   thrust_allocator(cuda_stream_view stream, any_device_resource mr)
     : stream_{stream}, mr_{std::move(mr)}, device_{get_current_cuda_device()}
   {
   }
 
-  /// Same stream, resource and device as `other` (Thrust rebinds allocators to other types).
+  /**
+   * @brief Same stream, resource and device as `other` (Thrust rebinds allocators to other types).
+   *
+   * @param other the allocator to rebind
+   */
   template <typename U>
   thrust_allocator(thrust_allocator<U> const& other)  // NOLINT: implicit, as allocators must be
     : base{}, stream_{other.stream_}, mr_{other.mr_}, device_{other.device_}
   {
   }
 
-  /// `count` uninitialized elements, with the recorded device current.
+  /**
+   * @brief `count` uninitialized elements, with the recorded device current.
+   *
+   * @param count the number of elements
+   * @return a device pointer to the first element
+   * @throws rmm::out_of_memory when the resource runs out of memory or the elements' bytes exceed
+   * max_allocation_size
+   * @throws rmm::bad_alloc when the allocation fails for another reason
+   * @throws rmm::cuda_error when the recorded device cannot be made current
+   */
   pointer allocate(size_type count)
   {
     cuda_set_device_raii const on_device{device_};
@@ -67,7 +95,12 @@ class thrust_allocator : public thrust::device_malloc_allocator<T> {
     return thrust::device_pointer_cast(static_cast<T*>(mr_.allocate(stream_, bytes)));
   }
 
-  /// Frees what allocate(count) returned, with the recorded device current.
+  /**
+   * @brief Frees what allocate(count) returned, with the recorded device current.
+   *
+   * @param ptr what allocate returned
+   * @param count the count given to allocate
+   */
   void deallocate(pointer ptr, size_type count) noexcept
   {
     try {
@@ -78,9 +111,23 @@ class thrust_allocator : public thrust::device_malloc_allocator<T> {
     }
   }
 
+  /**
+   * @brief The resource the allocator draws from.
+   *
+   * @return a reference valid while this allocator or a copy of it lives
+   */
   [[nodiscard]] device_async_resource_ref memory_resource() const noexcept { return mr_; }
+  /**
+   * @brief The stream allocations and deallocations are ordered on.
+   *
+   * @return the stream
+   */
   [[nodiscard]] cuda_stream_view stream() const noexcept { return stream_; }
-  /// The device that was current when the allocator was created.
+  /**
+   * @brief The device that was current when the allocator was created.
+   *
+   * @return the device made current around every allocation and deallocation
+   */
   [[nodiscard]] cuda_device_id device() const noexcept { return device_; }
 
   /// Equal allocators free each other's memory: same resource (by its equality) and device.

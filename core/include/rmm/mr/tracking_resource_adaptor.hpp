@@ -37,21 +37,50 @@ class tracking_resource_adaptor final
     std::optional<rmm::detail::stack_trace> stack;  ///< when constructed with capture_stacks
   };
 
-  /// `capture_stacks`: record the call stack of each allocation (costs a few microseconds each).
+  /**
+   * @brief Tracks what is allocated from `upstream` through this adaptor.
+   *
+   * @param upstream the resource memory comes from
+   * @param capture_stacks record the call stack of each allocation (costs a few microseconds each)
+   */
   explicit tracking_resource_adaptor(any_device_resource upstream, bool capture_stacks = false);
 
-  /// A snapshot of the outstanding allocations, by address. Zero-byte allocations sharing an
-  /// address (with each other or with a block) appear once; the report below lists each.
+  /**
+   * @brief A snapshot of the outstanding allocations, by address.
+   *
+   * Zero-byte allocations sharing an address (with each other or with a block) appear once;
+   * get_outstanding_allocations_str lists each.
+   *
+   * @return each address with its size and, if captured, its stack
+   */
   [[nodiscard]] std::map<void*, allocation_info> get_outstanding_allocations() const;
-  /// Bytes outstanding now.
+  /**
+   * @brief Bytes outstanding now.
+   *
+   * @return the sum of the sizes of the outstanding allocations
+   */
   [[nodiscard]] std::size_t get_allocated_bytes() const noexcept;
-  /// Frees refused because the pointer was unknown, and frees whose size was wrong, so far.
+  /**
+   * @brief Frees refused so far because the pointer was unknown.
+   *
+   * @return the number of such frees
+   */
   [[nodiscard]] std::size_t get_unknown_frees() const noexcept;
+  /**
+   * @brief Frees so far whose size was not the allocation's (passed on with the allocated size).
+   *
+   * @return the number of such frees
+   */
   [[nodiscard]] std::size_t get_size_mismatches() const noexcept;
 
-  /// A readable report: a summary line, then one line per allocation (with its stack if captured).
+  /**
+   * @brief A readable report: a summary line, then one line per allocation (with its stack if
+   * captured).
+   *
+   * @return the report
+   */
   [[nodiscard]] std::string get_outstanding_allocations_str() const;
-  /// Writes that report to the rmm logger at debug level.
+  /// @brief Writes get_outstanding_allocations_str() to the rmm logger at debug level.
   void log_outstanding_allocations() const;
 
  private:
