@@ -64,6 +64,7 @@ def test_cupy_through_rmm_gives_cupys_result():
         rmm.reinitialize(pool_allocator=True, initial_pool_size="256MiB")
         rmm.statistics.enable_statistics()
         cupy.cuda.set_allocator(rmm_cupy_allocator)
+        assert cupy.empty(0).data.ptr == 0  # a null pointer is still memory of this device
         """,
         CUPY_WORK,
         "print(json.dumps({'value': value, 'count': rmm.statistics.get_statistics().total_count}))",
@@ -111,16 +112,18 @@ def test_numba_through_set_memory_manager():
     through_rmm = run(
         """
         import json, rmm
+        import numpy as np
         from numba import cuda
         from rmm.allocators.numba import RMMNumbaManager
         cuda.set_memory_manager(RMMNumbaManager)
         rmm.statistics.enable_statistics()
-        d = cuda.device_array(1000, dtype="float32")
-        print(json.dumps({'bytes': rmm.statistics.get_statistics().current_bytes}))
+        d = cuda.to_device(np.arange(1000, dtype="float32"))
+        window = d[10:13].copy_to_host().tolist()  # a view: pointer arithmetic on rmm's pointer
+        print(json.dumps({'bytes': rmm.statistics.get_statistics().current_bytes, 'window': window}))
         """,
         path=NUMBA_PATH,
     )
-    assert through_rmm["bytes"] == 4000
+    assert through_rmm == {"bytes": 4000, "window": [10.0, 11.0, 12.0]}
 
 
 TORCH_WORK = """

@@ -18,8 +18,8 @@ def rmm_cupy_allocator(nbytes: int):
         raise ModuleNotFoundError("rmm_cupy_allocator needs CuPy, which is not installed")
     stream = cupy.cuda.get_current_stream()
     buffer = DeviceBuffer(size=nbytes, stream=stream.ptr)
-    device_id = cupy.cuda.device.get_device_id() if buffer.ptr else -1
-    memory = cupy.cuda.memory.UnownedMemory(buffer.ptr, nbytes, buffer, device_id)
+    # The buffer is on the current device; saying so also covers the null pointer of 0 bytes.
+    memory = cupy.cuda.memory.UnownedMemory(buffer.ptr, nbytes, buffer, cupy.cuda.device.get_device_id())
     return cupy.cuda.memory.MemoryPointer(memory, 0)
 
 

@@ -7,8 +7,8 @@ rmm resource; pinned and mapped host memory stay with Numba.
 
 import ctypes
 
-from numba import config as _numba_config
 from numba.cuda import GetIpcHandleMixin, HostOnlyCUDAMemoryManager, MemoryPointer
+from numba.cuda.cudadrv import driver as _driver
 
 from rmm import mr
 from rmm.pylibrmm.device_buffer import DeviceBuffer
@@ -20,11 +20,10 @@ except ImportError:  # older Numba keeps it in the driver module
 
 
 def _device_pointer(address: int):
-    """The pointer type MemoryPointer takes with Numba's driver binding."""
-    if getattr(_numba_config, "CUDA_USE_NVIDIA_BINDING", True):
-        from numba.cuda.cudadrv.driver import binding
-
-        return binding.CUdeviceptr(address)
+    """The pointer type Numba's driver works with: cuda-python's CUdeviceptr (numba-cuda always
+    uses it; older Numba when USE_NV_BINDING is set), else a ctypes integer."""
+    if getattr(_driver, "USE_NV_BINDING", True):
+        return _driver.binding.CUdeviceptr(address)
     return ctypes.c_uint64(address)
 
 
