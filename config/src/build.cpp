@@ -3,6 +3,7 @@
 #include <rmm/config/schema.hpp>
 
 #include <rmm/cuda_device.hpp>
+#include <rmm/error.hpp>
 
 #include "layer_values.hpp"
 
@@ -55,16 +56,19 @@ std::vector<rmm::mr::any_device_resource> build_stack(stack_description const& s
                                                       cuda_device_id device,
                                                       std::optional<rmm::mr::any_device_resource> bottom)
 {
+  // The loaders never return an empty stack (a file without layers runs the built-in one), but a
+  // description made in code can be.
+  RMM_EXPECTS(!stack.layers.empty(), "rmm::config: the stack to build has no layers; add at least its bottom resource");
   cuda_set_device_raii const current{device};
   // One measurement before anything is allocated: every percentage in the stack refers to it.
-  auto context = device_context(device);
-  if (!stack.layers.empty()) { context.bottom_type = stack.layers.back().type(); }
+  auto context        = device_context(device);
+  context.bottom_type = stack.layers.back().type();
   check_against_device(stack, context);
 
   std::vector<rmm::mr::any_device_resource> built;  // bottom first while building
   built.reserve(stack.layers.size());
   auto layer = stack.layers.rbegin();
-  if (bottom && layer != stack.layers.rend()) {
+  if (bottom) {
     built.push_back(std::move(*bottom));
     context.bottom_type = {};  // what the layers allocate from is not cuda itself
     ++layer;

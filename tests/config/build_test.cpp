@@ -416,6 +416,15 @@ TEST(ConfigBuild, AStackBuiltOverAStandInBottomAllocatesThroughIt)
   layers.front().deallocate_sync(p, MiB);
 }
 
+TEST(ConfigBuild, AStackWithoutLayersIsRefused)
+{
+  // The loaders never return one; a description made in code can be empty.
+  stack_description const empty{};
+  EXPECT_THROW((void)build(empty, device0), rmm::logic_error);
+  EXPECT_THROW((void)build_layers(empty, device0), rmm::logic_error);
+  EXPECT_THROW((void)build_layers_over(empty, device0, rmm::mr::cuda_memory_resource{}), rmm::logic_error);
+}
+
 TEST(ConfigBuild, PoolGrowthIsRefusedWithItsPositionWhenMistyped)
 {
   try {
