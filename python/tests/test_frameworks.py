@@ -64,7 +64,7 @@ def test_cupy_through_rmm_gives_cupys_result():
         rmm.reinitialize(pool_allocator=True, initial_pool_size="256MiB")
         rmm.statistics.enable_statistics()
         cupy.cuda.set_allocator(rmm_cupy_allocator)
-        assert cupy.empty(0).data.ptr == 0  # a null pointer is still memory of this device
+        assert cupy.cuda.memory.alloc(0).ptr == 0  # a null pointer still names its device
         """,
         CUPY_WORK,
         "print(json.dumps({'value': value, 'count': rmm.statistics.get_statistics().total_count}))",
