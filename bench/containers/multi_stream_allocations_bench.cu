@@ -13,12 +13,9 @@
 #include <rmm/cuda_stream_pool.hpp>
 #include <rmm/device_uvector.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/arena_memory_resource.hpp>
-#include <rmm/mr/binning_memory_resource.hpp>
-#include <rmm/mr/cuda_async_memory_resource.hpp>
-#include <rmm/mr/cuda_memory_resource.hpp>
-#include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/resource_ref.hpp>
+
+#include "../suballocators/resources.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -41,15 +38,18 @@ __global__ void compute_bound_kernel(std::int64_t* out)
   *out = now;
 }
 
+/// The resource under test, from its configuration: pools start empty, the arena holds 1 GiB.
 rmm::mr::any_device_resource make_resource(std::string const& name)
 {
-  if (name == "cuda") { return rmm::mr::cuda_memory_resource{}; }
-  if (name == "cuda_async") { return rmm::mr::cuda_async_memory_resource{}; }
-  if (name == "arena") { return rmm::mr::arena_memory_resource{rmm::mr::cuda_memory_resource{}, std::size_t{1} << 30}; }
-  if (name == "binning") {
-    return rmm::mr::binning_memory_resource{rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0}};
+  constexpr char const* pool = "[[resource]]\ntype = \"pool\"\ninitial_size = 0\n[[resource]]\ntype = \"cuda\"\n";
+  if (name == "cuda") { return rmm::bench::make_cuda(); }
+  if (name == "cuda_async") { return rmm::bench::make_cuda_async(); }
+  if (name == "arena") {
+    return rmm::bench::from_config(
+      "[[resource]]\ntype = \"arena\"\narena_size = \"1GiB\"\n[[resource]]\ntype = \"cuda\"\n");
   }
-  return rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0};
+  if (name == "binning") { return rmm::bench::from_config(std::string{"[[resource]]\ntype = \"binning\"\n"} + pool); }
+  return rmm::bench::from_config(pool);
 }
 
 void run(rmm::cuda_stream_pool const& streams, rmm::mr::any_device_resource const& mr)

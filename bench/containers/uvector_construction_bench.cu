@@ -14,10 +14,9 @@
 #include <rmm/device_uvector.hpp>
 #include <rmm/device_vector.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/cuda_async_memory_resource.hpp>
-#include <rmm/mr/cuda_memory_resource.hpp>
-#include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/resource_ref.hpp>
+
+#include "../suballocators/resources.hpp"
 
 #include <benchmark/benchmark.h>
 #include <thrust/device_vector.h>
@@ -47,10 +46,11 @@ void construct_device_vector(std::size_t n)
 
 rmm::mr::any_device_resource make_resource(std::string const& name, std::size_t largest)
 {
-  if (name == "cuda") { return rmm::mr::cuda_memory_resource{}; }
-  if (name == "cuda_async") { return rmm::mr::cuda_async_memory_resource{}; }
+  if (name == "cuda") { return rmm::bench::make_cuda(); }
+  if (name == "cuda_async") { return rmm::bench::make_cuda_async(); }
   // pool: sized up front so the benchmark measures sub-allocation, not growth
-  return rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 2 * largest * sizeof(element_t)};
+  return rmm::bench::from_config("[[resource]]\ntype = \"pool\"\ninitial_size = " +
+                                 std::to_string(2 * largest * sizeof(element_t)) + "\n[[resource]]\ntype = \"cuda\"\n");
 }
 
 constexpr std::int64_t smallest = std::int64_t{1} << 10;
