@@ -3,7 +3,7 @@
 # package: it must already be at /usr/local/cuda (or CUDA_HOME).
 set -euo pipefail
 
-packages=(cmake ninja-build g++ make libfmt-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev clang-format)
+packages=(cmake ninja-build g++ make libfmt-dev libtomlplusplus-dev libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev clang-format doxygen)
 
 missing=()
 for p in "${packages[@]}"; do

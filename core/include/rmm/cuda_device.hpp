@@ -12,7 +12,7 @@ namespace rmm {
 /// Strong type for a CUDA device ordinal.
 class cuda_device_id {
  public:
-  using value_type = int;
+  using value_type = int;  ///< the type of a CUDA device ordinal
 
   constexpr cuda_device_id() noexcept = default;
   /**
@@ -29,7 +29,9 @@ class cuda_device_id {
    */
   [[nodiscard]] constexpr value_type value() const noexcept { return id_; }
 
-  friend constexpr bool operator==(cuda_device_id, cuda_device_id) noexcept  = default;
+  /// @brief Default equality: the ordinals are equal
+  friend constexpr bool operator==(cuda_device_id, cuda_device_id) noexcept = default;
+  /// @brief Default three-way comparison: orders by ordinal
   friend constexpr auto operator<=>(cuda_device_id, cuda_device_id) noexcept = default;
 
  private:

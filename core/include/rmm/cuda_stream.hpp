@@ -12,6 +12,7 @@ namespace rmm {
 /// the default or per-thread default stream.
 class cuda_stream {
  public:
+  /// How the stream synchronizes with the legacy default stream (cudaStreamCreateWithFlags flags).
   enum class flags : unsigned int {
     sync_default = cudaStreamDefault,      ///< synchronizes with the legacy default stream
     non_blocking = cudaStreamNonBlocking,  ///< runs concurrently with the legacy default stream
@@ -25,7 +26,14 @@ class cuda_stream {
    */
   explicit cuda_stream(flags stream_flags = flags::sync_default);
 
-  cuda_stream(cuda_stream&&) noexcept            = default;
+  /// @brief Default move constructor; the moved-from object owns no stream
+  cuda_stream(cuda_stream&&) noexcept = default;
+  /**
+   * @brief Default move assignment operator; destroys the stream this object owned, and the
+   * moved-from object owns no stream
+   *
+   * @return a reference to this object
+   */
   cuda_stream& operator=(cuda_stream&&) noexcept = default;
   cuda_stream(cuda_stream const&)                = delete;
   cuda_stream& operator=(cuda_stream const&)     = delete;
@@ -43,6 +51,7 @@ class cuda_stream {
    * @return the handle; null for a moved-from stream
    */
   [[nodiscard]] cudaStream_t value() const noexcept { return stream_.get(); }
+  /// @brief Implicit conversion to the CUDA stream handle, as value()
   operator cudaStream_t() const noexcept { return value(); }  // NOLINT
   /**
    * @brief A non-owning view of the stream, valid while this object owns it.
@@ -50,7 +59,9 @@ class cuda_stream {
    * @return the view
    */
   [[nodiscard]] cuda_stream_view view() const noexcept { return cuda_stream_view{value()}; }
-  operator cuda_stream_view() const noexcept { return view(); }                     // NOLINT
+  /// @brief Implicit conversion to a non-owning view, as view()
+  operator cuda_stream_view() const noexcept { return view(); }  // NOLINT
+  /// @brief Implicit conversion to a cuda::stream_ref of the stream
   operator cuda::stream_ref() const noexcept { return cuda::stream_ref{value()}; }  // NOLINT
 
   /**

@@ -13,7 +13,7 @@ namespace rmm {
 /// more callers than streams, several callers share a stream.
 class cuda_stream_pool {
  public:
-  static constexpr std::size_t default_size{16};
+  static constexpr std::size_t default_size{16};  ///< the number of streams of a default-constructed pool
 
   /**
    * @brief Creates `pool_size` streams on the current device.

@@ -34,7 +34,17 @@ class cuda_stream_view {
    * @return the handle (0 for the default-constructed view)
    */
   [[nodiscard]] constexpr cudaStream_t value() const noexcept { return stream_; }
-  constexpr operator cudaStream_t() const noexcept { return stream_; }                        // NOLINT
+  /**
+   * @brief Implicit conversion to the stream handle.
+   *
+   * @return value()
+   */
+  constexpr operator cudaStream_t() const noexcept { return stream_; }  // NOLINT
+  /**
+   * @brief Implicit conversion to a cuda::stream_ref of the viewed stream.
+   *
+   * @return a reference to the viewed stream
+   */
   constexpr operator cuda::stream_ref() const noexcept { return cuda::stream_ref{stream_}; }  // NOLINT
 
   // Inline on purpose: what stream 0 means depends on how the *caller* is compiled.
@@ -80,15 +90,32 @@ class cuda_stream_view {
   cudaStream_t stream_{};
 };
 
+/// The default stream (handle 0): the legacy default stream unless the program uses per-thread ones.
 inline constexpr cuda_stream_view cuda_stream_default{};
+/// The device's legacy default stream (cudaStreamLegacy), which synchronizes with blocking streams.
 inline cuda_stream_view const cuda_stream_legacy{cudaStreamLegacy};
+/// The calling thread's default stream (cudaStreamPerThread).
 inline cuda_stream_view const cuda_stream_per_thread{cudaStreamPerThread};
 
+/**
+ * @brief Whether two views name the same stream handle.
+ *
+ * @param lhs one view
+ * @param rhs the other
+ * @return true when their handles are equal
+ */
 [[nodiscard]] constexpr bool operator==(cuda_stream_view lhs, cuda_stream_view rhs) noexcept
 {
   return lhs.value() == rhs.value();
 }
 
+/**
+ * @brief Writes the stream's handle (as a pointer) to `os`.
+ *
+ * @param os the stream to write to
+ * @param stream the view to print
+ * @return `os`
+ */
 std::ostream& operator<<(std::ostream& os, cuda_stream_view stream);
 
 }  // namespace rmm

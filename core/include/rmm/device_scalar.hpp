@@ -21,11 +21,11 @@ class device_scalar {
   static_assert(std::is_trivially_copyable_v<T>, "device_scalar holds trivially copyable types only");
 
  public:
-  using value_type      = typename device_uvector<T>::value_type;
-  using reference       = typename device_uvector<T>::reference;
-  using const_reference = typename device_uvector<T>::const_reference;
-  using pointer         = typename device_uvector<T>::pointer;
-  using const_pointer   = typename device_uvector<T>::const_pointer;
+  using value_type      = typename device_uvector<T>::value_type;       ///< `T`, the stored type
+  using reference       = typename device_uvector<T>::reference;        ///< a reference to the value
+  using const_reference = typename device_uvector<T>::const_reference;  ///< a const reference to the value
+  using pointer         = typename device_uvector<T>::pointer;          ///< the device pointer data() returns
+  using const_pointer   = typename device_uvector<T>::const_pointer;    ///< the device pointer data() const returns
 
   /// No default constructor: the scalar needs a stream to order its deallocation on.
   device_scalar() = delete;
@@ -79,9 +79,16 @@ class device_scalar {
   {
   }
 
-  device_scalar(device_scalar const&)                = delete;
-  device_scalar& operator=(device_scalar const&)     = delete;
-  device_scalar(device_scalar&&) noexcept            = default;
+  device_scalar(device_scalar const&)            = delete;
+  device_scalar& operator=(device_scalar const&) = delete;
+  /// @brief Default move constructor; the moved-from scalar holds no storage
+  device_scalar(device_scalar&&) noexcept = default;
+  /**
+   * @brief Default move assignment operator; frees this scalar's storage (on its stream, on its
+   * device), then takes the other scalar's
+   *
+   * @return a reference to this scalar
+   */
   device_scalar& operator=(device_scalar&&) noexcept = default;
   ~device_scalar()                                   = default;
 

@@ -45,16 +45,16 @@ class device_uvector {
                 "and copied bytewise");
 
  public:
-  using value_type             = T;
-  using size_type              = std::size_t;
-  using reference              = value_type&;
-  using const_reference        = value_type const&;
-  using pointer                = value_type*;
-  using const_pointer          = value_type const*;
-  using iterator               = pointer;
-  using const_iterator         = const_pointer;
-  using reverse_iterator       = cuda::std::reverse_iterator<iterator>;
-  using const_reverse_iterator = cuda::std::reverse_iterator<const_iterator>;
+  using value_type             = T;                  ///< the element type
+  using size_type              = std::size_t;        ///< the type of sizes and element indices
+  using reference              = value_type&;        ///< a reference to an element
+  using const_reference        = value_type const&;  ///< a const reference to an element
+  using pointer                = value_type*;        ///< the device pointer data() returns
+  using const_pointer          = value_type const*;  ///< the device pointer data() const returns
+  using iterator               = pointer;            ///< the iterator begin() returns: a device pointer
+  using const_iterator         = const_pointer;      ///< the iterator cbegin() returns: a device pointer
+  using reverse_iterator       = cuda::std::reverse_iterator<iterator>;        ///< the iterator rbegin() returns
+  using const_reverse_iterator = cuda::std::reverse_iterator<const_iterator>;  ///< the iterator crbegin() returns
 
   /// No default constructor: every vector needs a stream to order its deallocation on.
   device_uvector() = delete;
@@ -97,8 +97,15 @@ class device_uvector {
   // Copying needs a stream, so only the constructor above copies.
   device_uvector(device_uvector const&)            = delete;
   device_uvector& operator=(device_uvector const&) = delete;
-  device_uvector(device_uvector&&) noexcept        = default;
-  /// Frees this vector's memory (on its stream, on its device), then takes `other`'s.
+  /// @brief Default move constructor; the moved-from vector is left empty
+  device_uvector(device_uvector&&) noexcept = default;
+  /**
+   * @brief Default move assignment operator
+   *
+   * Frees this vector's memory (on its stream, on its device), then takes `other`'s.
+   *
+   * @return a reference to this vector
+   */
   device_uvector& operator=(device_uvector&&) noexcept = default;
   ~device_uvector()                                    = default;
 
@@ -382,6 +389,7 @@ class device_uvector {
   {
     return cuda::std::span<value_type>{data(), size()};
   }
+  /// @brief A read-only view of the elements for device code.
   [[nodiscard]] operator cuda::std::span<value_type const>() const noexcept  // NOLINT
   {
     return cuda::std::span<value_type const>{data(), size()};

@@ -17,7 +17,17 @@
 
 namespace rmm {
 
-enum class level_enum : int { trace = 0, debug, info, warn, error, critical, off, n_levels };
+/// Severity of a debug-log message, least severe first; `off` drops everything.
+enum class level_enum : int {
+  trace = 0,  ///< step-by-step detail
+  debug,      ///< what a developer needs to follow the allocator
+  info,       ///< notable events (the default level)
+  warn,       ///< something unexpected the program recovers from
+  error,      ///< a failed operation
+  critical,   ///< a failure the program cannot recover from
+  off,        ///< no messages
+  n_levels    ///< the number of levels (not a level)
+};
 
 /**
  * @brief The name of a level, as RMM_DEBUG_LOG_LEVEL spells it.
@@ -27,6 +37,8 @@ enum class level_enum : int { trace = 0, debug, info, warn, error, critical, off
  */
 [[nodiscard]] std::string_view to_string(level_enum level) noexcept;
 
+/// A thread-safe debug logger: writes one line per message, `[time] [name] [level] [pid N] message`,
+/// to a file, dropping messages below its run-time level.
 class logger {
  public:
   /**
@@ -186,7 +198,7 @@ logger& default_logger();
 #ifndef RMM_NO_RAPIDS_LOGGER_ALIAS
 /// RMM's documentation spells the level type rapids_logger::level_enum.
 namespace rapids_logger {
-using level_enum = ::rmm::level_enum;
+using level_enum = ::rmm::level_enum;  ///< rmm::level_enum, as RMM's documentation spells it
 }  // namespace rapids_logger
 #endif
 

@@ -13,7 +13,7 @@ namespace rmm {
 
 /// Why a text is not a byte size: the "expected ..." half of an error message.
 struct bytes_problem {
-  std::string expected;
+  std::string expected;  ///< what a byte size looks like, for the error message
 };
 
 /**

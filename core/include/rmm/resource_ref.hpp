@@ -19,7 +19,8 @@ using device_async_resource_ref = mr::resource_ref<cuda::mr::device_accessible>;
 using device_resource_ref = device_async_resource_ref;
 /// Non-owning reference to a resource whose memory both host and device can access.
 using host_device_async_resource_ref = mr::resource_ref<cuda::mr::host_accessible, cuda::mr::device_accessible>;
-using host_device_resource_ref       = host_device_async_resource_ref;
+/// The synchronous-only name of host_device_async_resource_ref: the same type.
+using host_device_resource_ref = host_device_async_resource_ref;
 
 namespace mr {
 /// Owning, shared reference to a device-accessible resource (cuda::mr::any_resource<device_accessible>).

@@ -33,10 +33,10 @@ using parameter_value =
 
 /// One key of a layer or of [shim], with its final value and where that value came from.
 struct parameter {
-  std::string key{};
-  parameter_value value{};
-  value_origin origin{value_origin::built_in};
-  source_location location{};  ///< file position or environment variable; empty for built-in
+  std::string key{};                            ///< the key, as the configuration file spells it
+  parameter_value value{};                      ///< the final value
+  value_origin origin{value_origin::built_in};  ///< where the final value came from
+  source_location location{};                   ///< file position or environment variable; empty for built-in
 
   /**
    * @brief Whether the parameter has a value.
@@ -49,10 +49,10 @@ struct parameter {
 /// One layer of the stack: a resource or adaptor type and every one of its parameters (all keys
 /// of the type's schema, in schema order, including defaulted and unset ones).
 struct layer_description {
-  layer_schema const* schema{nullptr};
+  layer_schema const* schema{nullptr};          ///< the layer's type
   value_origin origin{value_origin::built_in};  ///< file, or built_in for the default stack
   source_location location{};                   ///< the layer's `type` value in the file
-  std::vector<parameter> parameters{};
+  std::vector<parameter> parameters{};          ///< every key of the type's schema, in schema order
 
   /**
    * @brief The layer's type, as the configuration file names it ("pool", "cuda", ...).

@@ -24,17 +24,18 @@ enum class value_kind {
   file_name_pattern,  ///< file name; %p expands to the process id, %d to the device, %% to %
 };
 
+/// One key of a layer type or of [shim]: its name, the form of its value, its default and its limits.
 struct key_schema {
-  std::string_view name{};
-  value_kind kind{};
-  std::string_view description{};   ///< one sentence for the reference and `--check`
-  parameter_value default_value{};  ///< std::monostate: no default
-  std::string_view when_unset{};    ///< what an unset key without default means ("no maximum")
-  bool required{false};             ///< must be set by the file or the environment
-  std::int64_t minimum{0};          ///< integer: smallest value; size: smallest byte count
-  std::int64_t maximum{INT64_MAX};  ///< integer: largest value
-  bool power_of_two{false};         ///< integer: must be a power of two
-  std::vector<std::string_view> choices{};
+  std::string_view name{};                  ///< the key, as the configuration file spells it
+  value_kind kind{};                        ///< the form the value takes
+  std::string_view description{};           ///< one sentence for the reference and `--check`
+  parameter_value default_value{};          ///< std::monostate: no default
+  std::string_view when_unset{};            ///< what an unset key without default means ("no maximum")
+  bool required{false};                     ///< must be set by the file or the environment
+  std::int64_t minimum{0};                  ///< integer: smallest value; size: smallest byte count
+  std::int64_t maximum{INT64_MAX};          ///< integer: largest value
+  bool power_of_two{false};                 ///< integer: must be a power of two
+  std::vector<std::string_view> choices{};  ///< choice: the accepted values
 };
 
 /// How a layer sits in the stack.
@@ -47,17 +48,18 @@ enum class layer_kind {
 
 /// What the builder hands a layer's factory.
 struct build_context {
-  cuda_device_id device{};
+  cuda_device_id device{};         ///< the device the stack is built for
   std::uint64_t free_bytes{};      ///< free device memory before the stack was built (for percentages)
   std::uint64_t total_bytes{};     ///< device capacity
   std::string_view bottom_type{};  ///< the type of the stack's last layer (what allocates from CUDA)
 };
 
+/// One resource or adaptor type: its name in the file, its keys, its checks and its factory.
 struct layer_schema {
-  std::string_view type{};
-  layer_kind kind{};
-  std::string_view summary{};
-  std::vector<key_schema> keys{};
+  std::string_view type{};         ///< the type, as the configuration file names it ("pool")
+  layer_kind kind{};               ///< how a layer of this type sits in the stack
+  std::string_view summary{};      ///< one line on what the type does
+  std::vector<key_schema> keys{};  ///< the type's keys
   /// Rules between keys of one layer, checked once all values are known (may be null). Throws
   /// config_error naming the offending value.
   void (*check)(layer_description const& layer){nullptr};

@@ -11,14 +11,15 @@ namespace rmm::config {
 struct size_spec {
   std::uint64_t bytes{0};  ///< when !is_percent
   double percent{0};       ///< when is_percent: (0, 100]
-  bool is_percent{false};
+  bool is_percent{false};  ///< whether the size is a percentage of free device memory
 
+  /// @brief Default equality: all three members compare equal
   friend bool operator==(size_spec const&, size_spec const&) = default;
 };
 
 /// Why a size text was refused: the "expected ..." half of an error message.
 struct size_problem {
-  std::string expected;
+  std::string expected;  ///< what a size looks like, for the error message
 };
 
 /**

@@ -26,7 +26,7 @@ struct aligned_state;
 class aligned_resource_adaptor final
   : public detail::adaptor_resource<aligned_resource_adaptor, detail::aligned_state> {
  public:
-  static constexpr std::size_t default_alignment_threshold = 0;
+  static constexpr std::size_t default_alignment_threshold = 0;  ///< default: every size gets the alignment
 
   /**
    * @brief Aligns allocations of at least `alignment_threshold` bytes from `upstream` to `alignment`.

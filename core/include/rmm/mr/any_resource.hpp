@@ -67,12 +67,31 @@ class any_resource : public detail::erased_resource_methods<any_resource<Propert
   }
 
   // Moving copies, so an any_resource is never empty.
+  /// @brief Default copy constructor: the copy shares the held resource
   any_resource(any_resource const&) noexcept = default;
+  /**
+   * @brief Move constructor: copies, so that `other` still holds its resource
+   *
+   * @param other the any_resource to share with
+   */
   any_resource(any_resource&& other) noexcept : any_resource(std::as_const(other)) {}
+  /**
+   * @brief Default copy assignment operator: this object shares the held resource afterwards
+   *
+   * @return a reference to this object
+   */
   any_resource& operator=(any_resource const&) noexcept = default;
+  /**
+   * @brief Move assignment operator: copies, so that `other` still holds its resource
+   *
+   * @param other the any_resource to share with
+   * @return a reference to this object
+   */
   any_resource& operator=(any_resource&& other) noexcept { return *this = std::as_const(other); }
   ~any_resource() = default;
 
+  /// @brief A non-owning reference to the held resource, valid while this any_resource or a copy
+  /// of it lives; lvalues only.
   template <class... RefProperties>
   requires(detail::contains_property_v<RefProperties, Properties...>&&...) operator resource_ref<RefProperties...>()
     const& noexcept  // NOLINT
@@ -97,6 +116,13 @@ class any_resource : public detail::erased_resource_methods<any_resource<Propert
    */
   [[nodiscard]] resource_ref<Properties...> ref() const noexcept { return *this; }
 
+  /**
+   * @brief Whether the held resources are the same object, or of one type and equal.
+   *
+   * @param lhs an any_resource
+   * @param rhs the any_resource to compare with
+   * @return true when the held resources can free each other's memory
+   */
   friend bool operator==(any_resource const& lhs, any_resource const& rhs) noexcept
   {
     return detail::erased_equal(lhs.object_.get(), lhs.vtable_, rhs.object_.get(), rhs.vtable_);

@@ -29,8 +29,8 @@ namespace rmm::mr {
  */
 class binning_memory_resource final : public device_memory_resource {
  public:
-  static constexpr std::int8_t default_min_size_exponent = 8;
-  static constexpr std::int8_t default_max_size_exponent = 20;
+  static constexpr std::int8_t default_min_size_exponent = 8;   ///< the default smallest bin: 2^8 = 256 B
+  static constexpr std::int8_t default_max_size_exponent = 20;  ///< the default largest bin: 2^20 = 1 MiB
 
   /**
    * @brief Bins of 256 B, 512 B, ... 1 MiB over `upstream`, each reserving its first blocks from it.

@@ -19,7 +19,11 @@ namespace rmm::mr {
  */
 class callback_memory_resource final : public device_memory_resource {
  public:
-  using allocate_callback_t   = std::function<void*(std::size_t bytes, cuda_stream_view stream, void* arg)>;
+  /// The allocate callback: returns `bytes` usable on `stream`, or throws; `arg` is the constructor's
+  /// `allocate_callback_arg`.
+  using allocate_callback_t = std::function<void*(std::size_t bytes, cuda_stream_view stream, void* arg)>;
+  /// The deallocate callback: frees `ptr` of `bytes` on `stream`, and must not throw; `arg` is the
+  /// constructor's `deallocate_callback_arg`.
   using deallocate_callback_t = std::function<void(void* ptr, std::size_t bytes, cuda_stream_view stream, void* arg)>;
 
   /**

@@ -40,12 +40,26 @@ inline constexpr std::size_t max_allocation_size = static_cast<std::size_t>(std:
  */
 class device_memory_resource {
  public:
-  device_memory_resource()                                         = default;
-  device_memory_resource(device_memory_resource const&)            = default;
-  device_memory_resource(device_memory_resource&&)                 = default;
+  /// @brief Default constructor
+  device_memory_resource() = default;
+  /// @brief Default copy constructor
+  device_memory_resource(device_memory_resource const&) = default;
+  /// @brief Default move constructor
+  device_memory_resource(device_memory_resource&&) = default;
+  /**
+   * @brief Default copy assignment operator
+   *
+   * @return a reference to this resource
+   */
   device_memory_resource& operator=(device_memory_resource const&) = default;
-  device_memory_resource& operator=(device_memory_resource&&)      = default;
-  virtual ~device_memory_resource()                                = default;
+  /**
+   * @brief Default move assignment operator
+   *
+   * @return a reference to this resource
+   */
+  device_memory_resource& operator=(device_memory_resource&&) = default;
+  /// @brief Default virtual destructor
+  virtual ~device_memory_resource() = default;
 
   /**
    * @brief Allocates `bytes` usable on `stream` without synchronization.
@@ -200,11 +214,20 @@ class device_memory_resource {
   {
     return this == &other || do_is_equal(other);
   }
+  /**
+   * @brief Whether `lhs` and `rhs` can free each other's memory, as lhs.is_equal(rhs).
+   *
+   * @param lhs a resource
+   * @param rhs the resource to compare with
+   * @return lhs.is_equal(rhs)
+   */
   friend bool operator==(device_memory_resource const& lhs, device_memory_resource const& rhs) noexcept
   {
     return lhs.is_equal(rhs);
   }
 
+  /// @brief Gives every resource the cuda::mr::device_accessible property: its memory is usable
+  /// from device code.
   friend void get_property(device_memory_resource const&, cuda::mr::device_accessible) noexcept {}
 
  private:

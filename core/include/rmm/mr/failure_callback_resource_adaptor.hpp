@@ -18,12 +18,19 @@ using failure_callback_t = std::function<bool(std::size_t bytes, void* arg)>;
 namespace detail {
 /// What copies of a failure_callback_resource_adaptor share.
 struct failure_callback_state {
+  /**
+   * @brief Holds `callback_` and `arg_`.
+   *
+   * @param callback_ the function to call when an allocation fails
+   * @param arg_ passed to every call of `callback_`
+   * @throws rmm::logic_error if `callback_` is empty
+   */
   failure_callback_state(failure_callback_t callback_, void* arg_) : callback{std::move(callback_)}, arg{arg_}
   {
     RMM_EXPECTS(static_cast<bool>(callback), "failure_callback_resource_adaptor: the callback is empty");
   }
-  failure_callback_t callback;
-  void* arg;
+  failure_callback_t callback;  ///< called with the failed request's size and `arg`; true retries
+  void* arg;                    ///< the user's argument to `callback`
 };
 }  // namespace detail
 

@@ -18,8 +18,8 @@ namespace rmm::mr {
 class fixed_size_memory_resource final
   : public detail::suballocator_resource<fixed_size_memory_resource, detail::fixed_block_store> {
  public:
-  static constexpr std::size_t default_block_size            = std::size_t{1} << 20;
-  static constexpr std::size_t default_blocks_to_preallocate = 128;
+  static constexpr std::size_t default_block_size            = std::size_t{1} << 20;  ///< the default block size: 1 MiB
+  static constexpr std::size_t default_blocks_to_preallocate = 128;  ///< blocks per request to the upstream
 
   /**
    * @brief Reserves the first `blocks_to_preallocate` blocks of `block_size` bytes from `upstream`.

@@ -34,6 +34,7 @@ class log_sink {
   virtual void flush() = 0;
 };
 
+/// How the logging adaptor holds its sinks: shared, so copies of the adaptor write to the same ones.
 using log_sink_ptr = std::shared_ptr<log_sink>;
 
 /// Writes to a file, truncating it first. Throws rmm::logic_error naming the file and the

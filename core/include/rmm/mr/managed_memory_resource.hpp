@@ -11,6 +11,8 @@ namespace rmm::mr {
 /// Stateless: all instances are equal.
 class managed_memory_resource final : public device_memory_resource {
  public:
+  /// @brief Gives the resource the cuda::mr::host_accessible property: its memory is usable from
+  /// host code too.
   friend void get_property(managed_memory_resource const&, cuda::mr::host_accessible) noexcept {}
 
  private:

@@ -12,6 +12,8 @@ namespace rmm::mr {
 /// before it is freed. Stateless: all instances are equal.
 class pinned_host_memory_resource final : public device_memory_resource {
  public:
+  /// @brief Gives the resource the cuda::mr::host_accessible property: its memory is usable from
+  /// host code too.
   friend void get_property(pinned_host_memory_resource const&, cuda::mr::host_accessible) noexcept {}
 
  private:

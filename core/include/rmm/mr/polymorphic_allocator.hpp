@@ -28,7 +28,7 @@ namespace rmm::mr {
 template <typename T>
 class polymorphic_allocator {
  public:
-  using value_type = T;
+  using value_type = T;  ///< the type of the objects allocated
 
   /**
    * @brief Allocates from the current device's resource.
@@ -136,10 +136,12 @@ class polymorphic_allocator {
 template <typename Allocator>
 class stream_allocator_adaptor {
  public:
-  using value_type = typename std::allocator_traits<Allocator>::value_type;
+  using value_type = typename std::allocator_traits<Allocator>::value_type;  ///< the underlying allocator's value type
 
+  /// The same adaptor over the underlying allocator rebound to `U`.
   template <typename U>
   struct rebind {
+    /// the rebound adaptor type
     using other = stream_allocator_adaptor<typename std::allocator_traits<Allocator>::template rebind_alloc<U>>;
   };
 

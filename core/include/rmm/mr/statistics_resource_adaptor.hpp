@@ -28,6 +28,7 @@ struct statistics_state;
 class statistics_resource_adaptor final
   : public detail::adaptor_resource<statistics_resource_adaptor, detail::statistics_state> {
  public:
+  /// One statistic (bytes or allocations) of one level: now, at its peak, and in total.
   struct counter {
     std::int64_t value{0};  ///< outstanding now
     std::int64_t peak{0};   ///< highest `value` seen

@@ -22,6 +22,8 @@ class system_memory_resource final : public device_memory_resource {
    */
   system_memory_resource();
 
+  /// @brief Gives the resource the cuda::mr::host_accessible property: its memory is usable from
+  /// host code too.
   friend void get_property(system_memory_resource const&, cuda::mr::host_accessible) noexcept {}
 
  private:

@@ -31,13 +31,14 @@ class thrust_allocator : public thrust::device_malloc_allocator<T> {
   using base = thrust::device_malloc_allocator<T>;
 
  public:
-  using value_type = T;
-  using pointer    = typename base::pointer;
-  using size_type  = typename base::size_type;
+  using value_type = T;                         ///< the element type
+  using pointer    = typename base::pointer;    ///< thrust::device_ptr<T>, what allocate() returns
+  using size_type  = typename base::size_type;  ///< the type of element counts
 
+  /// The same allocator for elements of type `U`.
   template <typename U>
   struct rebind {
-    using other = thrust_allocator<U>;
+    using other = thrust_allocator<U>;  ///< the rebound allocator type
   };
 
   /**
@@ -136,6 +137,7 @@ class thrust_allocator : public thrust::device_malloc_allocator<T> {
     return lhs.mr_ == rhs.mr_ && lhs.device_ == rhs.device_;
   }
   // Spelled out: thrust::device_malloc_allocator's own operator!= (always false) must not be used.
+  /// @brief Negation of operator==.
   friend bool operator!=(thrust_allocator const& lhs, thrust_allocator const& rhs) noexcept { return !(lhs == rhs); }
 
  private:

@@ -32,8 +32,9 @@ struct tracking_state;
 class tracking_resource_adaptor final
   : public detail::adaptor_resource<tracking_resource_adaptor, detail::tracking_state> {
  public:
+  /// What the adaptor records about one outstanding allocation.
   struct allocation_info {
-    std::size_t allocation_size{};
+    std::size_t allocation_size{};                  ///< the size requested, in bytes
     std::optional<rmm::detail::stack_trace> stack;  ///< when constructed with capture_stacks
   };
 
