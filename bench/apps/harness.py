@@ -98,7 +98,7 @@ _rmm_pool = None
 
 def torch_allocator_for_way():
     """Way `python`: PyTorch allocates through the rmm package's allocator (rmm.allocators.torch)
-    from a pool like the shim's built-in stack (256 MiB, growing). Call before the first tensor."""
+    from a pool like the shim's built-in stack (32 MiB, growing). Call before the first tensor."""
     global _rmm_pool
     if way() != "python":
         return
@@ -106,7 +106,7 @@ def torch_allocator_for_way():
     import torch
     from rmm.allocators.torch import rmm_torch_allocator
 
-    _rmm_pool = rmm.mr.PoolMemoryResource(rmm.mr.CudaMemoryResource(), initial_pool_size="256MiB")
+    _rmm_pool = rmm.mr.PoolMemoryResource(rmm.mr.CudaMemoryResource(), initial_pool_size="32MiB")
     rmm.mr.set_current_device_resource(_rmm_pool)
     torch.cuda.memory.change_current_allocator(rmm_torch_allocator)
 

@@ -42,7 +42,7 @@ std::string_view default_stack_toml() noexcept
   return R"(# rmm's built-in stack: a pool over cudaMalloc that starts small and grows on demand.
 [[resource]]
 type = "pool"
-initial_size = "256MiB"
+initial_size = "32MiB"
 
 [[resource]]
 type = "cuda"

@@ -231,7 +231,7 @@ std::vector<layer_schema> suballocator_schemas()
           .kind          = value_kind::size_or_percent,
           .description   = "bytes reserved from the upstream when the pool is built (0: none, the pool grows on "
                            "first use)",
-          .default_value = size_spec{.bytes = std::uint64_t{256} << 20, .percent = 0, .is_percent = false},
+          .default_value = size_spec{.bytes = std::uint64_t{32} << 20, .percent = 0, .is_percent = false},
           .minimum       = 0},
          {.name        = "maximum_size",
           .kind        = value_kind::size_or_percent,

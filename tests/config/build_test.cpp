@@ -138,7 +138,7 @@ TEST(ConfigBuild, BuiltInStack)
   auto layers = build_layers(load_default(environment{}), device0);
   ASSERT_EQ(layers.size(), 2U);
   auto& pool = layer_as<rmm::mr::pool_memory_resource>(layers, 0);
-  EXPECT_EQ(pool.pool_size(), 256 * MiB);
+  EXPECT_EQ(pool.pool_size(), 32 * MiB);
   EXPECT_FALSE(pool.maximum_pool_size().has_value());
   layer_as<rmm::mr::cuda_memory_resource>(layers, 1);
   exercise(layers.front(), 512 * MiB);  // grows past its initial size on demand
@@ -367,7 +367,7 @@ TEST(ConfigBuild, LibraryEntryPoints)
   auto from_environment = build_from_environment(device0, environment{{{"RMM_CONFIG", example("pool.toml").string()}}});
   EXPECT_NE(from_environment.target<rmm::mr::pool_memory_resource>(), nullptr);
   auto built_in = build_from_environment(device0, environment{});
-  EXPECT_EQ(built_in.target<rmm::mr::pool_memory_resource>()->pool_size(), 256 * MiB);
+  EXPECT_EQ(built_in.target<rmm::mr::pool_memory_resource>()->pool_size(), 32 * MiB);
   exercise(from_string);
   exercise(from_file);
   exercise(from_environment);

@@ -73,7 +73,7 @@ TEST(ConfigLoad, BuiltInStackIsASmallGrowingPoolOverCuda)
   auto const stack = load_default(environment{});
   EXPECT_EQ(types_of(stack), (std::vector<std::string>{"pool", "cuda"}));
   EXPECT_EQ(stack.stack_origin, value_origin::built_in);
-  EXPECT_EQ(size_of(stack.layers[0].at("initial_size")).bytes, 256 * MiB);
+  EXPECT_EQ(size_of(stack.layers[0].at("initial_size")).bytes, 32 * MiB);
   EXPECT_FALSE(stack.layers[0].at("maximum_size").is_set());
   EXPECT_TRUE(std::get<bool>(stack.shim_setting("enabled").value));
 

@@ -216,7 +216,7 @@ TEST_F(RmmRun, PrintDefaultIsAValidFile)
   auto const file  = write_file("default.toml", printed.out);
   auto const check = rmm_run("--check --config " + file);
   EXPECT_EQ(check.status, 0) << check.err;
-  EXPECT_NE(check.out.find("initial_size = \"256MiB\""), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("initial_size = \"32MiB\""), std::string::npos) << check.out;
 }
 
 TEST_F(RmmRun, CommandLineMistakes)
