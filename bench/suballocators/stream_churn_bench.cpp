@@ -9,6 +9,11 @@
 // - short_lived_streams: each iteration creates a stream, allocates and frees 8 blocks on it and
 //   destroys it; after `seen` streams were already churned through the same pool. The time per
 //   stream should not depend on `seen`.
+//
+// Unlike the other benchmarks, this one makes its pool itself rather than through the
+// configuration: the GPU script also compiles it against an earlier tree (its `base` stage), to
+// compare engines in one run, and earlier trees' configurations do not take every setting used
+// here (an empty initial pool).
 
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>
