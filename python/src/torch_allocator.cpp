@@ -21,7 +21,8 @@ __attribute__((visibility("default"))) void* rmm_torch_allocate(std::size_t size
                                                                 cudaStream_t stream) noexcept
 {
   try {
-    return rmm::mr::get_per_device_resource_ref(rmm::cuda_device_id{device}).allocate(stream, size);
+    // An owning copy: the resource stays alive through the call even if Python replaces it meanwhile.
+    return rmm::mr::get_per_device_resource(rmm::cuda_device_id{device}).allocate(stream, size);
   } catch (std::exception const& e) {
     RMM_LOG_ERROR("rmm_torch_allocate({} bytes, device {}): {}", size, device, e.what());
     return nullptr;
@@ -34,8 +35,8 @@ __attribute__((visibility("default"))) void rmm_torch_deallocate(void* ptr,
                                                                  cudaStream_t stream) noexcept
 {
   try {
-    rmm::mr::get_per_device_resource_ref(rmm::cuda_device_id{device}).deallocate(stream, ptr, size);
-  } catch (std::exception const& e) {  // only the table lookup can throw: a device PyTorch never had
+    rmm::mr::get_per_device_resource(rmm::cuda_device_id{device}).deallocate(stream, ptr, size);
+  } catch (std::exception const& e) {  // only the table lookup can throw (a device that does not exist)
     RMM_LOG_ERROR("rmm_torch_deallocate({} bytes, device {}): {}", size, device, e.what());
   }
 }
