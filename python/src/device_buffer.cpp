@@ -3,6 +3,7 @@
 
 #include "bindings.hpp"
 #include "resource_object.hpp"
+#include "stream_object.hpp"
 
 #include <rmm/device_buffer.hpp>
 #include <rmm/error.hpp>
@@ -124,7 +125,16 @@ std::pair<void const*, std::size_t> device_array_bytes(nb::handle array)
   }
   auto const typestr = nb::cast<std::string>(cai["typestr"]);
   std::size_t bytes  = std::stoul(typestr.substr(2));
-  for (nb::handle extent : nb::cast<nb::tuple>(cai["shape"])) { bytes *= nb::cast<std::size_t>(extent); }
+  for (nb::handle extent : nb::cast<nb::tuple>(cai["shape"])) {
+    if (__builtin_mul_overflow(bytes, nb::cast<std::size_t>(extent), &bytes)) {
+      throw nb::value_error("copy_from_device: the array's shape describes more than 2**64 bytes");
+    }
+  }
+  // The producer's data is ready once its stream has reached it (the protocol's "stream" entry).
+  if (cai.contains("stream") && !cai["stream"].is_none()) {
+    auto const producer = handle_from_int(cai["stream"], "__cuda_array_interface__ stream");
+    without_gil([&] { rmm::cuda_stream_view{producer}.synchronize(); });
+  }
   auto const data = nb::cast<nb::tuple>(cai["data"]);
   return {pointer_from(nb::cast<std::uintptr_t>(data[0])), bytes};
 }

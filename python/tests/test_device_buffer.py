@@ -78,6 +78,24 @@ def test_copy_from_device_takes_a_cuda_array():
         target.copy_from_device(b"host")
 
 
+def test_copy_from_device_checks_what_the_array_claims():
+    source = rmm.DeviceBuffer.to_device(bytes(range(16)))
+
+    class Claimed:
+        def __init__(self, **changes):
+            self.__cuda_array_interface__ = {**source.__cuda_array_interface__, **changes}
+
+    target = rmm.DeviceBuffer(size=16)
+    target.copy_from_device(Claimed(typestr="<u2", shape=(8,), stream=2))  # waits for its stream
+    assert target.tobytes() == bytes(range(16))
+    with pytest.raises(ValueError, match="more than the buffer"):
+        target.copy_from_device(Claimed(typestr="<u4", shape=(8,)))
+    with pytest.raises(ValueError, match="2\\*\\*64"):
+        target.copy_from_device(Claimed(typestr="<u8", shape=(2**62, 4)))
+    with pytest.raises(ValueError, match="contiguous"):
+        target.copy_from_device(Claimed(strides=(2,)))
+
+
 def test_a_pointer_and_size_copy_device_memory():
     source = rmm.DeviceBuffer.to_device(b"0123456789")
     made = rmm.DeviceBuffer(ptr=source.ptr + 2, size=5)
