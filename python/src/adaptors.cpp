@@ -136,7 +136,7 @@ void bind_observers(nb::module_& module)
       [](tracking_object const& self) {
         nb::dict outstanding;
         for (auto const& [ptr, info] : self.typed.get_outstanding_allocations()) {
-          outstanding[nb::int_(reinterpret_cast<std::uintptr_t>(ptr))] = info.allocation_size;  // NOLINT
+          outstanding[nb::int_(address_of(ptr))] = info.allocation_size;
         }
         return outstanding;
       },

@@ -9,6 +9,7 @@
 #include <nanobind/nanobind.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 namespace rmm::python {
@@ -40,6 +41,18 @@ struct typed_resource_object : resource_object {
   }
   Resource typed;
 };
+
+/// A pointer or handle as the int Python code sees.
+[[nodiscard]] inline std::uintptr_t address_of(void const* ptr) noexcept
+{
+  return reinterpret_cast<std::uintptr_t>(ptr);  // NOLINT: Python holds addresses as ints
+}
+
+/// The pointer an int from Python names.
+[[nodiscard]] inline void* pointer_from(std::uintptr_t address) noexcept
+{
+  return reinterpret_cast<void*>(address);  // NOLINT: Python holds addresses as ints
+}
 
 /// A byte count from a Python int or a size string such as "1GiB" (rmm::parse_bytes).
 [[nodiscard]] std::size_t size_from(nb::handle value, char const* what);

@@ -21,9 +21,6 @@
 namespace rmm::python {
 namespace {
 
-std::uintptr_t address_of(void const* ptr) { return reinterpret_cast<std::uintptr_t>(ptr); }         // NOLINT
-void const* pointer_from(std::uintptr_t address) { return reinterpret_cast<void const*>(address); }  // NOLINT
-
 struct device_buffer_object {
   device_buffer_object(rmm::device_buffer buffer_, std::optional<rmm::mr::any_device_resource> resource_)
     : buffer{std::move(buffer_)}, resource{std::move(resource_)}
@@ -46,6 +43,12 @@ struct device_buffer_object {
   /// The resource it was made with (absent for an adopted C++ buffer): copies come from it too.
   std::optional<rmm::mr::any_device_resource> resource;
 };
+
+/// The stream a call names, or the buffer's own when it names none.
+rmm::cuda_stream_view stream_or_own(device_buffer_object const& self, nb::handle stream)
+{
+  return stream.is_none() ? self.buffer.stream() : stream_from(stream);
+}
 
 rmm::mr::any_device_resource resource_from(nb::handle mr)
 {
@@ -200,7 +203,7 @@ void bind_device_buffer(nb::module_& module)
       "resize",
       [](device_buffer_object& self, nb::handle new_size, nb::handle stream) {
         auto const bytes = size_from(new_size, "new_size");
-        auto const on    = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        auto const on    = stream_or_own(self, stream);
         without_gil([&] { self.buffer.resize(bytes, on); });
       },
       nb::arg("new_size"), nb::arg("stream") = nb::none(),
@@ -209,14 +212,14 @@ void bind_device_buffer(nb::module_& module)
       "reserve",
       [](device_buffer_object& self, nb::handle new_capacity, nb::handle stream) {
         auto const bytes = size_from(new_capacity, "new_capacity");
-        auto const on    = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        auto const on    = stream_or_own(self, stream);
         without_gil([&] { self.buffer.reserve(bytes, on); });
       },
       nb::arg("new_capacity"), nb::arg("stream") = nb::none())
     .def(
       "copy",
       [](device_buffer_object const& self, nb::handle stream) {
-        auto const on = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        auto const on = stream_or_own(self, stream);
         auto resource = self.resource ? *self.resource : rmm::mr::get_current_device_resource();
         return without_gil([&] {
           device_buffer_object made{rmm::device_buffer{self.buffer, on, resource}, resource};
@@ -231,7 +234,7 @@ void bind_device_buffer(nb::module_& module)
     .def(
       "tobytes",
       [](device_buffer_object const& self, nb::handle stream) {
-        auto const on    = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        auto const on    = stream_or_own(self, stream);
         nb::object bytes = nb::steal(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(self.buffer.size())));
         if (!bytes.is_valid()) { throw nb::python_error(); }
         copy_and_wait(PyBytes_AsString(bytes.ptr()), self.buffer.data(), self.buffer.size(), on);
@@ -241,7 +244,7 @@ void bind_device_buffer(nb::module_& module)
     .def(
       "copy_to_host",
       [](device_buffer_object const& self, nb::object ary, nb::handle stream) {
-        auto const on = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        auto const on = stream_or_own(self, stream);
         if (ary.is_none()) { ary = nb::module_::import_("numpy").attr("empty")(self.buffer.size(), "u1"); }
         host_view const host{ary, true, "copy_to_host's ary"};
         if (host.size() < self.buffer.size()) {
@@ -257,7 +260,7 @@ void bind_device_buffer(nb::module_& module)
     .def(
       "copy_from_host",
       [](device_buffer_object& self, nb::handle ary, nb::handle stream) {
-        auto const on = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        auto const on = stream_or_own(self, stream);
         host_view const host{ary, false, "copy_from_host's ary"};
         if (host.size() > self.buffer.size()) {
           throw nb::value_error(("copy_from_host: ary holds " + std::to_string(host.size()) +
@@ -271,7 +274,7 @@ void bind_device_buffer(nb::module_& module)
     .def(
       "copy_from_device",
       [](device_buffer_object& self, nb::handle cuda_ary, nb::handle stream) {
-        auto const on              = stream.is_none() ? self.buffer.stream() : stream_from(stream);
+        auto const on              = stream_or_own(self, stream);
         auto const [source, bytes] = device_array_bytes(cuda_ary);
         if (bytes > self.buffer.size()) {
           throw nb::value_error(("copy_from_device: the array holds " + std::to_string(bytes) +

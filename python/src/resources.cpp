@@ -48,9 +48,6 @@ std::optional<std::size_t> optional_size(nb::handle value, char const* what)
   return size_from(value, what);
 }
 
-std::uintptr_t address_of(void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr); }   // NOLINT
-void* pointer_from(std::uintptr_t address) { return reinterpret_cast<void*>(address); }  // NOLINT
-
 nb::dict suballocator_statistics_dict(mr::suballocator_statistics const& s)
 {
   nb::dict d;

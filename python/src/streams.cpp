@@ -20,7 +20,7 @@ cudaStream_t handle_from_int(nb::handle value, char const* what)
     throw nb::value_error(
       (std::string{what} + " handle must be a non-negative integer, not " + nb::repr(value).c_str()).c_str());
   }
-  return reinterpret_cast<cudaStream_t>(static_cast<std::uintptr_t>(raw));  // NOLINT: a handle is an address
+  return static_cast<cudaStream_t>(pointer_from(static_cast<std::uintptr_t>(raw)));
 }
 
 cudaStream_t handle_from_protocol(nb::handle value)
@@ -87,12 +87,11 @@ void bind_streams(nb::module_& module)
       },
       nb::arg("handle"))
     .def_prop_ro(
-      "value", [](stream_object const& self) { return reinterpret_cast<std::uintptr_t>(self.handle); },  // NOLINT
-      "The cudaStream_t as an int.")
+      "value", [](stream_object const& self) { return address_of(self.handle); }, "The cudaStream_t as an int.")
     .def(
       "__cuda_stream__",
       [](stream_object const& self) {
-        return std::pair{0, reinterpret_cast<std::uintptr_t>(self.handle)};
+        return std::pair{0, address_of(self.handle)};
       },  // NOLINT
       "The stream protocol: (version 0, handle).")
     .def(
@@ -107,8 +106,7 @@ void bind_streams(nb::module_& module)
          })
     .def("__hash__", [](stream_object const& self) { return std::hash<void*>{}(self.handle); })
     .def("__repr__", [](stream_object const& self) {
-      return "Stream(" + std::to_string(reinterpret_cast<std::uintptr_t>(self.handle)) +  // NOLINT
-             (self.owned ? ", owned)" : ")");
+      return "Stream(" + std::to_string(address_of(self.handle)) + (self.owned ? ", owned)" : ")");
     });
 }
 

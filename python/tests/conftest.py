@@ -6,6 +6,16 @@ import pytest
 
 import rmm
 
+#: What RMM's README prints for one 16-byte allocation through a StatisticsResourceAdaptor.
+SEED_ALLOCATION_COUNTS = {
+    "current_bytes": 16,
+    "current_count": 1,
+    "peak_bytes": 16,
+    "peak_count": 1,
+    "total_bytes": 16,
+    "total_count": 1,
+}
+
 
 @pytest.fixture(autouse=True)
 def default_resource():

@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import pytest
+from conftest import SEED_ALLOCATION_COUNTS
 
 
 def run(*parts: str, path: str = "", **env: str) -> dict:
@@ -173,11 +174,4 @@ def test_the_seed_example_of_pytorch_statistics():
         print(json.dumps(mr.allocation_counts))
         """
     )
-    assert counts == {
-        "current_bytes": 16,
-        "current_count": 1,
-        "peak_bytes": 16,
-        "peak_count": 1,
-        "total_bytes": 16,
-        "total_count": 1,
-    }
+    assert counts == SEED_ALLOCATION_COUNTS

@@ -1,6 +1,7 @@
 """rmm.statistics: counters on the current resource, nested levels, and the memory profiler."""
 
 import pytest
+from conftest import SEED_ALLOCATION_COUNTS
 
 import rmm
 from rmm import mr
@@ -38,14 +39,7 @@ def test_the_seed_example_of_allocation_counts():
     stats_mr = mr.StatisticsResourceAdaptor(mr.ManagedMemoryResource())
     mr.set_current_device_resource(stats_mr)
     x = rmm.DeviceBuffer(size=16)
-    assert stats_mr.allocation_counts == {
-        "current_bytes": 16,
-        "current_count": 1,
-        "peak_bytes": 16,
-        "peak_count": 1,
-        "total_bytes": 16,
-        "total_count": 1,
-    }
+    assert stats_mr.allocation_counts == SEED_ALLOCATION_COUNTS
     del x
 
 
