@@ -42,26 +42,26 @@ class coalescing_free_list {
   /// anyway, so the check costs nothing extra on the common path.
   [[nodiscard]] bool insert(memory_range range, chunk_starts const& chunks, std::uint64_t free_seq = 0)
   {
-    if (by_start_.find(range.start) != nullptr || by_end_.find(range.start + range.size) != nullptr) { return false; }
-    auto start = range.start;
-    auto size  = range.size;
-    if (!is_chunk_start(start, chunks)) {
-      if (free_block* before = by_end_.find(start); before != nullptr) {
-        start = before->start;
-        size += before->size;
-        free_seq = std::max(free_seq, before->free_seq);
-        unlink(before);
-      }
-    }
     auto const end = range.start + range.size;
-    if (!is_chunk_start(end, chunks)) {
-      if (free_block* after = by_start_.find(end); after != nullptr) {
-        size += after->size;
-        free_seq = std::max(free_seq, after->free_seq);
-        unlink(after);
-      }
+    if (by_start_.find(range.start) != nullptr || by_end_.find(end) != nullptr) { return false; }
+    free_block* before = is_chunk_start(range.start, chunks) ? nullptr : by_end_.find(range.start);
+    free_block* after  = is_chunk_start(end, chunks) ? nullptr : by_start_.find(end);
+    if (before == nullptr && after == nullptr) {
+      link(range.start, range.size, free_seq);
+      return true;
     }
-    link(start, size, free_seq);
+    // A merge grows a neighbour's node in place: only the map entries of the ends that move change.
+    auto size = range.size;
+    if (after != nullptr) { free_seq = std::max(free_seq, after->free_seq); }
+    if (before == nullptr) {
+      reshape(after, range.start, size + after->size, free_seq);
+      return true;
+    }
+    if (after != nullptr) {
+      size += after->size;
+      unlink(after);
+    }
+    reshape(before, before->start, before->size + size, std::max(free_seq, before->free_seq));
     return true;
   }
 
@@ -174,15 +174,32 @@ class coalescing_free_list {
       unlink(block);
       return taken;
     }
-    // Keep the tail: same end, so only the start key and the size class change.
-    index_.remove(block);
+    // Keep the tail: same end, so only the start key changes, and the size class only sometimes.
     by_start_.erase(block->start);
     block->start += bytes;
-    block->size -= bytes;
+    index_.resize(block, block->size - bytes);
     by_start_.insert(block->start, block);
-    index_.insert(block);
     free_bytes_ -= bytes;
     return taken;
+  }
+
+  /// Gives a free block new bounds (a merge), as the newest block of its size class.
+  void reshape(free_block* block, std::uintptr_t start, std::size_t size, std::uint64_t free_seq)
+  {
+    index_.remove(block);
+    if (start != block->start) {
+      by_start_.erase(block->start);
+      by_start_.insert(start, block);
+    }
+    if (start + size != block->end()) {
+      by_end_.erase(block->end());
+      by_end_.insert(start + size, block);
+    }
+    free_bytes_ += size - block->size;  // merges only grow
+    block->start    = start;
+    block->size     = size;
+    block->free_seq = free_seq;
+    index_.insert(block);
   }
 
   void link(std::uintptr_t start, std::size_t size, std::uint64_t free_seq)

@@ -64,6 +64,20 @@ class size_class_index {
     }
   }
 
+  /// Changes a block's size; it keeps its place in its list unless its size class changes.
+  void resize(free_block* block, std::size_t size) noexcept
+  {
+    auto const [fl, sl]         = class_of(units(block->size));
+    auto const [new_fl, new_sl] = class_of(units(size));
+    if (fl == new_fl && sl == new_sl) {
+      block->size = size;
+      return;
+    }
+    remove(block);
+    block->size = size;
+    insert(block);
+  }
+
   /// A free block of at least `bytes` (a multiple of granularity), or nullptr. Tries the head of
   /// the request's own class first (a closer fit), then the first block of the next larger
   /// non-empty class, where every block fits.
