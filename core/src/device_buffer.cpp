@@ -109,9 +109,9 @@ void device_buffer::shrink_to_fit(cuda_stream_view stream)
   if (size_ != capacity_) { reallocate(size_); }
 }
 
+// allocate and copy_from run only in constructors, where device_ is the current device: no switch.
 void device_buffer::allocate(std::size_t bytes)
 {
-  cuda_set_device_raii const on_device{device_};
   data_     = mr_.allocate(stream_, bytes, alignment_);
   size_     = bytes;
   capacity_ = bytes;
@@ -135,7 +135,6 @@ void device_buffer::deallocate() noexcept
 void device_buffer::copy_from(void const* source, std::size_t bytes)
 {
   if (bytes == 0) { return; }
-  cuda_set_device_raii const on_device{device_};
   RMM_CUDA_TRY(cudaMemcpyAsync(data_, source, bytes, cudaMemcpyDefault, stream_.value()));
 }
 

@@ -253,8 +253,10 @@ class device_buffer {
   [[nodiscard]] cuda_device_id device() const noexcept { return device_; }
 
  private:
+  /// Constructors only: the buffer's device is current.
   void allocate(std::size_t bytes);
   void deallocate() noexcept;
+  /// Constructors only, as allocate().
   void copy_from(void const* source, std::size_t bytes);
   /// Replaces the allocation with one of `new_capacity` bytes holding the first size() bytes.
   void reallocate(std::size_t new_capacity);
