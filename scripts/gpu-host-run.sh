@@ -91,8 +91,11 @@ for stage in "$@"; do
       fi
       (cd build-gpu && RMM_TEST_NUMBA_PATH=$numba_site ctest -L python --output-on-failure) > "$results/python-tests.log" 2>&1
       echo "python tests rc=$?"; grep -E "tests passed|Passed|Failed|SKIPPED|passed|failed" "$results/python-tests.log" | tail -30
-      PYTHONPATH=build-gpu/python python3 bench/python/device_buffer_pairs.py > "$results/python-bench.txt" 2>&1
-      cat "$results/python-bench.txt" ;;
+      # Three runs: hosts of one kind differ, and so do runs on one host.
+      for run in 1 2 3; do
+        PYTHONPATH=build-gpu/python python3 bench/python/device_buffer_pairs.py > "$results/python-bench-$run.txt" 2>&1
+        echo "-- run $run"; cat "$results/python-bench-$run.txt"
+      done ;;
     config)
       for f in docs/examples/*.toml; do
         env=(); [[ $f == *logging* ]] && env=(RMM_LOGGING_FILE="$results/trace-%p-dev%d.csv")

@@ -4,10 +4,13 @@
 // puts the times side by side.
 //
 // - malloc_free_pair/SIZE: cudaMalloc + cudaFree of SIZE bytes.
+// - driver_pair/SIZE: cuMemAlloc + cuMemFree, the entry points the runtime hands out
+//   (cudaGetDriverEntryPointByVersion): the pair without the runtime's own work around it.
 // - malloc_async_pair/SIZE: cudaMallocAsync + cudaFreeAsync on one stream.
 // - foreign_free: cudaMallocManaged + cudaFree: memory the shim never serves (it passes through).
 // - malloc_free_pair_threads: the pair from 8 threads at once.
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <benchmark/benchmark.h>
@@ -36,6 +39,39 @@ void malloc_free_pair(benchmark::State& state)
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(malloc_free_pair)->Arg(256)->Arg(4096)->Arg(1 << 20)->Arg(16 << 20);
+
+/// A driver entry point as the runtime resolves it for the program (under the shim, its hook).
+template <class Fn>
+Fn driver_entry_point(char const* name)
+{
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  check(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found),
+        "cudaGetDriverEntryPointByVersion");
+  if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
+    std::fprintf(stderr, "the driver has no %s\n", name);
+    std::exit(1);
+  }
+  return reinterpret_cast<Fn>(fn);
+}
+
+void driver_pair(benchmark::State& state)
+{
+  using mem_alloc_fn          = CUresult (*)(CUdeviceptr*, std::size_t);
+  using mem_free_fn           = CUresult (*)(CUdeviceptr);
+  static auto const mem_alloc = driver_entry_point<mem_alloc_fn>("cuMemAlloc");
+  static auto const mem_free  = driver_entry_point<mem_free_fn>("cuMemFree");
+  auto const size             = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) {
+    CUdeviceptr ptr{};
+    if (mem_alloc(&ptr, size) != CUDA_SUCCESS || mem_free(ptr) != CUDA_SUCCESS) {
+      state.SkipWithError("cuMemAlloc or cuMemFree failed");
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(driver_pair)->Arg(4096)->Arg(1 << 20);
 
 void malloc_free_pair_threads(benchmark::State& state)
 {
