@@ -5,7 +5,9 @@
 
 #include <array>
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <string_view>
 
@@ -56,12 +58,20 @@ std::string_view to_string(level_enum level) noexcept
   return index < level_names.size() ? level_names[index] : std::string_view{"unknown"};
 }
 
-logger::logger(std::string name, std::FILE* sink) noexcept : name_{std::move(name)}, sink_{sink}, owns_sink_{false} {}
+logger::logger(std::string name, std::FILE* sink) : name_{std::move(name)}, sink_{sink}, owns_sink_{false}
+{
+  RMM_EXPECTS(sink_ != nullptr, fmt::format("logger '{}': the sink is null; pass an open file (stderr, or one from "
+                                            "fopen), or construct the logger with a path",
+                                            name_));
+}
 
 logger::logger(std::string name, std::string const& path)
   : name_{std::move(name)}, sink_{std::fopen(path.c_str(), "a")}, owns_sink_{true}
 {
-  if (sink_ == nullptr) { throw rmm::logic_error{fmt::format("cannot open debug log file '{}' for appending", path)}; }
+  if (sink_ == nullptr) {
+    throw rmm::logic_error{
+      fmt::format("cannot open debug log file '{}' for appending: {}", path, std::strerror(errno))};
+  }
 }
 
 logger::~logger()

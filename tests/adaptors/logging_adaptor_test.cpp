@@ -207,6 +207,28 @@ TEST(LoggingAdaptor, EverySinkGetsTheSameLog)
                rmm::logic_error);
 }
 
+TEST(LoggingAdaptor, ASinkThrowingAnythingIsReportedOnceAndTheOtherSinksKeepTheWholeLog)
+{
+  // Not a std::exception: the writer is noexcept, so letting it escape would end the program.
+  struct throwing_sink final : rmm::mr::log_sink {
+    void write(std::string_view) override { throw 42; }
+    void flush() override { throw 42; }
+  };
+  std::ostringstream kept;
+  testing::internal::CaptureStderr();
+  {
+    logging_resource_adaptor mr{rmm::mr::cuda_memory_resource{},
+                                {std::make_shared<throwing_sink>(), std::make_shared<rmm::mr::ostream_log_sink>(kept)}};
+    for (int i = 0; i < 10; ++i) { mr.deallocate_sync(mr.allocate_sync(256), 256); }
+    mr.flush();
+  }
+  auto const reported = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(lines_of(kept.str()).size(), 21U);
+  auto const first = reported.find("not a std::exception");
+  ASSERT_NE(first, std::string::npos) << reported;
+  EXPECT_EQ(reported.find("not a std::exception", first + 1), std::string::npos) << "reported more than once";
+}
+
 TEST(LoggingAdaptor, FlushMakesEveryEventVisibleAndAutoFlushNeedsNoCall)
 {
   std::ostringstream buffered;

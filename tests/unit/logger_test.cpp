@@ -74,6 +74,17 @@ TEST(Logger, UnopenableFileIsALogicErrorNamingThePath)
     FAIL() << "opened a file in a missing directory";
   } catch (rmm::logic_error const& e) {
     EXPECT_THAT(e.what(), HasSubstr("/nonexistent-dir/rmm.log"));
+    EXPECT_THAT(e.what(), HasSubstr("No such file or directory"));  // the system's reason
+  }
+}
+
+TEST(Logger, ANullSinkIsRefusedWithAMessage)
+{
+  try {
+    rmm::logger log{"unit", static_cast<std::FILE*>(nullptr)};
+    FAIL() << "accepted a null sink";
+  } catch (rmm::logic_error const& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the sink is null"));
   }
 }
 

@@ -46,14 +46,15 @@ class logger {
    *
    * @param name the name every line carries
    * @param sink an open file, kept open by the caller while the logger lives
+   * @throws rmm::logic_error when `sink` is null
    */
-  logger(std::string name, std::FILE* sink) noexcept;
+  logger(std::string name, std::FILE* sink);
   /**
    * @brief Logs to the file at `path`, appending.
    *
    * @param name the name every line carries
    * @param path the file to append to; created if missing
-   * @throws rmm::logic_error when the file cannot be opened
+   * @throws rmm::logic_error when the file cannot be opened, naming it and the system's reason
    */
   logger(std::string name, std::string const& path);
   /// @brief Closes the file when the logger opened it.

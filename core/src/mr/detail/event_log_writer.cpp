@@ -156,31 +156,43 @@ void event_log_writer::write_pending() noexcept
   writing_.clear();
 }
 
-void event_log_writer::write_to_sinks(std::string_view text) noexcept
+namespace {
+
+/// Calls `operation(sink)` on every sink. A failure is reported once, whatever the sink throws (a
+/// full disk would otherwise repeat it for every batch); `failed` remembers that it was.
+template <class Operation>
+void on_every_sink(std::vector<log_sink_ptr> const& sinks,
+                   bool& failed,
+                   char const* consequence,
+                   Operation&& operation) noexcept
 {
-  for (auto const& sink : sinks_) {
+  for (auto const& sink : sinks) {
     try {
-      sink->write(text);
+      operation(*sink);
     } catch (std::exception const& error) {
-      // Reported once: a full disk would otherwise repeat this for every batch.
-      if (!std::exchange(write_failed_, true)) {
-        RMM_LOG_ERROR("logging_resource_adaptor: {}; the log is incomplete from here on", error.what());
+      if (!std::exchange(failed, true)) {
+        RMM_LOG_ERROR("logging_resource_adaptor: {}; {}", error.what(), consequence);
+      }
+    } catch (...) {
+      if (!std::exchange(failed, true)) {
+        RMM_LOG_ERROR("logging_resource_adaptor: a log sink threw something that is not a std::exception; {}",
+                      consequence);
       }
     }
   }
 }
 
+}  // namespace
+
+void event_log_writer::write_to_sinks(std::string_view text) noexcept
+{
+  on_every_sink(sinks_, write_failed_, "the log is incomplete from here on",
+                [text](log_sink& sink) { sink.write(text); });
+}
+
 void event_log_writer::flush_sinks() noexcept
 {
-  for (auto const& sink : sinks_) {
-    try {
-      sink->flush();
-    } catch (std::exception const& error) {
-      if (!std::exchange(write_failed_, true)) {
-        RMM_LOG_ERROR("logging_resource_adaptor: {}; the log is incomplete", error.what());
-      }
-    }
-  }
+  on_every_sink(sinks_, write_failed_, "the log is incomplete", [](log_sink& sink) { sink.flush(); });
 }
 
 }  // namespace rmm::mr::detail
