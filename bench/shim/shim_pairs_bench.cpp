@@ -8,6 +8,9 @@
 //   (cudaGetDriverEntryPointByVersion): the pair without the runtime's own work around it.
 // - malloc_async_pair/SIZE: cudaMallocAsync + cudaFreeAsync on one stream.
 // - foreign_free: cudaMallocManaged + cudaFree: memory the shim never serves (it passes through).
+// - null_free: cudaFree(nullptr), and unknown_free: cuMemFree of an address nobody allocated (the
+//   driver refuses it at once): calls the shim passes through, cheap enough natively that the
+//   shim's own share of a pass-through shows.
 // - malloc_free_pair_threads: the pair from 8 threads at once.
 
 #include <cuda.h>
@@ -110,6 +113,28 @@ void foreign_free(benchmark::State& state)
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(foreign_free);
+
+void null_free(benchmark::State& state)
+{
+  for (auto _ : state) { check(cudaFree(nullptr), "cudaFree(nullptr)"); }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(null_free);
+
+void unknown_free(benchmark::State& state)
+{
+  using mem_free_fn          = CUresult (*)(CUdeviceptr);
+  static auto const mem_free = driver_entry_point<mem_free_fn>("cuMemFree");
+  CUdeviceptr const nobodys  = 0x1000;  // below every allocation the driver hands out
+  for (auto _ : state) {
+    if (mem_free(nobodys) == CUDA_SUCCESS) {
+      state.SkipWithError("cuMemFree accepted an address nobody allocated");
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(unknown_free);
 
 }  // namespace
 
