@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace rmm::test {
 namespace {
@@ -95,14 +96,18 @@ TYPED_TEST(TraceReplay, CupyMix) { this->replay(cupy_mix()); }
 TEST(TraceReplayMemory, PoolStartingEmptyReservesAtMostTenPercentAboveLiveBytes)
 {
   RMM_CUDA_TRY(cudaSetDevice(0));
-  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};
-  auto const result = rmm::trace::replay_sequential(resnet50(), pool, [&pool] { return pool.pool_size(); });
-  auto const ratio  = static_cast<double>(result.peak_reserved_bytes) / static_cast<double>(result.peak_live_bytes);
-  RecordProperty("peak_live_bytes", std::to_string(result.peak_live_bytes));
-  RecordProperty("peak_reserved_bytes", std::to_string(result.peak_reserved_bytes));
-  std::printf("resnet50: peak live %zu, peak reserved %zu, ratio %.3f\n", result.peak_live_bytes,
-              result.peak_reserved_bytes, ratio);
-  EXPECT_LE(ratio, 1.10);
+  // The CuPy log fragments a pool most (large requests among many small ones): free granules left
+  // in the middle move to the end instead of the pool mapping more.
+  for (auto const& [name, log] : {std::pair{"resnet50", resnet50()}, std::pair{"cupy_mix", cupy_mix()}}) {
+    rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};
+    auto const result = rmm::trace::replay_sequential(log, pool, [&pool] { return pool.pool_size(); });
+    auto const ratio  = static_cast<double>(result.peak_reserved_bytes) / static_cast<double>(result.peak_live_bytes);
+    RecordProperty(std::string{name} + "_peak_live_bytes", std::to_string(result.peak_live_bytes));
+    RecordProperty(std::string{name} + "_peak_reserved_bytes", std::to_string(result.peak_reserved_bytes));
+    std::printf("%s: peak live %zu, peak reserved %zu, ratio %.3f\n", name, result.peak_live_bytes,
+                result.peak_reserved_bytes, ratio);
+    EXPECT_LE(ratio, 1.10) << name;
+  }
 }
 
 TEST(AllocationLog, ReadsBothShippedLogs)

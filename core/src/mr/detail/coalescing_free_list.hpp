@@ -121,6 +121,47 @@ class coalescing_free_list {
     }
   }
 
+  /// Takes the whole granules (`granularity`-aligned) out of free blocks freed at or before
+  /// `max_seq`, largest runs first, handing each granule's start to `sink(std::uintptr_t)` until
+  /// `max_bytes` are taken; what a block holds around its granules stays free. The block that
+  /// ends at `keep_end` is left alone. Returns the bytes taken.
+  template <class Sink>
+  std::size_t take_whole_granules(std::size_t granularity,
+                                  std::size_t max_bytes,
+                                  std::uintptr_t keep_end,
+                                  std::uint64_t max_seq,
+                                  chunk_starts const& chunks,
+                                  Sink&& sink)
+  {
+    auto candidates = granule_runs(granularity, keep_end, max_seq);
+    std::sort(candidates.begin(), candidates.end(),
+              [](granule_run const& a, granule_run const& b) { return a.last - a.first > b.last - b.first; });
+    std::size_t taken = 0;
+    for (auto const& c : candidates) {
+      if (max_bytes - taken < granularity) { break; }
+      auto const last = std::min(c.last, c.first + (max_bytes - taken) / granularity * granularity);
+      memory_range const block{c.block->start, c.block->size};
+      auto const free_seq = c.block->free_seq;
+      unlink(c.block);
+      // The parts around the granules: nothing next to them is free, so they merge with nothing.
+      if (c.first > block.start) { (void)insert({block.start, c.first - block.start}, chunks, free_seq); }
+      if (block.start + block.size > last) { (void)insert({last, block.start + block.size - last}, chunks, free_seq); }
+      for (auto g = c.first; g < last; g += granularity) { sink(g); }
+      taken += last - c.first;
+    }
+    return taken;
+  }
+
+  /// The bytes take_whole_granules() could take with the same arguments.
+  [[nodiscard]] std::size_t whole_granule_bytes(std::size_t granularity,
+                                                std::uintptr_t keep_end,
+                                                std::uint64_t max_seq) const
+  {
+    std::size_t bytes = 0;
+    for (auto const& run : granule_runs(granularity, keep_end, max_seq)) { bytes += run.last - run.first; }
+    return bytes;
+  }
+
   /// Size of the free block that ends at `end`, or 0.
   [[nodiscard]] std::size_t size_of_block_ending_at(std::uintptr_t end) const noexcept
   {
@@ -162,6 +203,25 @@ class coalescing_free_list {
   }
 
  private:
+  /// A free block's whole granules: [first, last).
+  struct granule_run {
+    free_block* block;
+    std::uintptr_t first;
+    std::uintptr_t last;
+  };
+  [[nodiscard]] std::vector<granule_run> granule_runs(std::size_t granularity,
+                                                      std::uintptr_t keep_end,
+                                                      std::uint64_t max_seq) const
+  {
+    std::vector<granule_run> runs;
+    index_.for_each([&](free_block* b) {
+      auto const first = (b->start + granularity - 1) / granularity * granularity;
+      auto const last  = b->end() / granularity * granularity;
+      if (b->end() != keep_end && b->free_seq <= max_seq && last > first) { runs.push_back({b, first, last}); }
+    });
+    return runs;
+  }
+
   [[nodiscard]] static bool is_chunk_start(std::uintptr_t address, chunk_starts const& chunks) noexcept
   {
     return std::binary_search(chunks.begin(), chunks.end(), address);

@@ -209,6 +209,10 @@ class stream_ordered_suballocator {
   [[nodiscard]] bool should_synchronize_before_growing(harvest_result const& scan, std::size_t bytes) const;
   std::optional<memory_range> grow(arena& requester, cudaStream_t stream, std::size_t bytes);
   std::optional<memory_range> grow_region(arena& requester, cudaStream_t stream, std::size_t bytes);
+  /// Moves up to `bytes` of free granules that no queued work touches (the clean reserve's, and
+  /// the requester's own that its completed event covers) to the end of the region; returns the
+  /// range they now occupy there, not yet free anywhere. Caller holds growth_mutex_.
+  std::optional<memory_range> recycle_idle_granules(arena& requester, std::size_t bytes);
   std::optional<memory_range> reclaim_all_and_take(std::size_t bytes);
   /// Moves every arena's free memory to the clean reserve, synchronizing the device in between.
   /// Caller holds growth_mutex_.
@@ -218,6 +222,10 @@ class stream_ordered_suballocator {
   std::size_t release_whole_chunks();
   void add_chunk(chunk c);
   void remove_chunk(std::uintptr_t start);
+  /// Region memory mapped at `range`: a chunk joined to the chunks it touches.
+  void add_region_range(memory_range range);
+  /// Region memory unmapped from `range` (the chunks it overlaps lose that part).
+  void remove_region_range(memory_range range);
   void publish_chunks();  // caller holds chunks_mutex_
 
   [[noreturn]] void throw_out_of_memory(std::size_t bytes, cuda_stream_view stream, std::string const& upstream_error);

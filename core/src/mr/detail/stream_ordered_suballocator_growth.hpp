@@ -63,7 +63,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
     // own, or clean), so only the difference is mapped. Fresh mappings have no pending work.
     bool const for_clean = &requester == &clean_;
     auto const end       = region_->end();
-    std::size_t tail     = 0;
+    std::size_t tail     = 0;  // the requester's free block at the end, which growth extends
     {
       std::lock_guard lock{requester.mutex};
       tail = requester.free.size_of_block_ending_at(end);
@@ -80,56 +80,145 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
         tail = requester.free.size_of_block_ending_at(end);  // merged with the requester's block before it
       }
     }
-    auto const need     = bytes > tail ? bytes - tail : 0;
-    auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
-    auto const room =
-      std::min(region_->capacity() - region_->mapped_bytes(),
-               options_.maximum_size ? (*options_.maximum_size > reserved ? *options_.maximum_size - reserved : 0)
-                                     : std::numeric_limits<std::size_t>::max());
+    auto const tail_block = [&] {
+      std::lock_guard lock{requester.mutex};
+      return requester.free.size_of_block_ending_at(region_->end());
+    };
+    auto const place = [&](memory_range range) {
+      if (for_clean) {
+        insert_clean(range);  // merges with the tail
+      } else {
+        insert_free(requester, range, stream);
+      }
+    };
+    auto need = bytes > tail ? bytes - tail : 0;
+    // Where this call's new memory at the end begins: what lies beyond it is clean for every stream.
+    std::optional<std::uintptr_t> placed_from;
     auto const granule = region_->granularity();
-    auto const minimum = align_up(need, granule);
-    if (minimum > room) {
-      throw rmm::out_of_memory{
-        fmt::format("mapping {} more would exceed the pool's {} ({} mapped)", rmm::format_bytes(minimum),
-                    options_.maximum_size ? "maximum size" : "address range (the device's memory)",
-                    rmm::format_bytes(region_->mapped_bytes()))};
+    // Idle free granules in the middle move to the end before any new memory is mapped: the pool
+    // then holds no more device memory than its fragmentation forces on the address range.
+    if (need > 0) {
+      if (auto moved = recycle_idle_granules(requester, align_up(need, granule))) {
+        RMM_LOG_DEBUG("{}: moved {} of free memory to the end instead of mapping more, for a request of {}",
+                      options_.name, rmm::format_bytes(moved->size), rmm::format_bytes(bytes));
+        placed_from = moved->start;
+        place(*moved);
+        tail = tail_block();
+        need = bytes > tail ? bytes - tail : 0;
+      }
     }
-    // Small steps cost little here (free memory coalesces across them), so a pool grows by a
-    // sixteenth of its size, at most the growth step: a fixed 32 MiB would be most of what a pool
-    // that peaks at a few hundred MiB holds beyond its use.
-    auto const step =
-      std::max(granule, std::min(align_up(options_.growth_step, granule), align_up(reserved / 16, granule)));
-    auto const preferred = std::min(std::max(minimum, step), align_down(room, granule));
-    memory_range range{};
-    try {
-      range = region_->grow(preferred);
-    } catch (rmm::bad_alloc const&) {
-      if (preferred == minimum) { throw; }
-      range = region_->grow(minimum);
-    }
-    auto const region_base = region_->end() - region_->mapped_bytes();
-    add_chunk({range.start, range.size, range.start != region_base});
-    RMM_LOG_DEBUG("{}: mapped {} more (now {}) for a request of {}", options_.name, rmm::format_bytes(range.size),
-                  rmm::format_bytes(reserved_bytes_.load()), rmm::format_bytes(bytes));
-    if (for_clean) {
-      insert_clean(range);  // merges with the tail
-    } else {
-      insert_free(requester, range, stream);
+    if (need > 0) {
+      auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
+      auto const room =
+        std::min(region_->capacity() - region_->mapped_bytes(),
+                 options_.maximum_size ? (*options_.maximum_size > reserved ? *options_.maximum_size - reserved : 0)
+                                       : std::numeric_limits<std::size_t>::max());
+      // With the addresses at the end used up, new memory goes into a hole, away from the tail.
+      auto const minimum = align_up(region_->recyclable_bytes() < align_up(need, granule) ? bytes : need, granule);
+      if (minimum > room) {
+        throw rmm::out_of_memory{
+          fmt::format("mapping {} more would exceed the pool's {} ({} mapped)", rmm::format_bytes(minimum),
+                      options_.maximum_size ? "maximum size" : "address range (the device's memory)",
+                      rmm::format_bytes(region_->mapped_bytes()))};
+      }
+      // Small steps cost little here (free memory coalesces across them), so a pool grows by a
+      // sixteenth of its size, at most the growth step: a fixed 32 MiB would be most of what a pool
+      // that peaks at a few hundred MiB holds beyond its use.
+      auto const step =
+        std::max(granule, std::min(align_up(options_.growth_step, granule), align_up(reserved / 16, granule)));
+      auto const preferred = std::min(std::max(minimum, step), align_down(room, granule));
+      memory_range range{};
+      try {
+        range = region_->grow(preferred);
+      } catch (rmm::bad_alloc const&) {
+        if (preferred == minimum) { throw; }
+        range = region_->grow(minimum);
+      }
+      add_region_range(range);
+      RMM_LOG_DEBUG("{}: mapped {} more (now {}) for a request of {}", options_.name, rmm::format_bytes(range.size),
+                    rmm::format_bytes(reserved_bytes_.load()), rmm::format_bytes(bytes));
+      if (!placed_from) { placed_from = range.start; }
+      place(range);
     }
     auto taken = take_from(requester, bytes);
-    if (!for_clean) {
+    if (!for_clean && placed_from) {
       // What is left at the end of the region is new memory (when it does not reach back into the
       // requester's old tail): clean for every stream.
       std::optional<memory_range> rest;
       {
         std::lock_guard lock{requester.mutex};
-        if (requester.free.size_of_block_ending_at(region_->end()) <= region_->end() - range.start) {
+        if (requester.free.size_of_block_ending_at(region_->end()) <= region_->end() - *placed_from) {
           rest = requester.free.remove_block_ending_at(region_->end());
         }
       }
       if (rest) { insert_clean(*rest); }
     }
     return taken;
+  } else {
+    (void)requester;
+    (void)bytes;
+    return std::nullopt;
+  }
+}
+
+template <class FreeStore>
+std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle_granules(arena& requester,
+                                                                                          std::size_t bytes)
+{
+  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+    auto const granule = region_->granularity();
+    bytes              = std::min(bytes, align_down(region_->recyclable_bytes(), granule));
+    if (bytes == 0) { return std::nullopt; }
+    auto const end = region_->end();
+    std::vector<std::uintptr_t> granules;
+    auto const collect = [&](arena& a, std::uint64_t max_seq) {
+      std::lock_guard lock{a.mutex};
+      refresh_chunks(a);
+      a.free.take_whole_granules(granule, bytes - granules.size() * granule, end, max_seq, *a.chunks,
+                                 [&granules](std::uintptr_t g) { granules.push_back(g); });
+    };
+    collect(clean_, std::numeric_limits<std::uint64_t>::max());  // no pending work at all
+    if (&requester != &clean_) {
+      // The requester's blocks taken from the reserve whole and never freed (sequence 0) ...
+      if (granules.size() * granule < bytes) { collect(requester, 0); }
+      // ... and those it freed itself, once its work on them is done: the host waits for the
+      // event this miss recorded on the stream, where that frees granules, rather than the pool
+      // taking more of the device. Read what the event covers before asking.
+      std::uint64_t covered = 0;
+      cudaEvent_t event{};
+      bool worth_waiting = false;
+      if (granules.size() * granule < bytes) {
+        std::lock_guard lock{requester.mutex};
+        covered       = requester.covered_seq;
+        event         = requester.event;
+        worth_waiting = event != nullptr && requester.free.whole_granule_bytes(granule, end, covered) > 0;
+      }
+      if (worth_waiting) {
+        auto const& cu = rmm::detail::cuda_driver_table();
+        if (cu.cuEventQuery(event) == CUDA_SUCCESS || cu.cuEventSynchronize(event) == CUDA_SUCCESS) {
+          collect(requester, covered);
+        }
+      }
+    }
+    if (granules.empty()) { return std::nullopt; }
+    std::sort(granules.begin(), granules.end());
+    memory_range moved{};
+    try {
+      moved = region_->recycle(granules);
+    } catch (rmm::bad_alloc const& e) {
+      RMM_LOG_WARN("{}: {}; mapping new memory instead", options_.name, e.what());
+      for (auto const g : granules) { insert_clean({g, granule}); }  // idle: clean, where they merge again
+      return std::nullopt;
+    }
+    // Consecutive granules leave one hole.
+    for (std::size_t i = 0; i < granules.size();) {
+      auto j = i + 1;
+      while (j < granules.size() && granules[j] == granules[j - 1] + granule) { ++j; }
+      remove_region_range({granules[i], (j - i) * granule});
+      i = j;
+    }
+    add_region_range(moved);
+    return moved;
   } else {
     (void)requester;
     (void)bytes;
@@ -188,22 +277,16 @@ std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
 {
   if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
     if (region_ != nullptr) {
-      // Unmap the whole segments that the free block at the end of the region covers.
-      auto const end = region_->end();
+      // Unmap the whole granules that the free block at the end of the region covers.
+      auto const end    = region_->end();
+      auto const mapped = region_->mapped_bytes();
       std::lock_guard lock{clean_.mutex};
       auto const tail = clean_.free.remove_block_ending_at(end);
       if (!tail) { return 0; }
       auto const new_end = region_->shrink_to(tail->start);
       if (new_end > tail->start) { (void)clean_.free.insert({tail->start, new_end - tail->start}, *clean_.chunks, 0); }
-      std::vector<std::uintptr_t> gone;
-      {
-        std::lock_guard chunks_lock{chunks_mutex_};
-        for (auto const& c : chunks_) {
-          if (c.start >= new_end) { gone.push_back(c.start); }
-        }
-      }
-      for (auto start : gone) { remove_chunk(start); }
-      return end - new_end;
+      remove_region_range({new_end, end - new_end});
+      return mapped - region_->mapped_bytes();
     }
   }
   std::vector<chunk> whole;
@@ -243,6 +326,44 @@ void stream_ordered_suballocator<FreeStore>::remove_chunk(std::uintptr_t start)
   if (it == chunks_.end()) { return; }
   reserved_bytes_.fetch_sub(it->size, std::memory_order_relaxed);
   chunks_.erase(it);
+  publish_chunks();
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::add_region_range(memory_range range)
+{
+  std::lock_guard lock{chunks_mutex_};
+  auto it          = std::lower_bound(chunks_.begin(), chunks_.end(), range.start,
+                                      [](chunk const& x, std::uintptr_t s) { return x.start < s; });
+  bool const joins = it != chunks_.begin() && std::prev(it)->start + std::prev(it)->size == range.start;
+  if (it != chunks_.end() && it->start == range.start + range.size) { it->joins_previous = true; }
+  chunks_.insert(it, chunk{range.start, range.size, joins});
+  auto const reserved = reserved_bytes_.fetch_add(range.size, std::memory_order_relaxed) + range.size;
+  peak_reserved_bytes_.store(std::max(peak_reserved_bytes_.load(std::memory_order_relaxed), reserved),
+                             std::memory_order_relaxed);  // under chunks_mutex_
+  publish_chunks();
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::remove_region_range(memory_range range)
+{
+  std::lock_guard lock{chunks_mutex_};
+  auto const range_end = range.start + range.size;
+  std::vector<chunk> kept;
+  kept.reserve(chunks_.size() + 1);
+  std::size_t removed = 0;
+  for (auto const& c : chunks_) {
+    auto const c_end = c.start + c.size;
+    if (c_end <= range.start || c.start >= range_end) {
+      kept.push_back(c);
+      continue;
+    }
+    if (c.start < range.start) { kept.push_back({c.start, range.start - c.start, c.joins_previous}); }
+    if (c_end > range_end) { kept.push_back({range_end, c_end - range_end, false}); }  // after a hole
+    removed += std::min(c_end, range_end) - std::max(c.start, range.start);
+  }
+  chunks_ = std::move(kept);
+  reserved_bytes_.fetch_sub(removed, std::memory_order_relaxed);
   publish_chunks();
 }
 
