@@ -1,11 +1,17 @@
 // The CUDA calls the sub-allocators make, for sizing how often they may make them: an event record
 // (every 32 frees per arena), a stream wait (each hand-over) and a stream's id (every operation on
-// a user stream).
+// a user stream), the last also as the engine makes it, through the driver; and the driver's
+// current-context query, which the preload shim makes on every allocation and free.
 
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>
 
 #include <benchmark/benchmark.h>
+
+#include <cuda.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 namespace {
 
@@ -41,7 +47,45 @@ void stream_get_id(benchmark::State& state)
   }
 }
 
+/// A driver entry point, resolved as the runtime resolves it for a program.
+template <class Fn>
+Fn driver_entry_point(char const* name)
+{
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  RMM_CUDA_TRY(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found));
+  if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
+    std::fprintf(stderr, "the driver has no %s\n", name);
+    std::exit(1);
+  }
+  return reinterpret_cast<Fn>(fn);
+}
+
+void driver_stream_get_id(benchmark::State& state)
+{
+  auto const get_id = driver_entry_point<CUresult (*)(CUstream, unsigned long long*)>("cuStreamGetId");
+  rmm::cuda_stream stream;
+  unsigned long long id{};
+  for (auto _ : state) {
+    if (get_id(stream.value(), &id) != CUDA_SUCCESS) { state.SkipWithError("cuStreamGetId failed"); }
+    benchmark::DoNotOptimize(id);
+  }
+}
+
+void driver_ctx_get_current(benchmark::State& state)
+{
+  auto const get_current = driver_entry_point<CUresult (*)(CUcontext*)>("cuCtxGetCurrent");
+  RMM_CUDA_TRY(cudaFree(nullptr));  // the runtime makes its context current
+  CUcontext context{};
+  for (auto _ : state) {
+    if (get_current(&context) != CUDA_SUCCESS) { state.SkipWithError("cuCtxGetCurrent failed"); }
+    benchmark::DoNotOptimize(context);
+  }
+}
+
 BENCHMARK(event_record)->Unit(benchmark::kNanosecond);
+BENCHMARK(driver_stream_get_id)->Unit(benchmark::kNanosecond);
+BENCHMARK(driver_ctx_get_current)->Unit(benchmark::kNanosecond);
 BENCHMARK(stream_get_id)->Unit(benchmark::kNanosecond);
 BENCHMARK(stream_wait_event)->Unit(benchmark::kNanosecond);
 
