@@ -21,6 +21,13 @@ results=$OUT/results
 mkdir -p "$results"
 bench=build-gpu/bench
 json() { echo --benchmark_out="$results/$1.json" --benchmark_out_format=json; }
+# Numba's numpy, when wheels were carried in .whl: installed aside, first on Numba's path only.
+numba_site() {
+  ls "$here"/../.whl/numpy-*.whl > /dev/null 2>&1 || return 0
+  [[ -d /tmp/numba-site ]] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+    --target /tmp/numba-site "$here"/../.whl/numpy-*.whl || return 0
+  echo /tmp/numba-site
+}
 for stage in "$@"; do
   echo "== $stage ($(date +%T))"
   case $stage in
@@ -39,7 +46,7 @@ for stage in "$@"; do
           -DCMAKE_PREFIX_PATH="$here/prefix" -DZLIB_ROOT="$here/prefix" > "$results/base-configure.log" 2>&1 &&
         cmake --build build-base -j 16 --target random_allocations_bench stream_churn_bench > "$results/base-build.log" 2>&1) ||
         { tail -20 "$results/base-build.log"; echo "baseline build failed"; } ;;
-    tests) OUT=$results JOBS=8 scripts/run-gpu-tests.sh | tail -40 ;;
+    tests) RMM_TEST_NUMBA_PATH=$(numba_site) OUT=$results JOBS=8 scripts/run-gpu-tests.sh | tail -40 ;;
     shim-bench)
       shim=$PWD/build-gpu/shim/librmm_shim.so
       args="--benchmark_repetitions=3 --benchmark_report_aggregates_only=true"
@@ -71,12 +78,7 @@ for stage in "$@"; do
       $bench/cuda_calls_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 2>&1 | grep median ;;
     bench) OUT=$results scripts/run-gpu-benchmarks.sh > "$results/bench.log" 2>&1; echo "bench rc=$?" ;;
     apps)
-      # Numba's numpy, when wheels were carried in .whl: installed aside, first on its path only.
-      if ls "$here"/../.whl/numpy-*.whl > /dev/null 2>&1; then
-        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/numba-site \
-          "$here"/../.whl/numpy-*.whl && export RMM_APPS_NUMBA_PATH=/tmp/numba-site
-      fi
-      OUT=$results/apps scripts/run-gpu-apps.sh ${RMM_APPS:-} ;;
+      RMM_APPS_NUMBA_PATH=$(numba_site) OUT=$results/apps scripts/run-gpu-apps.sh ${RMM_APPS:-} ;;
     python)
       # The Python package over the GPU build: its extension, its pytest suite on the GPU (the
       # CuPy, Numba and PyTorch tests included), and the DeviceBuffer pair benchmark.
@@ -84,12 +86,7 @@ for stage in "$@"; do
         -DRMM_BUILD_PYTHON=ON > "$results/python-configure.log" 2>&1 || { tail -30 "$results/python-configure.log"; exit 1; }
       cmake --build --preset gpu -j 16 --target _rmm rmm-replay > "$results/python-build.log" 2>&1 ||
         { grep -E "error|Error" -A5 "$results/python-build.log" | head -60; exit 1; }
-      numba_site=""
-      if ls "$here"/../.whl/numpy-*.whl > /dev/null 2>&1; then
-        python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/numba-site \
-          "$here"/../.whl/numpy-*.whl && numba_site=/tmp/numba-site
-      fi
-      (cd build-gpu && RMM_TEST_NUMBA_PATH=$numba_site ctest -L python --output-on-failure) > "$results/python-tests.log" 2>&1
+      (cd build-gpu && RMM_TEST_NUMBA_PATH=$(numba_site) ctest -L python --output-on-failure) > "$results/python-tests.log" 2>&1
       echo "python tests rc=$?"; grep -E "tests passed|Passed|Failed|SKIPPED|passed|failed" "$results/python-tests.log" | tail -30
       # Three runs: hosts of one kind differ, and so do runs on one host.
       for run in 1 2 3; do
