@@ -382,6 +382,7 @@ cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHand
   if (pi == physicals().end() || pi->second.refs == 0) { return CUDA_ERROR_INVALID_VALUE; }
   Physical& phys = pi->second;
   if (offset > phys.size || size > phys.size - offset) { return CUDA_ERROR_INVALID_VALUE; }
+  if (offset != 0) { return CUDA_ERROR_NOT_SUPPORTED; }  // as the driver: "currently must be zero"
   // Inside one reservation ...
   auto ri = reservation_of(ptr);
   if (ri == reservations().end() || size > ri->first + ri->second - ptr) { return CUDA_ERROR_INVALID_VALUE; }

@@ -211,16 +211,18 @@ TEST_F(EmulatorVmm, ReserveMapUseUnmapReleaseFree)
   EXPECT_EQ(v_->address_free(va, 4 * kGran), CUDA_SUCCESS);
 }
 
-TEST_F(EmulatorVmm, MapAtAnOffsetIntoTheAllocation)
+TEST_F(EmulatorVmm, MapsAnAllocationFromItsStartOnly)
 {
+  // As the H200's driver: a mapping starts at offset 0 of its allocation ("currently must be
+  // zero"); any other offset is not supported.
   CUdeviceptr const va = reserve(2 * kGran);
   auto const h         = create(2 * kGran);
-  EXPECT_EQ(v_->map(va, kGran, 2 * kGran, h, 0), CUDA_ERROR_INVALID_VALUE);  // past its end
-  ASSERT_EQ(v_->map(va, kGran, kGran, h, 0), CUDA_SUCCESS);                  // its second half
+  EXPECT_EQ(v_->map(va, kGran, kGran, h, 0), CUDA_ERROR_NOT_SUPPORTED);  // its second half
+  ASSERT_EQ(v_->map(va, 2 * kGran, 0, h, 0), CUDA_SUCCESS);
   auto const access = read_write(0);
-  ASSERT_EQ(v_->set_access(va, kGran, &access, 1), CUDA_SUCCESS);
-  EXPECT_CUDA(cudaMemset(vp(va), 1, kGran));
-  EXPECT_EQ(v_->unmap(va, kGran), CUDA_SUCCESS);
+  ASSERT_EQ(v_->set_access(va, 2 * kGran, &access, 1), CUDA_SUCCESS);
+  EXPECT_CUDA(cudaMemset(vp(va), 1, 2 * kGran));
+  EXPECT_EQ(v_->unmap(va, 2 * kGran), CUDA_SUCCESS);
   EXPECT_EQ(v_->release(h), CUDA_SUCCESS);
   EXPECT_EQ(v_->address_free(va, 2 * kGran), CUDA_SUCCESS);
 }
@@ -304,6 +306,7 @@ TEST_F(EmulatorVmm, MapErrors)
   EXPECT_EQ(v_->map(va, kGran + 4096, 0, h, 0), CUDA_ERROR_INVALID_VALUE);           // misaligned size
   EXPECT_EQ(v_->map(va + 4096, kGran, 0, h, 0), CUDA_ERROR_INVALID_VALUE);           // misaligned address
   EXPECT_EQ(v_->map(va, kGran, 4096, h, 0), CUDA_ERROR_INVALID_VALUE);               // misaligned offset
+  EXPECT_EQ(v_->map(va, kGran, kGran, h, 0), CUDA_ERROR_NOT_SUPPORTED);              // any other offset
   EXPECT_EQ(v_->map(va, 4 * kGran, 0, h, 0), CUDA_ERROR_INVALID_VALUE);              // larger than the allocation
   EXPECT_EQ(v_->map(va, kGran, 0, h, 1), CUDA_ERROR_INVALID_VALUE);                  // flags
   EXPECT_EQ(v_->map(va, kGran, 0, 0x1234, 0), CUDA_ERROR_INVALID_VALUE);             // unknown handle

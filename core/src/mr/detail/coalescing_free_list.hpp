@@ -121,44 +121,63 @@ class coalescing_free_list {
     }
   }
 
-  /// Takes the whole granules (`granularity`-aligned) out of free blocks freed at or before
-  /// `max_seq`, largest runs first, handing each granule's start to `sink(std::uintptr_t)` until
-  /// `max_bytes` are taken; what a block holds around its granules stays free. The block that
+  /// Takes the whole granules (`granularity`-aligned) that `movable(start)` accepts out of free
+  /// blocks freed at or before `max_seq`, longest runs first, handing each granule's start to
+  /// `sink(start)` until `max_bytes` are taken; the rest of each block stays free. The block that
   /// ends at `keep_end` is left alone. Returns the bytes taken.
-  template <class Sink>
+  template <class Movable, class Sink>
   std::size_t take_whole_granules(std::size_t granularity,
                                   std::size_t max_bytes,
                                   std::uintptr_t keep_end,
                                   std::uint64_t max_seq,
                                   chunk_starts const& chunks,
+                                  Movable&& movable,
                                   Sink&& sink)
   {
-    auto candidates = granule_runs(granularity, keep_end, max_seq);
-    std::sort(candidates.begin(), candidates.end(),
-              [](granule_run const& a, granule_run const& b) { return a.last - a.first > b.last - b.first; });
+    auto runs = granule_runs(granularity, keep_end, max_seq, movable);
+    std::stable_sort(runs.begin(), runs.end(),
+                     [](granule_run const& a, granule_run const& b) { return a.last - a.first > b.last - b.first; });
+    // The runs taken, per block: a block is unlinked once and what lies between its runs put back.
+    std::vector<granule_run> taken_runs;
     std::size_t taken = 0;
-    for (auto const& c : candidates) {
+    for (auto const& run : runs) {
       if (max_bytes - taken < granularity) { break; }
-      auto const last = std::min(c.last, c.first + (max_bytes - taken) / granularity * granularity);
-      memory_range const block{c.block->start, c.block->size};
-      auto const free_seq = c.block->free_seq;
-      unlink(c.block);
-      // The parts around the granules: nothing next to them is free, so they merge with nothing.
-      if (c.first > block.start) { (void)insert({block.start, c.first - block.start}, chunks, free_seq); }
-      if (block.start + block.size > last) { (void)insert({last, block.start + block.size - last}, chunks, free_seq); }
-      for (auto g = c.first; g < last; g += granularity) { sink(g); }
-      taken += last - c.first;
+      auto const last = std::min(run.last, run.first + (max_bytes - taken) / granularity * granularity);
+      taken_runs.push_back({run.block, run.first, last});
+      taken += last - run.first;
+    }
+    std::sort(taken_runs.begin(), taken_runs.end(), [](granule_run const& a, granule_run const& b) {
+      return a.block != b.block ? a.block < b.block : a.first < b.first;
+    });
+    for (std::size_t i = 0; i < taken_runs.size();) {
+      auto* const block = taken_runs[i].block;
+      memory_range const whole{block->start, block->size};
+      auto const free_seq = block->free_seq;
+      unlink(block);
+      // The pieces around the runs: nothing next to them is free, so they merge with nothing.
+      auto cursor = whole.start;
+      for (; i < taken_runs.size() && taken_runs[i].block == block; ++i) {
+        auto const& run = taken_runs[i];
+        if (run.first > cursor) { (void)insert({cursor, run.first - cursor}, chunks, free_seq); }
+        for (auto g = run.first; g < run.last; g += granularity) { sink(g); }
+        cursor = run.last;
+      }
+      if (whole.start + whole.size > cursor) {
+        (void)insert({cursor, whole.start + whole.size - cursor}, chunks, free_seq);
+      }
     }
     return taken;
   }
 
   /// The bytes take_whole_granules() could take with the same arguments.
+  template <class Movable>
   [[nodiscard]] std::size_t whole_granule_bytes(std::size_t granularity,
                                                 std::uintptr_t keep_end,
-                                                std::uint64_t max_seq) const
+                                                std::uint64_t max_seq,
+                                                Movable&& movable) const
   {
     std::size_t bytes = 0;
-    for (auto const& run : granule_runs(granularity, keep_end, max_seq)) { bytes += run.last - run.first; }
+    for (auto const& run : granule_runs(granularity, keep_end, max_seq, movable)) { bytes += run.last - run.first; }
     return bytes;
   }
 
@@ -203,21 +222,30 @@ class coalescing_free_list {
   }
 
  private:
-  /// A free block's whole granules: [first, last).
+  /// A run of movable whole granules of a free block: [first, last).
   struct granule_run {
     free_block* block;
     std::uintptr_t first;
     std::uintptr_t last;
   };
+  template <class Movable>
   [[nodiscard]] std::vector<granule_run> granule_runs(std::size_t granularity,
                                                       std::uintptr_t keep_end,
-                                                      std::uint64_t max_seq) const
+                                                      std::uint64_t max_seq,
+                                                      Movable&& movable) const
   {
     std::vector<granule_run> runs;
     index_.for_each([&](free_block* b) {
-      auto const first = (b->start + granularity - 1) / granularity * granularity;
-      auto const last  = b->end() / granularity * granularity;
-      if (b->end() != keep_end && b->free_seq <= max_seq && last > first) { runs.push_back({b, first, last}); }
+      if (b->end() == keep_end || b->free_seq > max_seq) { return; }
+      auto const last = b->end() / granularity * granularity;
+      for (auto g = (b->start + granularity - 1) / granularity * granularity; g < last; g += granularity) {
+        if (!movable(g)) { continue; }
+        if (!runs.empty() && runs.back().block == b && runs.back().last == g) {
+          runs.back().last += granularity;
+        } else {
+          runs.push_back({b, g, g + granularity});
+        }
+      }
     });
     return runs;
   }

@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
+#include <string_view>
 
 namespace rmm::mr::detail {
 
@@ -140,28 +142,73 @@ expandable_region::~expandable_region()
   report("cuMemAddressFree", cu().cuMemAddressFree(static_cast<CUdeviceptr>(base_), addresses_));
 }
 
-CUresult expandable_region::map_granule(std::uintptr_t address, std::uint32_t index, std::uint32_t offset) noexcept
+bool expandable_region::movable(std::uintptr_t address) const noexcept
 {
-  auto const result =
-    cu().cuMemMap(static_cast<CUdeviceptr>(address), granularity_, offset * granularity_, physicals_[index].handle, 0);
-  if (result == CUDA_SUCCESS) {
-    ++physicals_[index].mapped;
-    slots_[(address - base_) / granularity_] = {index, offset};
-  }
-  return result;
+  if (address < base_ || address >= end()) { return false; }
+  auto const index = slots_[slot_of(address)];
+  return index != hole && physicals_[index].granules == 1;
 }
 
-void expandable_region::unmap_slot(std::size_t i) noexcept
+CUresult expandable_region::map_at(std::uint32_t index, std::size_t first) noexcept
 {
-  auto const s = slots_[i];
-  if (s.physical == slot::hole) { return; }
-  report("cuMemUnmap", cu().cuMemUnmap(static_cast<CUdeviceptr>(base_ + i * granularity_), granularity_));
-  slots_[i] = {};
-  auto& p   = physicals_[s.physical];
-  if (--p.mapped == 0) {
-    report("cuMemRelease", cu().cuMemRelease(p.handle));
-    p.handle = {};
+  auto& p      = physicals_[index];
+  auto const r = cu().cuMemMap(static_cast<CUdeviceptr>(address_of(first)), p.granules * granularity_, 0, p.handle, 0);
+  if (r == CUDA_SUCCESS) {
+    p.first = first;
+    std::fill_n(slots_.begin() + static_cast<std::ptrdiff_t>(first), p.granules, index);
   }
+  return r;
+}
+
+CUresult expandable_region::map_new(std::size_t first,
+                                    std::size_t granules,
+                                    std::uint32_t& index,
+                                    char const*& failed_call) noexcept
+{
+  auto const prop = device_allocation(device_);
+  CUmemGenericAllocationHandle handle{};
+  failed_call = "cuMemCreate";
+  if (auto const r = cu().cuMemCreate(&handle, granules * granularity_, &prop, 0); r != CUDA_SUCCESS) { return r; }
+  failed_call = "cuMemMap";
+  try {
+    if (spare_.empty()) {
+      physicals_.push_back({});
+      index = static_cast<std::uint32_t>(physicals_.size() - 1);
+    } else {
+      index = spare_.back();
+      spare_.pop_back();
+    }
+    spare_.reserve(physicals_.size());  // room for every entry: releasing one never allocates
+  } catch (...) {
+    report("cuMemRelease", cu().cuMemRelease(handle));
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  physicals_[index] = {handle, first, granules};
+  if (auto const r = map_at(index, first); r != CUDA_SUCCESS) {
+    report("cuMemRelease", cu().cuMemRelease(handle));
+    physicals_[index] = {};
+    spare_.push_back(index);
+    return r;
+  }
+  mapped_granules_ += granules;
+  return CUDA_SUCCESS;
+}
+
+void expandable_region::unmap(std::uint32_t index, bool release) noexcept
+{
+  auto& p = physicals_[index];
+  report("cuMemUnmap", cu().cuMemUnmap(static_cast<CUdeviceptr>(address_of(p.first)), p.granules * granularity_));
+  std::fill_n(slots_.begin() + static_cast<std::ptrdiff_t>(p.first), p.granules, hole);
+  if (!release) { return; }
+  report("cuMemRelease", cu().cuMemRelease(p.handle));
+  mapped_granules_ -= p.granules;
+  p = {};
+  spare_.push_back(index);  // reserved by map_new: cannot throw
+}
+
+void expandable_region::trim_holes() noexcept
+{
+  while (!slots_.empty() && slots_.back() == hole) { slots_.pop_back(); }
 }
 
 CUresult expandable_region::grant_access(std::uintptr_t address, std::size_t bytes) const noexcept
@@ -176,7 +223,7 @@ std::size_t expandable_region::find_holes(std::size_t count) const noexcept
 {
   std::size_t run = 0;
   for (std::size_t i = 0; i < slots_.size(); ++i) {
-    run = slots_[i].physical == slot::hole ? run + 1 : 0;
+    run = slots_[i] == hole ? run + 1 : 0;
     if (run == count) { return i + 1 - count; }
   }
   return slots_.size();
@@ -204,68 +251,89 @@ memory_range expandable_region::grow(std::size_t bytes)
     }
   }
   primary_context_scope const context{device_};
-  auto const prop = device_allocation(device_);
-  CUmemGenericAllocationHandle handle{};
-  if (auto const result = cu().cuMemCreate(&handle, bytes, &prop, 0); result != CUDA_SUCCESS) {
-    auto message = fmt::format("could not allocate {} of device memory: {}", rmm::format_bytes_exact(bytes),
-                               describe("cuMemCreate", result));
+  if (at_end) { slots_.resize(slots_.size() + count, hole); }
+  // Small growth: one allocation per granule, each movable later. Large: one in all.
+  auto const per_allocation = bytes <= movable_limit ? std::size_t{1} : count;
+  std::vector<std::uint32_t> made;
+  made.reserve(count);
+  CUresult result         = CUDA_SUCCESS;
+  char const* failed_call = "";
+  for (std::size_t done = 0; done < count && result == CUDA_SUCCESS; done += per_allocation) {
+    std::uint32_t index{};
+    result = map_new(first + done, per_allocation, index, failed_call);
+    if (result == CUDA_SUCCESS) { made.push_back(index); }
+  }
+  if (result == CUDA_SUCCESS) {
+    failed_call = "cuMemSetAccess";
+    result      = grant_access(address_of(first), bytes);
+  }
+  if (result != CUDA_SUCCESS) {
+    for (auto const index : made) { unmap(index, true); }
+    trim_holes();
+    auto message = fmt::format("could not {} {} of device memory: {}",
+                               std::string_view{failed_call} == "cuMemCreate" ? "allocate" : "map",
+                               rmm::format_bytes_exact(bytes), describe(failed_call, result));
     if (result == CUDA_ERROR_OUT_OF_MEMORY) { throw rmm::out_of_memory{message}; }
     throw rmm::bad_alloc{message};
   }
-  auto const index = static_cast<std::uint32_t>(physicals_.size());
-  physicals_.push_back({handle, 0});
-  if (at_end) { slots_.resize(slots_.size() + count); }
-  auto const address = base_ + first * granularity_;
-  // Each granule is a mapping of its own, so that recycle() can move it alone later.
-  CUresult result  = CUDA_SUCCESS;
-  std::size_t done = 0;
-  for (; done < count && result == CUDA_SUCCESS; ++done) {
-    result = map_granule(address + done * granularity_, index, static_cast<std::uint32_t>(done));
-  }
-  if (result == CUDA_SUCCESS) { result = grant_access(address, bytes); }
-  if (result != CUDA_SUCCESS) {
-    for (std::size_t i = first; i < first + count; ++i) { unmap_slot(i); }
-    if (physicals_.back().mapped == 0 && physicals_.back().handle != CUmemGenericAllocationHandle{}) {
-      report("cuMemRelease", cu().cuMemRelease(handle));  // not one granule was mapped
-    }
-    physicals_.pop_back();
-    while (!slots_.empty() && slots_.back().physical == slot::hole) { slots_.pop_back(); }
-    throw rmm::bad_alloc{fmt::format("could not map {} of device memory: {}", rmm::format_bytes_exact(bytes),
-                                     describe("cuMemMap/cuMemSetAccess", result))};
-  }
-  mapped_granules_ += count;
-  return memory_range{address, bytes};
+  return memory_range{address_of(first), bytes};
 }
 
-memory_range expandable_region::recycle(std::vector<std::uintptr_t> const& granules)
+expandable_region::recycled expandable_region::recycle(std::vector<std::uintptr_t> const& granules)
 {
-  auto const count = granules.size();
-  auto const bytes = count * granularity_;
-  if (count == 0 || bytes > recyclable_bytes()) {
-    throw rmm::bad_alloc{fmt::format("cannot move {} to the end of the pool's region: {} of addresses left",
-                                     rmm::format_bytes(bytes), rmm::format_bytes(recyclable_bytes()))};
-  }
+  recycled result;
+  auto const room = recyclable_bytes() / granularity_;
+  slots_.reserve(slots_.size() + granules.size());  // nothing below allocates once a granule is unmapped
   primary_context_scope const context{device_};
-  auto const first   = slots_.size();
-  auto const address = end();
-  slots_.resize(first + count);
-  // Mapped at the end before being unmapped where they were: a failure changes nothing.
-  CUresult result  = CUDA_SUCCESS;
-  std::size_t done = 0;
-  for (; done < count && result == CUDA_SUCCESS; ++done) {
-    auto const source = slots_[(granules[done] - base_) / granularity_];
-    result            = source.physical == slot::hole ? CUDA_ERROR_INVALID_VALUE
-                                                      : map_granule(address + done * granularity_, source.physical, source.offset);
+  auto const first  = slots_.size();
+  std::size_t moved = 0;
+  std::vector<std::uintptr_t> moved_from;
+  moved_from.reserve(granules.size());
+  bool refused = false;
+  for (auto const address : granules) {
+    if (refused || moved == room || !movable(address)) {
+      result.stayed.push_back(address);
+      continue;
+    }
+    auto const index = slots_[slot_of(address)];
+    unmap(index, false);
+    slots_.push_back(hole);
+    if (map_at(index, first + moved) == CUDA_SUCCESS) {
+      ++moved;
+      moved_from.push_back(address);
+      continue;
+    }
+    // Refused at the end: back where it was, or, failing that, back to the device.
+    refused = true;
+    slots_.pop_back();
+    if (map_at(index, slot_of(address)) == CUDA_SUCCESS && grant_access(address, granularity_) == CUDA_SUCCESS) {
+      result.stayed.push_back(address);
+    } else {
+      if (slots_[slot_of(address)] == index) {
+        unmap(index, true);
+      } else {  // mapped nowhere
+        report("cuMemRelease", cu().cuMemRelease(physicals_[index].handle));
+        mapped_granules_ -= 1;
+        physicals_[index] = {};
+        spare_.push_back(index);
+      }
+      result.lost.push_back(address);
+    }
   }
-  if (result == CUDA_SUCCESS) { result = grant_access(address, bytes); }
-  if (result != CUDA_SUCCESS) {
-    for (std::size_t i = first; i < first + count; ++i) { unmap_slot(i); }  // the sources still map them
-    slots_.resize(first);
-    throw rmm::bad_alloc{fmt::format("could not move {} of free device memory to the end of the pool's region: {}",
-                                     rmm::format_bytes_exact(bytes), describe("cuMemMap/cuMemSetAccess", result))};
+  if (moved > 0) {
+    auto const start = address_of(first);
+    if (auto const r = grant_access(start, moved * granularity_); r != CUDA_SUCCESS) {
+      // Mapped but not accessible: of no use to anyone. Give the memory back to the device.
+      report("cuMemSetAccess", r);
+      for (std::size_t i = first; i < first + moved; ++i) { unmap(slots_[i], true); }
+      trim_holes();
+      result.lost.insert(result.lost.end(), moved_from.begin(), moved_from.end());
+      return result;
+    }
+    result.moved = memory_range{start, moved * granularity_};
   }
-  for (auto const g : granules) { unmap_slot((g - base_) / granularity_); }
-  return memory_range{address, bytes};
+  trim_holes();
+  return result;
 }
 
 std::uintptr_t expandable_region::shrink_to(std::uintptr_t from) noexcept
@@ -273,13 +341,12 @@ std::uintptr_t expandable_region::shrink_to(std::uintptr_t from) noexcept
   primary_context_scope const context{device_};
   auto const first = from <= base_ ? 0 : align_up(from - base_, granularity_) / granularity_;
   for (auto i = slots_.size(); i > first; --i) {
-    if (slots_[i - 1].physical != slot::hole) {
-      unmap_slot(i - 1);
-      --mapped_granules_;
-    }
+    auto const index = slots_[i - 1];
+    if (index == hole) { continue; }
+    if (physicals_[index].first < first) { break; }  // mapped whole, and it starts below `from`
+    unmap(index, true);
   }
-  if (first < slots_.size()) { slots_.resize(first); }
-  while (!slots_.empty() && slots_.back().physical == slot::hole) { slots_.pop_back(); }
+  trim_holes();
   return end();
 }
 

@@ -5,10 +5,12 @@
 // before, so a pool built on it can coalesce free memory across growth steps, and a request can
 // be met by extending the free block at the end instead of reserving a whole new chunk.
 //
-// Every granule is mapped on its own, so free granules in the middle can be moved: recycle()
-// maps their physical memory again at the end and unmaps them where they were. The addresses
-// left behind are holes, which later growth fills before the end moves on once the address range
-// runs out. Fragmentation then costs addresses, of which there are plenty, not device memory.
+// Growth of up to movable_limit bytes gives each granule a physical allocation of its own (the
+// driver maps an allocation whole, from its start), so free granules in the middle can be moved:
+// recycle() unmaps them where they are and maps them again at the end. The addresses left behind
+// are holes, which growth fills once the address range is used up to its end. Fragmentation then
+// costs addresses, of which there are plenty, not device memory. Larger growth (a large initial
+// pool) is one allocation, mapped once, that stays where it is.
 
 #include "coalescing_free_list.hpp"  // memory_range
 
@@ -58,36 +60,54 @@ class expandable_region {
   /// Throws rmm::out_of_memory when the device has no memory left or the region is full.
   memory_range grow(std::size_t bytes);
 
-  /// Moves the physical memory of the mapped granules starting at `granules` to the end and
-  /// returns the range it now occupies. The granules must be unused, with no queued work touching
-  /// them, and at most recyclable_bytes() in all. Throws rmm::bad_alloc, changing nothing, when
-  /// the driver refuses a mapping.
-  memory_range recycle(std::vector<std::uintptr_t> const& granules);
+  /// Growth up to this size maps one allocation per granule (movable); larger growth one in all.
+  static constexpr std::size_t movable_limit = std::size_t{64} << 20;
 
-  /// Unmaps the mapped granules that lie wholly within [from, end()); the memory must be unused and
-  /// no queued work may touch it any more. Returns the new end.
+  /// Whether the granule at `address` can be moved by recycle().
+  [[nodiscard]] bool movable(std::uintptr_t address) const noexcept;
+
+  /// What recycle() did.
+  struct recycled {
+    memory_range moved{};                ///< where the moved granules are now (size 0: none)
+    std::vector<std::uintptr_t> stayed;  ///< granules left where they were, still mapped
+    std::vector<std::uintptr_t> lost;    ///< granules whose memory went back to the device
+  };
+  /// Moves the movable granules starting at `granules` (sorted) to the end, in that order. They
+  /// must be unused, with no queued work touching them, and at most recyclable_bytes() in all.
+  /// Should the driver refuse a mapping, the rest stay where they are; a granule that can be put
+  /// back neither at the end nor where it was is given back to the device (reported).
+  recycled recycle(std::vector<std::uintptr_t> const& granules);
+
+  /// Unmaps the mapped allocations that lie wholly within [from, end()); the memory must be unused
+  /// and no queued work may touch it any more. Returns the new end.
   std::uintptr_t shrink_to(std::uintptr_t from) noexcept;
 
  private:
-  /// What backs one granule of addresses.
-  struct slot {
-    static constexpr std::uint32_t hole = ~std::uint32_t{0};
-    std::uint32_t physical{hole};  // index into physicals_, or hole
-    std::uint32_t offset{0};       // granules into that allocation
-  };
+  static constexpr std::uint32_t hole = ~std::uint32_t{0};
+  /// One physical allocation, mapped whole at slots [first, first + granules).
   struct physical {
     CUmemGenericAllocationHandle handle{};
-    std::size_t mapped{0};  // granules of it mapped somewhere; released at 0
+    std::size_t first{0};
+    std::size_t granules{0};  // 0: released, the entry is free for reuse
   };
 
-  /// Maps granule `offset` of physicals_[index] at `address` (no access set yet).
-  [[nodiscard]] CUresult map_granule(std::uintptr_t address, std::uint32_t index, std::uint32_t offset) noexcept;
-  /// Unmaps the granule at slot `i` and releases its allocation when nothing else maps it.
-  void unmap_slot(std::size_t i) noexcept;
+  /// Creates an allocation of `granules` granules and maps it at slot `first` (no access set yet);
+  /// sets its index, or returns the driver's error (and names the call) with nothing left behind.
+  [[nodiscard]] CUresult map_new(std::size_t first,
+                                 std::size_t granules,
+                                 std::uint32_t& index,
+                                 char const*& failed_call) noexcept;
+  /// Maps allocation `index` at slot `first` (no access set yet).
+  [[nodiscard]] CUresult map_at(std::uint32_t index, std::size_t first) noexcept;
+  /// Unmaps allocation `index` from its slots; with `release`, gives its memory back too.
+  void unmap(std::uint32_t index, bool release) noexcept;
   /// Makes [address, address + bytes) readable and writable by the device.
   [[nodiscard]] CUresult grant_access(std::uintptr_t address, std::size_t bytes) const noexcept;
   /// The lowest run of `count` holes, as a slot index, or slots_.size() when there is none.
   [[nodiscard]] std::size_t find_holes(std::size_t count) const noexcept;
+  [[nodiscard]] std::uintptr_t address_of(std::size_t slot) const noexcept { return base_ + slot * granularity_; }
+  [[nodiscard]] std::size_t slot_of(std::uintptr_t address) const noexcept { return (address - base_) / granularity_; }
+  void trim_holes() noexcept;
 
   int device_;
   std::uintptr_t base_;
@@ -95,8 +115,9 @@ class expandable_region {
   std::size_t capacity_;
   std::size_t granularity_;
   std::size_t mapped_granules_{0};
-  std::vector<slot> slots_;  // one per granule of [base_, end())
+  std::vector<std::uint32_t> slots_;  // per granule of [base_, end()): its allocation, or hole
   std::vector<physical> physicals_;
+  std::vector<std::uint32_t> spare_;  // released entries of physicals_
 };
 
 }  // namespace rmm::mr::detail

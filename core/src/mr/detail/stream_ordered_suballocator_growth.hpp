@@ -174,8 +174,10 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
     auto const collect = [&](arena& a, std::uint64_t max_seq) {
       std::lock_guard lock{a.mutex};
       refresh_chunks(a);
-      a.free.take_whole_granules(granule, bytes - granules.size() * granule, end, max_seq, *a.chunks,
-                                 [&granules](std::uintptr_t g) { granules.push_back(g); });
+      a.free.take_whole_granules(
+        granule, bytes - granules.size() * granule, end, max_seq, *a.chunks,
+        [this](std::uintptr_t g) { return region_->movable(g); },
+        [&granules](std::uintptr_t g) { granules.push_back(g); });
     };
     collect(clean_, std::numeric_limits<std::uint64_t>::max());  // no pending work at all
     if (&requester != &clean_) {
@@ -189,9 +191,11 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
       bool worth_waiting = false;
       if (granules.size() * granule < bytes) {
         std::lock_guard lock{requester.mutex};
-        covered       = requester.covered_seq;
-        event         = requester.event;
-        worth_waiting = event != nullptr && requester.free.whole_granule_bytes(granule, end, covered) > 0;
+        covered = requester.covered_seq;
+        event   = requester.event;
+        worth_waiting =
+          event != nullptr && requester.free.whole_granule_bytes(
+                                granule, end, covered, [this](std::uintptr_t g) { return region_->movable(g); }) > 0;
       }
       if (worth_waiting) {
         auto const& cu = rmm::detail::cuda_driver_table();
@@ -202,23 +206,33 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
     }
     if (granules.empty()) { return std::nullopt; }
     std::sort(granules.begin(), granules.end());
-    memory_range moved{};
+    expandable_region::recycled result;
     try {
-      moved = region_->recycle(granules);
-    } catch (rmm::bad_alloc const& e) {
-      RMM_LOG_WARN("{}: {}; mapping new memory instead", options_.name, e.what());
-      for (auto const g : granules) { insert_clean({g, granule}); }  // idle: clean, where they merge again
-      return std::nullopt;
+      result = region_->recycle(granules);
+    } catch (std::exception const& e) {  // out of host memory before anything moved
+      result.stayed = granules;
+      RMM_LOG_WARN("{}: could not move free granules ({}); mapping new memory instead", options_.name, e.what());
     }
-    // Consecutive granules leave one hole.
-    for (std::size_t i = 0; i < granules.size();) {
+    // Granules that stayed are idle: clean, where they merge with their neighbours again.
+    for (auto const g : result.stayed) { insert_clean({g, granule}); }
+    if (!result.lost.empty()) {
+      RMM_LOG_ERROR("{}: gave {} back to the device: moving it failed and it could not be mapped where it was",
+                    options_.name, rmm::format_bytes(result.lost.size() * granule));
+    }
+    // What left a place leaves a hole there; consecutive granules one hole.
+    std::vector<std::uintptr_t> gone;
+    gone.reserve(granules.size());
+    std::set_difference(granules.begin(), granules.end(), result.stayed.begin(), result.stayed.end(),
+                        std::back_inserter(gone));
+    for (std::size_t i = 0; i < gone.size();) {
       auto j = i + 1;
-      while (j < granules.size() && granules[j] == granules[j - 1] + granule) { ++j; }
-      remove_region_range({granules[i], (j - i) * granule});
+      while (j < gone.size() && gone[j] == gone[j - 1] + granule) { ++j; }
+      remove_region_range({gone[i], (j - i) * granule});
       i = j;
     }
-    add_region_range(moved);
-    return moved;
+    if (result.moved.size == 0) { return std::nullopt; }
+    add_region_range(result.moved);
+    return result.moved;
   } else {
     (void)requester;
     (void)bytes;
