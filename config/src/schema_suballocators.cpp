@@ -80,10 +80,14 @@ any_device_resource build_pool(layer_description const& layer, build_context con
   // Unset: virtual memory whenever the stack allocates from cuda at its bottom, whatever adaptors
   // sit between the pool and it.
   auto const growth_key = string_value(layer, "growth");
-  bool const mapped     = growth_key ? *growth_key == "virtual_memory" : context.bottom_type == "cuda";
+  auto growth = context.bottom_type == "cuda" ? rmm::mr::pool_growth::virtual_memory : rmm::mr::pool_growth::upstream;
+  if (growth_key) {
+    growth = *growth_key == "virtual_memory" ? rmm::mr::pool_growth::virtual_memory
+             : *growth_key == "remapping"    ? rmm::mr::pool_growth::remapping
+                                             : rmm::mr::pool_growth::upstream;
+  }
   return rmm::mr::pool_memory_resource{std::move(*upstream), *resolved_size(layer, "initial_size", context),
-                                       maximum ? std::optional<std::size_t>{*maximum} : std::nullopt,
-                                       mapped ? rmm::mr::pool_growth::virtual_memory : rmm::mr::pool_growth::upstream};
+                                       maximum ? std::optional<std::size_t>{*maximum} : std::nullopt, growth};
 }
 
 // ---- arena ---------------------------------------------------------------------------------------
@@ -241,10 +245,12 @@ std::vector<layer_schema> suballocator_schemas()
          {.name        = "growth",
           .kind        = value_kind::choice,
           .description = "\"virtual_memory\": map device memory into one address range (free memory coalesces "
-                         "across growth steps; layers below the pool see none of it); \"upstream\": allocate each "
-                         "growth step from the layer below",
+                         "across growth steps; layers below the pool see none of it); \"remapping\": the same, and "
+                         "before mapping more, move idle free 2 MiB granules from the middle of the range to its end "
+                         "(less memory for fragmented workloads, remapping calls when a request fits nowhere); "
+                         "\"upstream\": allocate each growth step from the layer below",
           .when_unset  = "virtual_memory when the stack's last layer is cuda, else upstream",
-          .choices     = {"virtual_memory", "upstream"}},
+          .choices     = {"virtual_memory", "remapping", "upstream"}},
        },
      .check           = check_pool,
      .check_on_device = check_pool_on_device,

@@ -399,6 +399,36 @@ TEST(ConfigBuild, PoolGrowthThroughVirtualMemoryIsASettingNotAnAccidentOfItsUpst
     pool_of("[[resource]]\ntype = \"pool\"\ngrowth = \"virtual_memory\"\n[[resource]]\ntype = \"cuda_async\"\n"));
 }
 
+TEST(ConfigBuild, RemappingGrowthMovesFreeGranulesInsteadOfMappingMore)
+{
+  // What a 12 MiB request costs after an idle 8 MiB block was freed between two others: 4 MiB
+  // remapping (the freed granules move to the end), 12 MiB without.
+  auto const growth_for_12MiB = [](std::string const& toml, environment env) {
+    auto layers = build_layers(load_string(toml, "remap.toml", std::move(env)), rmm::cuda_device_id{0});
+    auto* pool  = layers.front().target<rmm::mr::pool_memory_resource>();
+    if (pool == nullptr) {
+      ADD_FAILURE() << "no pool on top";
+      return std::size_t{0};
+    }
+    void* a = pool->allocate_sync(8 * MiB);
+    void* b = pool->allocate_sync(8 * MiB);
+    pool->deallocate_sync(a, 8 * MiB);
+    auto const before = pool->pool_size();
+    void* c           = pool->allocate_sync(12 * MiB);
+    auto const grown  = pool->pool_size() - before;
+    pool->deallocate_sync(c, 12 * MiB);
+    pool->deallocate_sync(b, 8 * MiB);
+    return grown;
+  };
+  std::string const empty_pool = "[[resource]]\ntype = \"pool\"\ninitial_size = 0\n[[resource]]\ntype = \"cuda\"\n";
+  EXPECT_EQ(growth_for_12MiB(empty_pool, environment{}), 12 * MiB);
+  EXPECT_EQ(growth_for_12MiB(empty_pool, environment{{{"RMM_POOL_GROWTH", "remapping"}}}), 4 * MiB);
+  EXPECT_EQ(growth_for_12MiB("[[resource]]\ntype = \"pool\"\ninitial_size = 0\ngrowth = \"remapping\"\n"
+                             "[[resource]]\ntype = \"cuda\"\n",
+                             environment{}),
+            4 * MiB);
+}
+
 TEST(ConfigBuild, AStackBuiltOverAStandInBottomAllocatesThroughIt)
 {
   // A pool that starts empty, over a counting adaptor standing in for cuda: its growth is counted.
@@ -433,7 +463,8 @@ TEST(ConfigBuild, PoolGrowthIsRefusedWithItsPositionWhenMistyped)
     ADD_FAILURE() << "accepted";
   } catch (config_error const& e) {
     EXPECT_NE(std::string{e.what()}.find("g.toml:3:10"), std::string::npos) << e.what();
-    EXPECT_NE(std::string{e.what()}.find("\"virtual_memory\", \"upstream\""), std::string::npos) << e.what();
+    EXPECT_NE(std::string{e.what()}.find("\"virtual_memory\", \"remapping\", \"upstream\""), std::string::npos)
+      << e.what();
   }
 }
 

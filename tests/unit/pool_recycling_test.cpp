@@ -1,6 +1,7 @@
-// A pool growing through virtual memory moves idle free granules from the middle of its address
-// range to the end before it maps new memory: what fragmentation costs is addresses, not device
-// memory. Granules with queued work are moved only once that work is done.
+// A pool growing by remapping moves idle free granules from the middle of its address range to
+// the end before it maps new memory: what fragmentation costs is addresses, not device memory.
+// Granules with queued work are moved only once that work is done. The plain virtual-memory pool
+// moves nothing.
 
 #include "backend.hpp"
 #include "stream_gate.hpp"
@@ -24,10 +25,9 @@ namespace {
 
 constexpr std::size_t MiB = std::size_t{1} << 20;
 
-rmm::mr::pool_memory_resource mapped_pool()
+rmm::mr::pool_memory_resource remapping_pool(rmm::mr::pool_growth growth = rmm::mr::pool_growth::remapping)
 {
-  return rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0, std::nullopt,
-                                       rmm::mr::pool_growth::virtual_memory};
+  return rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0, std::nullopt, growth};
 }
 
 /// Fills [ptr, ptr + bytes) and reads it back: the memory is mapped and accessible.
@@ -42,7 +42,7 @@ void expect_usable(void* ptr, std::size_t bytes)
 TEST(PoolRecycling, IdleGranulesInTheMiddleMoveToTheEndInsteadOfNewMemory)
 {
   RMM_CUDA_TRY(cudaSetDevice(0));
-  auto pool = mapped_pool();
+  auto pool = remapping_pool();
   ASSERT_TRUE(pool.grows_contiguously());
   // Each request maps exactly what it needs (a small pool grows by at least a 2 MiB granule).
   void* a = pool.allocate_sync(8 * MiB);
@@ -66,10 +66,25 @@ TEST(PoolRecycling, IdleGranulesInTheMiddleMoveToTheEndInsteadOfNewMemory)
   pool.deallocate_sync(all, held);
 }
 
+TEST(PoolRecycling, APlainVirtualMemoryPoolMapsNewMemoryInstead)
+{
+  RMM_CUDA_TRY(cudaSetDevice(0));
+  auto pool = remapping_pool(rmm::mr::pool_growth::virtual_memory);
+  void* a   = pool.allocate_sync(8 * MiB);
+  void* b   = pool.allocate_sync(8 * MiB);
+  pool.deallocate_sync(a, 8 * MiB);
+  auto const before = pool.pool_size();
+  void* c           = pool.allocate_sync(12 * MiB);
+  EXPECT_EQ(pool.pool_size() - before, 12 * MiB);
+  expect_usable(a, 8 * MiB);  // still mapped where it was
+  pool.deallocate_sync(c, 12 * MiB);
+  pool.deallocate_sync(b, 8 * MiB);
+}
+
 TEST(PoolRecycling, AStreamsOwnGranulesMoveOnlyOnceItsQueuedWorkOnThemIsDone)
 {
   RMM_CUDA_TRY(cudaSetDevice(0));
-  auto pool = mapped_pool();
+  auto pool = remapping_pool();
   rmm::cuda_stream stream;
   void* a           = pool.allocate(stream, 8 * MiB);
   void* b           = pool.allocate(stream, 8 * MiB);

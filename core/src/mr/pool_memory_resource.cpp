@@ -30,6 +30,11 @@ detail::suballocator_options pool_options(any_device_resource const& upstream,
       options.require_expandable = true;
       break;
     case pool_growth::upstream: options.expandable = false; break;
+    case pool_growth::remapping:
+      options.expandable          = true;
+      options.require_expandable  = true;
+      options.remap_free_granules = true;
+      break;
   }
   return options;
 }

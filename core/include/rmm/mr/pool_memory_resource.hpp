@@ -21,6 +21,12 @@ enum class pool_growth {
   virtual_memory,
   /// Separate allocations from the upstream.
   upstream,
+  /// As virtual_memory, and before mapping new memory the pool moves idle free granules from the
+  /// middle of its range to the end (growth steps up to 64 MiB are mapped one 2 MiB granule at a
+  /// time so that they can move): fragmentation then costs addresses instead of device memory, at
+  /// the price of remapping whenever a request fits nowhere, which a workload that needs a new
+  /// contiguous block at every step pays at every step.
+  remapping,
 };
 
 /**

@@ -81,7 +81,10 @@ void report(char const* call, CUresult result) noexcept
 
 }  // namespace
 
-std::unique_ptr<expandable_region> expandable_region::create(int device, std::size_t capacity, bool exact_capacity)
+std::unique_ptr<expandable_region> expandable_region::create(int device,
+                                                             std::size_t capacity,
+                                                             bool exact_capacity,
+                                                             bool movable_granules)
 {
   auto const& driver = cu();
   primary_context_scope const context{device};
@@ -104,12 +107,14 @@ std::unique_ptr<expandable_region> expandable_region::create(int device, std::si
   // bound on mapped memory only, rounded up.
   capacity = exact_capacity ? align_down(capacity, granularity) : align_up(capacity, granularity);
   if (capacity == 0) { return nullptr; }
-  // Addresses for several times the capacity, so that free granules can move to the end; just
-  // the capacity when the driver will not reserve that much (then they move while room lasts).
+  // With movable granules, addresses for several times the capacity, so that free granules can
+  // move to the end; just the capacity when the driver will not reserve that much (then they move
+  // while room lasts).
   CUdeviceptr base{};
-  std::size_t addresses =
-    capacity <= std::numeric_limits<std::size_t>::max() / address_factor ? capacity * address_factor : capacity;
-  auto result = driver.cuMemAddressReserve(&base, addresses, granularity, 0, 0);
+  std::size_t addresses = movable_granules && capacity <= std::numeric_limits<std::size_t>::max() / address_factor
+                            ? capacity * address_factor
+                            : capacity;
+  auto result           = driver.cuMemAddressReserve(&base, addresses, granularity, 0, 0);
   if (result != CUDA_SUCCESS && addresses != capacity) {
     addresses = capacity;
     result    = driver.cuMemAddressReserve(&base, addresses, granularity, 0, 0);
@@ -120,15 +125,21 @@ std::unique_ptr<expandable_region> expandable_region::create(int device, std::si
     return nullptr;
   }
   return std::make_unique<expandable_region>(device, static_cast<std::uintptr_t>(base), addresses, capacity,
-                                             granularity);
+                                             granularity, movable_granules);
 }
 
 expandable_region::expandable_region(int device,
                                      std::uintptr_t base,
                                      std::size_t addresses,
                                      std::size_t capacity,
-                                     std::size_t granularity)
-  : device_{device}, base_{base}, addresses_{addresses}, capacity_{capacity}, granularity_{granularity}
+                                     std::size_t granularity,
+                                     bool movable_granules)
+  : device_{device},
+    base_{base},
+    addresses_{addresses},
+    capacity_{capacity},
+    granularity_{granularity},
+    movable_granules_{movable_granules}
 {
 }
 
@@ -252,8 +263,9 @@ memory_range expandable_region::grow(std::size_t bytes)
   }
   primary_context_scope const context{device_};
   if (at_end) { slots_.resize(slots_.size() + count, hole); }
-  // Small growth: one allocation per granule, each movable later. Large: one in all.
-  auto const per_allocation = bytes <= movable_limit ? std::size_t{1} : count;
+  // Small growth with movable granules: one allocation per granule, each movable later. Otherwise
+  // one in all.
+  auto const per_allocation = movable_granules_ && bytes <= movable_limit ? std::size_t{1} : count;
   std::vector<std::uint32_t> made;
   made.reserve(count);
   CUresult result         = CUDA_SUCCESS;

@@ -5,12 +5,13 @@
 // before, so a pool built on it can coalesce free memory across growth steps, and a request can
 // be met by extending the free block at the end instead of reserving a whole new chunk.
 //
-// Growth of up to movable_limit bytes gives each granule a physical allocation of its own (the
-// driver maps an allocation whole, from its start), so free granules in the middle can be moved:
-// recycle() unmaps them where they are and maps them again at the end. The addresses left behind
-// are holes, which growth fills once the address range is used up to its end. Fragmentation then
-// costs addresses, of which there are plenty, not device memory. Larger growth (a large initial
-// pool) is one allocation, mapped once, that stays where it is.
+// With movable granules, growth of up to movable_limit bytes gives each granule a physical
+// allocation of its own (the driver maps an allocation whole, from its start), so free granules in
+// the middle can be moved: recycle() unmaps them where they are and maps them again at the end.
+// The addresses left behind are holes, which growth fills once the address range is used up to its
+// end. Fragmentation then costs addresses, of which there are plenty, not device memory. Larger
+// growth (a large initial pool), and all growth without movable granules, is one allocation,
+// mapped once, that stays where it is.
 
 #include "coalescing_free_list.hpp"  // memory_range
 
@@ -27,15 +28,21 @@ class expandable_region {
  public:
   /// A region of up to `capacity` mapped bytes on `device`, or nullptr when the device or driver
   /// cannot do virtual memory management. With `exact_capacity` (a pool's maximum size, which must
-  /// hold) the region maps the whole granules within `capacity` (nullptr when not even one).
-  [[nodiscard]] static std::unique_ptr<expandable_region> create(int device, std::size_t capacity, bool exact_capacity);
+  /// hold) the region maps the whole granules within `capacity` (nullptr when not even one). With
+  /// `movable_granules`, small growth is mapped granule by granule, and several times the capacity
+  /// is reserved in addresses, so that recycle() can move granules.
+  [[nodiscard]] static std::unique_ptr<expandable_region> create(int device,
+                                                                 std::size_t capacity,
+                                                                 bool exact_capacity,
+                                                                 bool movable_granules);
 
   /// `addresses` bytes reserved at `base` (at least `capacity`; the rest leaves room to recycle).
   expandable_region(int device,
                     std::uintptr_t base,
                     std::size_t addresses,
                     std::size_t capacity,
-                    std::size_t granularity);
+                    std::size_t granularity,
+                    bool movable_granules);
   /// Synchronizes the device (unmapping does not wait for queued work, as cudaFree does), then
   /// unmaps and releases everything and frees the addresses.
   ~expandable_region();
@@ -114,6 +121,7 @@ class expandable_region {
   std::size_t addresses_;
   std::size_t capacity_;
   std::size_t granularity_;
+  bool movable_granules_;
   std::size_t mapped_granules_{0};
   std::vector<std::uint32_t> slots_;  // per granule of [base_, end()): its allocation, or hole
   std::vector<physical> physicals_;

@@ -69,6 +69,9 @@ struct suballocator_options {
   bool expandable{false};
   /// With expandable: refuse to be built where the device cannot grow that way (no silent fallback).
   bool require_expandable{false};
+  /// With expandable: before mapping new memory, move idle free granules from the middle of the
+  /// range to its end (small growth steps are then mapped one granule at a time).
+  bool remap_free_granules{false};
 };
 
 template <class FreeStore>

@@ -166,6 +166,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
                                                                                           std::size_t bytes)
 {
   if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+    if (!options_.remap_free_granules) { return std::nullopt; }
     auto const granule = region_->granularity();
     bytes              = std::min(bytes, align_down(region_->recyclable_bytes(), granule));
     if (bytes == 0) { return std::nullopt; }

@@ -115,7 +115,7 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
   if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
     if (options_.expandable) {
       region_ = expandable_region::create(device_, options_.maximum_size.value_or(available_device_memory().second),
-                                          options_.maximum_size.has_value());
+                                          options_.maximum_size.has_value(), options_.remap_free_granules);
     }
   }
   RMM_EXPECTS(region_ != nullptr || !options_.require_expandable,
