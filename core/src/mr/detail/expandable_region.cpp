@@ -261,15 +261,15 @@ memory_range expandable_region::grow(std::size_t bytes)
         rmm::format_bytes(bytes), rmm::format_bytes(mapped), rmm::format_bytes(capacity_))};
     }
   }
-  primary_context_scope const context{device_};
+  std::vector<std::uint32_t> made;
+  made.reserve(count);
   if (at_end) { slots_.resize(slots_.size() + count, hole); }
+  primary_context_scope const context{device_};
   // Small growth with movable granules: one allocation per granule, each movable later. Otherwise
   // one in all.
   auto const per_allocation = movable_granules_ && bytes <= movable_limit ? std::size_t{1} : count;
-  std::vector<std::uint32_t> made;
-  made.reserve(count);
-  CUresult result         = CUDA_SUCCESS;
-  char const* failed_call = "";
+  CUresult result           = CUDA_SUCCESS;
+  char const* failed_call   = "";
   for (std::size_t done = 0; done < count && result == CUDA_SUCCESS; done += per_allocation) {
     std::uint32_t index{};
     result = map_new(first + done, per_allocation, index, failed_call);
@@ -295,13 +295,16 @@ expandable_region::recycled expandable_region::recycle(std::vector<std::uintptr_
 {
   recycled result;
   auto const room = recyclable_bytes() / granularity_;
-  slots_.reserve(slots_.size() + granules.size());  // nothing below allocates once a granule is unmapped
+  // Everything that allocates, before any granule is unmapped: after that nothing may throw.
+  slots_.reserve(slots_.size() + granules.size());
+  result.stayed.reserve(granules.size());
+  result.lost.reserve(granules.size());
+  std::vector<std::uintptr_t> moved_from;
+  moved_from.reserve(granules.size());
   primary_context_scope const context{device_};
   auto const first  = slots_.size();
   std::size_t moved = 0;
-  std::vector<std::uintptr_t> moved_from;
-  moved_from.reserve(granules.size());
-  bool refused = false;
+  bool refused      = false;
   for (auto const address : granules) {
     if (refused || moved == room || !movable(address)) {
       result.stayed.push_back(address);
