@@ -60,6 +60,7 @@
   X(cuStreamSynchronize, cuStreamSynchronize, 2000)           \
   X(cuStreamQuery, cuStreamQuery, 2000)                       \
   X(cuStreamGetId, cuStreamGetId, 12000)                      \
+  X(cuStreamIsCapturing, cuStreamIsCapturing, 10000)          \
   /* virtual memory management */                             \
   X(cuMemAddressReserve, cuMemAddressReserve, 10020)          \
   X(cuMemAddressFree, cuMemAddressFree, 10020)                \

@@ -116,6 +116,10 @@ std::unique_ptr<expandable_region> expandable_region::create(int device,
                             : capacity;
   auto result           = driver.cuMemAddressReserve(&base, addresses, granularity, 0, 0);
   if (result != CUDA_SUCCESS && addresses != capacity) {
+    RMM_LOG_WARN(
+      "expandable pool region: {} for {} of addresses; reserving the pool's {} only, so free granules "
+      "move while that room lasts",
+      describe("cuMemAddressReserve", result), rmm::format_bytes(addresses), rmm::format_bytes(capacity));
     addresses = capacity;
     result    = driver.cuMemAddressReserve(&base, addresses, granularity, 0, 0);
   }

@@ -213,9 +213,10 @@ class stream_ordered_suballocator {
   std::optional<memory_range> grow(arena& requester, cudaStream_t stream, std::size_t bytes);
   std::optional<memory_range> grow_region(arena& requester, cudaStream_t stream, std::size_t bytes);
   /// Moves up to `bytes` of free granules that no queued work touches (the clean reserve's, and
-  /// the requester's own that its completed event covers) to the end of the region; returns the
-  /// range they now occupy there, not yet free anywhere. Caller holds growth_mutex_.
-  std::optional<memory_range> recycle_idle_granules(arena& requester, std::size_t bytes);
+  /// the requester's own that its completed event covers, waiting for it unless `stream` is being
+  /// captured) to the end of the region; returns the range they now occupy there, not yet free
+  /// anywhere. Caller holds growth_mutex_.
+  std::optional<memory_range> recycle_idle_granules(arena& requester, cudaStream_t stream, std::size_t bytes);
   std::optional<memory_range> reclaim_all_and_take(std::size_t bytes);
   /// Moves every arena's free memory to the clean reserve, synchronizing the device in between.
   /// Caller holds growth_mutex_.

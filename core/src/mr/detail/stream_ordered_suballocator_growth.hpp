@@ -98,23 +98,27 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
     // Idle free granules in the middle move to the end before any new memory is mapped: the pool
     // then holds no more device memory than its fragmentation forces on the address range.
     if (need > 0) {
-      if (auto moved = recycle_idle_granules(requester, align_up(need, granule))) {
-        RMM_LOG_DEBUG("{}: moved {} of free memory to the end instead of mapping more, for a request of {}",
-                      options_.name, rmm::format_bytes(moved->size), rmm::format_bytes(bytes));
+      if (auto moved = recycle_idle_granules(requester, stream, align_up(need, granule))) {
         placed_from = moved->start;
         place(*moved);
         tail = tail_block();
         need = bytes > tail ? bytes - tail : 0;
+        RMM_LOG_DEBUG("{}: moved {} of free memory to the end instead of mapping more, for a request of {}",
+                      options_.name, rmm::format_bytes(moved->size), rmm::format_bytes(bytes));
       }
     }
+    // New memory goes at the end, extending the tail, while the addresses there allow; once they
+    // are used up, into a hole, where it must hold the whole request by itself.
+    std::optional<memory_range> in_hole;
     if (need > 0) {
       auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
       auto const room =
         std::min(region_->capacity() - region_->mapped_bytes(),
                  options_.maximum_size ? (*options_.maximum_size > reserved ? *options_.maximum_size - reserved : 0)
                                        : std::numeric_limits<std::size_t>::max());
-      // With the addresses at the end used up, new memory goes into a hole, away from the tail.
-      auto const minimum = align_up(region_->recyclable_bytes() < align_up(need, granule) ? bytes : need, granule);
+      auto const end_room = align_down(region_->recyclable_bytes(), granule);
+      bool const at_end   = align_up(need, granule) <= end_room;
+      auto const minimum  = align_up(at_end ? need : bytes, granule);
       if (minimum > room) {
         throw rmm::out_of_memory{
           fmt::format("mapping {} more would exceed the pool's {} ({} mapped)", rmm::format_bytes(minimum),
@@ -126,7 +130,8 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
       // that peaks at a few hundred MiB holds beyond its use.
       auto const step =
         std::max(granule, std::min(align_up(options_.growth_step, granule), align_up(reserved / 16, granule)));
-      auto const preferred = std::min(std::max(minimum, step), align_down(room, granule));
+      auto preferred = std::min(std::max(minimum, step), align_down(room, granule));
+      if (at_end) { preferred = std::min(preferred, end_room); }  // a larger step would land in a hole
       memory_range range{};
       try {
         range = region_->grow(preferred);
@@ -137,10 +142,14 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
       add_region_range(range);
       RMM_LOG_DEBUG("{}: mapped {} more (now {}) for a request of {}", options_.name, rmm::format_bytes(range.size),
                     rmm::format_bytes(reserved_bytes_.load()), rmm::format_bytes(bytes));
-      if (!placed_from) { placed_from = range.start; }
-      place(range);
+      if (at_end) {
+        if (!placed_from) { placed_from = range.start; }
+        place(range);
+      } else {
+        in_hole = range;  // the caller keeps what it needs; the rest is clean
+      }
     }
-    auto taken = take_from(requester, bytes);
+    auto taken = in_hole ? in_hole : take_from(requester, bytes);
     if (!for_clean && placed_from) {
       // What is left at the end of the region is new memory (when it does not reach back into the
       // requester's old tail): clean for every stream.
@@ -163,6 +172,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
 
 template <class FreeStore>
 std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle_granules(arena& requester,
+                                                                                          cudaStream_t stream,
                                                                                           std::size_t bytes)
 {
   if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
@@ -172,6 +182,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
     if (bytes == 0) { return std::nullopt; }
     auto const end = region_->end();
     std::vector<std::uintptr_t> granules;
+    granules.reserve(bytes / granule);  // the sink below must not throw mid-way
     auto const collect = [&](arena& a, std::uint64_t max_seq) {
       std::lock_guard lock{a.mutex};
       refresh_chunks(a);
@@ -197,6 +208,12 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
         worth_waiting =
           event != nullptr && requester.free.whole_granule_bytes(
                                 granule, end, covered, [this](std::uintptr_t g) { return region_->movable(g); }) > 0;
+      }
+      // Never during a capture of the stream: the event's record was captured, not made.
+      CUstreamCaptureStatus capture{CU_STREAM_CAPTURE_STATUS_NONE};
+      if (worth_waiting && (rmm::detail::cuda_driver_table().cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
+                            capture != CU_STREAM_CAPTURE_STATUS_NONE)) {
+        worth_waiting = false;
       }
       if (worth_waiting) {
         auto const& cu = rmm::detail::cuda_driver_table();
@@ -236,6 +253,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
     return result.moved;
   } else {
     (void)requester;
+    (void)stream;
     (void)bytes;
     return std::nullopt;
   }
