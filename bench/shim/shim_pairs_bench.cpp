@@ -13,6 +13,8 @@
 //   shim's own share of a pass-through shows.
 // - malloc_free_pair_threads: the pair from 8 threads at once.
 
+#include "../driver_entry_point.hpp"
+
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
@@ -43,20 +45,7 @@ void malloc_free_pair(benchmark::State& state)
 }
 BENCHMARK(malloc_free_pair)->Arg(256)->Arg(4096)->Arg(1 << 20)->Arg(16 << 20);
 
-/// A driver entry point as the runtime resolves it for the program (under the shim, its hook).
-template <class Fn>
-Fn driver_entry_point(char const* name)
-{
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  check(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found),
-        "cudaGetDriverEntryPointByVersion");
-  if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
-    std::fprintf(stderr, "the driver has no %s\n", name);
-    std::exit(1);
-  }
-  return reinterpret_cast<Fn>(fn);
-}
+using rmm::bench::driver_entry_point;
 
 void driver_pair(benchmark::State& state)
 {

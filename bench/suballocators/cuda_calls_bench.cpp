@@ -3,15 +3,14 @@
 // a user stream), the last also as the engine makes it, through the driver; and the driver's
 // current-context query, which the preload shim makes on every allocation and free.
 
+#include "../driver_entry_point.hpp"
+
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>
 
 #include <benchmark/benchmark.h>
 
 #include <cuda.h>
-
-#include <cstdio>
-#include <cstdlib>
 
 namespace {
 
@@ -47,19 +46,7 @@ void stream_get_id(benchmark::State& state)
   }
 }
 
-/// A driver entry point, resolved as the runtime resolves it for a program.
-template <class Fn>
-Fn driver_entry_point(char const* name)
-{
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  RMM_CUDA_TRY(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found));
-  if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
-    std::fprintf(stderr, "the driver has no %s\n", name);
-    std::exit(1);
-  }
-  return reinterpret_cast<Fn>(fn);
-}
+using rmm::bench::driver_entry_point;
 
 void driver_stream_get_id(benchmark::State& state)
 {

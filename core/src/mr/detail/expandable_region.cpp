@@ -214,7 +214,12 @@ void expandable_region::unmap(std::uint32_t index, bool release) noexcept
   auto& p = physicals_[index];
   report("cuMemUnmap", cu().cuMemUnmap(static_cast<CUdeviceptr>(address_of(p.first)), p.granules * granularity_));
   std::fill_n(slots_.begin() + static_cast<std::ptrdiff_t>(p.first), p.granules, hole);
-  if (!release) { return; }
+  if (release) { give_back(index); }
+}
+
+void expandable_region::give_back(std::uint32_t index) noexcept
+{
+  auto& p = physicals_[index];
   report("cuMemRelease", cu().cuMemRelease(p.handle));
   mapped_granules_ -= p.granules;
   p = {};
@@ -330,11 +335,8 @@ expandable_region::recycled expandable_region::recycle(std::vector<std::uintptr_
     } else {
       if (slots_[slot_of(address)] == index) {
         unmap(index, true);
-      } else {  // mapped nowhere
-        report("cuMemRelease", cu().cuMemRelease(physicals_[index].handle));
-        mapped_granules_ -= 1;
-        physicals_[index] = {};
-        spare_.push_back(index);
+      } else {
+        give_back(index);  // mapped nowhere
       }
       result.lost.push_back(address);
     }

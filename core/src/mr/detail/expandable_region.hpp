@@ -49,7 +49,6 @@ class expandable_region {
   expandable_region(expandable_region const&)            = delete;
   expandable_region& operator=(expandable_region const&) = delete;
 
-  [[nodiscard]] std::uintptr_t base() const noexcept { return base_; }
   /// The end of the highest mapped granule.
   [[nodiscard]] std::uintptr_t end() const noexcept { return base_ + slots_.size() * granularity_; }
   [[nodiscard]] std::size_t mapped_bytes() const noexcept { return mapped_granules_ * granularity_; }
@@ -57,10 +56,6 @@ class expandable_region {
   [[nodiscard]] std::size_t granularity() const noexcept { return granularity_; }
   /// Bytes recycle() may still move to the end.
   [[nodiscard]] std::size_t recyclable_bytes() const noexcept { return addresses_ - (end() - base_); }
-  [[nodiscard]] bool contains(std::uintptr_t address) const noexcept
-  {
-    return address >= base_ && address < base_ + addresses_;
-  }
 
   /// Maps `bytes` (rounded up to the granularity) of new device memory and returns it: at the
   /// end, or, when the address range is used up to its end, in the lowest hole large enough.
@@ -108,6 +103,8 @@ class expandable_region {
   [[nodiscard]] CUresult map_at(std::uint32_t index, std::size_t first) noexcept;
   /// Unmaps allocation `index` from its slots; with `release`, gives its memory back too.
   void unmap(std::uint32_t index, bool release) noexcept;
+  /// Gives allocation `index` (mapped nowhere) back to the device.
+  void give_back(std::uint32_t index) noexcept;
   /// Makes [address, address + bytes) readable and writable by the device.
   [[nodiscard]] CUresult grant_access(std::uintptr_t address, std::size_t bytes) const noexcept;
   /// The lowest run of `count` holes, as a slot index, or slots_.size() when there is none.

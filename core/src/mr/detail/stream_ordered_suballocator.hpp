@@ -224,12 +224,10 @@ class stream_ordered_suballocator {
   /// Gives every chunk that is one free range of the clean reserve back to upstream. Caller holds
   /// growth_mutex_.
   std::size_t release_whole_chunks();
-  void add_chunk(chunk c);
-  void remove_chunk(std::uintptr_t start);
-  /// Region memory mapped at `range`: a chunk joined to the chunks it touches.
-  void add_region_range(memory_range range);
-  /// Region memory unmapped from `range` (the chunks it overlaps lose that part).
-  void remove_region_range(memory_range range);
+  /// Memory now reserved at `range`: a chunk, joined to those it touches when `in_region`.
+  void add_chunk(memory_range range, bool in_region);
+  /// Memory no longer reserved in `range` (the chunks it overlaps lose that part).
+  void remove_chunks(memory_range range);
   void publish_chunks();  // caller holds chunks_mutex_
 
   [[noreturn]] void throw_out_of_memory(std::size_t bytes, cuda_stream_view stream, std::string const& upstream_error);

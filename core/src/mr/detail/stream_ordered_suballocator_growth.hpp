@@ -47,7 +47,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow(arena& 
     size = bytes;  // the upstream may still have room for what was asked
     ptr  = take(size);
   }
-  add_chunk({reinterpret_cast<std::uintptr_t>(ptr), size, false});
+  add_chunk({reinterpret_cast<std::uintptr_t>(ptr), size}, false);
   RMM_LOG_DEBUG("{}: grew by {} to {} for a request of {}", options_.name, rmm::format_bytes(size),
                 rmm::format_bytes(reserved_bytes_.load()), rmm::format_bytes(bytes));
   return memory_range{reinterpret_cast<std::uintptr_t>(ptr), size};
@@ -62,28 +62,23 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
     // Extend the free block at the end of the region when the requester may use it at once (its
     // own, or clean), so only the difference is mapped. Fresh mappings have no pending work.
     bool const for_clean = &requester == &clean_;
-    auto const end       = region_->end();
-    std::size_t tail     = 0;  // the requester's free block at the end, which growth extends
-    {
-      std::lock_guard lock{requester.mutex};
-      tail = requester.free.size_of_block_ending_at(end);
-    }
-    if (tail == 0 && !for_clean) {
-      std::optional<memory_range> clean_tail;
-      {
-        std::lock_guard lock{clean_.mutex};
-        clean_tail = clean_.free.remove_block_ending_at(end);
-      }
-      if (clean_tail) {
-        insert_free(requester, *clean_tail, stream);
-        std::lock_guard lock{requester.mutex};
-        tail = requester.free.size_of_block_ending_at(end);  // merged with the requester's block before it
-      }
-    }
+    // The requester's free block at the end, which growth extends.
     auto const tail_block = [&] {
       std::lock_guard lock{requester.mutex};
       return requester.free.size_of_block_ending_at(region_->end());
     };
+    auto tail = tail_block();
+    if (tail == 0 && !for_clean) {
+      std::optional<memory_range> clean_tail;
+      {
+        std::lock_guard lock{clean_.mutex};
+        clean_tail = clean_.free.remove_block_ending_at(region_->end());
+      }
+      if (clean_tail) {
+        insert_free(requester, *clean_tail, stream);
+        tail = tail_block();  // merged with the requester's block before it
+      }
+    }
     auto const place = [&](memory_range range) {
       if (for_clean) {
         insert_clean(range);  // merges with the tail
@@ -139,7 +134,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
         if (preferred == minimum) { throw; }
         range = region_->grow(minimum);
       }
-      add_region_range(range);
+      add_chunk(range, true);
       RMM_LOG_DEBUG("{}: mapped {} more (now {}) for a request of {}", options_.name, rmm::format_bytes(range.size),
                     rmm::format_bytes(reserved_bytes_.load()), rmm::format_bytes(bytes));
       if (at_end) {
@@ -180,16 +175,15 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
     auto const granule = region_->granularity();
     bytes              = std::min(bytes, align_down(region_->recyclable_bytes(), granule));
     if (bytes == 0) { return std::nullopt; }
-    auto const end = region_->end();
+    auto const end     = region_->end();
+    auto const movable = [this](std::uintptr_t g) { return region_->movable(g); };
     std::vector<std::uintptr_t> granules;
     granules.reserve(bytes / granule);  // the sink below must not throw mid-way
     auto const collect = [&](arena& a, std::uint64_t max_seq) {
       std::lock_guard lock{a.mutex};
       refresh_chunks(a);
-      a.free.take_whole_granules(
-        granule, bytes - granules.size() * granule, end, max_seq, *a.chunks,
-        [this](std::uintptr_t g) { return region_->movable(g); },
-        [&granules](std::uintptr_t g) { granules.push_back(g); });
+      a.free.take_whole_granules(granule, bytes - granules.size() * granule, end, max_seq, *a.chunks, movable,
+                                 [&granules](std::uintptr_t g) { granules.push_back(g); });
     };
     collect(clean_, std::numeric_limits<std::uint64_t>::max());  // no pending work at all
     if (&requester != &clean_) {
@@ -197,29 +191,23 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
       if (granules.size() * granule < bytes) { collect(requester, 0); }
       // ... and those it freed itself, once its work on them is done: the host waits for the
       // event this miss recorded on the stream, where that frees granules, rather than the pool
-      // taking more of the device. Read what the event covers before asking.
+      // taking more of the device; never during a capture of the stream, when the record was only
+      // captured. Read what the event covers before asking.
       std::uint64_t covered = 0;
       cudaEvent_t event{};
-      bool worth_waiting = false;
       if (granules.size() * granule < bytes) {
         std::lock_guard lock{requester.mutex};
-        covered = requester.covered_seq;
-        event   = requester.event;
-        worth_waiting =
-          event != nullptr && requester.free.whole_granule_bytes(
-                                granule, end, covered, [this](std::uintptr_t g) { return region_->movable(g); }) > 0;
-      }
-      // Never during a capture of the stream: the event's record was captured, not made.
-      CUstreamCaptureStatus capture{CU_STREAM_CAPTURE_STATUS_NONE};
-      if (worth_waiting && (rmm::detail::cuda_driver_table().cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
-                            capture != CU_STREAM_CAPTURE_STATUS_NONE)) {
-        worth_waiting = false;
-      }
-      if (worth_waiting) {
-        auto const& cu = rmm::detail::cuda_driver_table();
-        if (cu.cuEventQuery(event) == CUDA_SUCCESS || cu.cuEventSynchronize(event) == CUDA_SUCCESS) {
-          collect(requester, covered);
+        if (requester.free.whole_granule_bytes(granule, end, requester.covered_seq, movable) > 0) {
+          covered = requester.covered_seq;
+          event   = requester.event;
         }
+      }
+      auto const& cu = rmm::detail::cuda_driver_table();
+      CUstreamCaptureStatus capture{CU_STREAM_CAPTURE_STATUS_NONE};
+      if (event != nullptr && cu.cuStreamIsCapturing(stream, &capture) == CUDA_SUCCESS &&
+          capture == CU_STREAM_CAPTURE_STATUS_NONE &&
+          (cu.cuEventQuery(event) == CUDA_SUCCESS || cu.cuEventSynchronize(event) == CUDA_SUCCESS)) {
+        collect(requester, covered);
       }
     }
     if (granules.empty()) { return std::nullopt; }
@@ -245,11 +233,11 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
     for (std::size_t i = 0; i < gone.size();) {
       auto j = i + 1;
       while (j < gone.size() && gone[j] == gone[j - 1] + granule) { ++j; }
-      remove_region_range({gone[i], (j - i) * granule});
+      remove_chunks({gone[i], (j - i) * granule});
       i = j;
     }
     if (result.moved.size == 0) { return std::nullopt; }
-    add_region_range(result.moved);
+    add_chunk(result.moved, true);
     return result.moved;
   } else {
     (void)requester;
@@ -318,7 +306,7 @@ std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
       if (!tail) { return 0; }
       auto const new_end = region_->shrink_to(tail->start);
       if (new_end > tail->start) { (void)clean_.free.insert({tail->start, new_end - tail->start}, *clean_.chunks, 0); }
-      remove_region_range({new_end, end - new_end});
+      remove_chunks({new_end, end - new_end});
       return mapped - region_->mapped_bytes();
     }
   }
@@ -331,7 +319,7 @@ std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
   }
   std::size_t released = 0;
   for (auto const& c : whole) {
-    remove_chunk(c.start);
+    remove_chunks({c.start, c.size});
     upstream_.deallocate(cuda_stream_view{}, reinterpret_cast<void*>(c.start), c.size);
     released += c.size;
   }
@@ -339,37 +327,14 @@ std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
 }
 
 template <class FreeStore>
-void stream_ordered_suballocator<FreeStore>::add_chunk(chunk c)
+void stream_ordered_suballocator<FreeStore>::add_chunk(memory_range range, bool in_region)
 {
   std::lock_guard lock{chunks_mutex_};
-  auto it = std::lower_bound(chunks_.begin(), chunks_.end(), c.start,
+  auto it = std::lower_bound(chunks_.begin(), chunks_.end(), range.start,
                              [](chunk const& x, std::uintptr_t s) { return x.start < s; });
-  chunks_.insert(it, c);
-  auto const reserved = reserved_bytes_.fetch_add(c.size, std::memory_order_relaxed) + c.size;
-  peak_reserved_bytes_.store(std::max(peak_reserved_bytes_.load(std::memory_order_relaxed), reserved),
-                             std::memory_order_relaxed);  // under chunks_mutex_
-  publish_chunks();
-}
-
-template <class FreeStore>
-void stream_ordered_suballocator<FreeStore>::remove_chunk(std::uintptr_t start)
-{
-  std::lock_guard lock{chunks_mutex_};
-  auto it = std::find_if(chunks_.begin(), chunks_.end(), [start](chunk const& x) { return x.start == start; });
-  if (it == chunks_.end()) { return; }
-  reserved_bytes_.fetch_sub(it->size, std::memory_order_relaxed);
-  chunks_.erase(it);
-  publish_chunks();
-}
-
-template <class FreeStore>
-void stream_ordered_suballocator<FreeStore>::add_region_range(memory_range range)
-{
-  std::lock_guard lock{chunks_mutex_};
-  auto it          = std::lower_bound(chunks_.begin(), chunks_.end(), range.start,
-                                      [](chunk const& x, std::uintptr_t s) { return x.start < s; });
-  bool const joins = it != chunks_.begin() && std::prev(it)->start + std::prev(it)->size == range.start;
-  if (it != chunks_.end() && it->start == range.start + range.size) { it->joins_previous = true; }
+  // Region memory is one address range: a chunk touching another joins it. Upstream chunks never do.
+  bool const joins = in_region && it != chunks_.begin() && std::prev(it)->start + std::prev(it)->size == range.start;
+  if (in_region && it != chunks_.end() && it->start == range.start + range.size) { it->joins_previous = true; }
   chunks_.insert(it, chunk{range.start, range.size, joins});
   auto const reserved = reserved_bytes_.fetch_add(range.size, std::memory_order_relaxed) + range.size;
   peak_reserved_bytes_.store(std::max(peak_reserved_bytes_.load(std::memory_order_relaxed), reserved),
@@ -378,7 +343,7 @@ void stream_ordered_suballocator<FreeStore>::add_region_range(memory_range range
 }
 
 template <class FreeStore>
-void stream_ordered_suballocator<FreeStore>::remove_region_range(memory_range range)
+void stream_ordered_suballocator<FreeStore>::remove_chunks(memory_range range)
 {
   std::lock_guard lock{chunks_mutex_};
   auto const range_end = range.start + range.size;

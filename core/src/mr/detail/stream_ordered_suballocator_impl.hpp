@@ -135,7 +135,7 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
   }
   if (region_ != nullptr && initial > 0) {
     auto const range = region_->grow(initial);
-    add_chunk({range.start, range.size, false});
+    add_chunk(range, true);
     insert_clean(range);
   } else if (initial > 0) {
     void* ptr{};
@@ -146,7 +146,7 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
       if (ptr != nullptr) { upstream_.deallocate(cuda_stream_view{}, ptr, initial); }
       throw;
     }
-    add_chunk({reinterpret_cast<std::uintptr_t>(ptr), initial, false});
+    add_chunk({reinterpret_cast<std::uintptr_t>(ptr), initial}, false);
     insert_clean({reinterpret_cast<std::uintptr_t>(ptr), initial});
   }
 }
