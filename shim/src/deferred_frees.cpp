@@ -4,6 +4,7 @@
 #include "real_driver.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 namespace rmm::shim {
 
@@ -118,8 +119,13 @@ std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
   }
   if (waited) {
     // Not under the lock: frees on this device go on while the host waits for the GPU.
+    auto const start = std::chrono::steady_clock::now();
     for (auto const event : waited->events) { (void)real()->event_synchronize(event); }
     wait_drained(device);
+    auto const waited_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+    d.waits.fetch_add(1, std::memory_order_relaxed);
+    d.wait_ns.fetch_add(static_cast<std::uint64_t>(waited_ns.count()), std::memory_order_relaxed);
     std::lock_guard lock{d.mutex};
     ready.insert(ready.end(), waited->blocks.begin(), waited->blocks.end());
     recycle(d, *waited);
@@ -255,6 +261,13 @@ std::size_t deferred_frees::non_blocking_streams_created(int device) const noexc
 {
   if (device < 0 || device >= max_devices) { return 0; }
   return devices_[static_cast<std::size_t>(device)].streams_created.load(std::memory_order_relaxed);
+}
+
+deferred_frees::device_waits deferred_frees::waits(int device) const noexcept
+{
+  if (device < 0 || device >= max_devices) { return {0, 0}; }
+  auto const& d = devices_[static_cast<std::size_t>(device)];
+  return {d.waits.load(std::memory_order_relaxed), d.wait_ns.load(std::memory_order_relaxed)};
 }
 
 void deferred_frees::capture_noted(CUstream stream, std::uint64_t thread) noexcept

@@ -64,6 +64,13 @@ class deferred_frees {
   /// program created on it.
   [[nodiscard]] std::size_t frees_through_epochs(int device) const noexcept;
   [[nodiscard]] std::size_t non_blocking_streams_created(int device) const noexcept;
+  /// For the report: how often the host waited for the device to finish with freed memory of
+  /// `device`, and for how long in all.
+  struct device_waits {
+    std::size_t count;
+    std::uint64_t ns;
+  };
+  [[nodiscard]] device_waits waits(int device) const noexcept;
 
   /// Stream captures in progress in the process: while any is, no epoch is closed and nothing is
   /// ordered on the legacy stream (work there would invalidate a capture of a blocking stream).
@@ -98,6 +105,8 @@ class deferred_frees {
     std::atomic<int> non_blocking_streams{0};  // alive, or destroyed with work still running
     std::atomic<std::size_t> streams_created{0};
     std::size_t frees{0};  // ever deferred
+    std::atomic<std::size_t> waits{0};
+    std::atomic<std::uint64_t> wait_ns{0};
   };
   struct draining_stream {
     CUevent done;  // recorded on the stream when the program destroyed it

@@ -42,21 +42,16 @@ void print_hooks()
   }
 }
 
-/// Before a pool grows, every free waiting for the device to finish with its memory is handed back,
-/// waiting for the device where needed: a pool that grew instead would hold up to twice what a
-/// training loop needs while its host runs ahead of the device. Growth is rare once a program has
-/// reached its working size, so this wait is too.
+/// Before a pool grows, the frees waiting for the device to finish with their memory are handed
+/// back: a pool that grew instead would hold up to twice what a training loop needs while its host
+/// runs ahead of the device. One step per call, oldest epoch first, waiting for the device only when
+/// no epoch has completed; the pool calls again while the request still does not fit. The host thus
+/// waits only as far back as the request needs and keeps its lead over the device.
 bool give_back_waiting_frees(void*, rmm::cuda_device_id device, std::size_t) noexcept
 {
   try {
-    auto& deferred    = state().deferred;
-    std::size_t given = 0;
-    while (deferred.pending_bytes(device.value()) > 0) {
-      auto const bytes = deferred.reclaim(device.value(), true);
-      if (bytes == 0) { break; }  // a capture in progress keeps the open epoch: nothing to wait for
-      given += bytes;
-    }
-    return given > 0;
+    // Nothing given back while frees are pending: a capture in progress keeps the open epoch.
+    return state().deferred.reclaim(device.value(), true) > 0;
   } catch (...) {
     return false;
   }

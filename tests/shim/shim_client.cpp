@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -489,6 +490,38 @@ int destroyed_stream_still_writing()
   return 0;
 }
 
+/// The pool is full of blocks freed in two epochs: the older one's work is done, the newer one's
+/// waits behind a held non-blocking stream. A cudaMalloc that fits in the older epoch's blocks is
+/// served from them at once; it does not wait for the newer epoch (the host would lose its lead
+/// over the device for memory it does not need).
+int oldest_epoch_first()
+{
+  cudaStream_t busy{};
+  check(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  constexpr std::size_t per_epoch = 64;  // the shim closes an epoch every 64 frees
+  constexpr std::size_t small     = block_size / (2 * per_epoch);
+  std::vector<void*> older(per_epoch);
+  std::vector<void*> newer(per_epoch);
+  for (auto* blocks : {&older, &newer}) {
+    for (auto& p : *blocks) { check(cudaMalloc(&p, small), "cudaMalloc (filling the pool)"); }
+  }
+  for (auto* p : older) { check(cudaFree(p), "cudaFree (older epoch)"); }
+  gate held;
+  held.hold(busy);
+  for (auto* p : newer) { check(cudaFree(p), "cudaFree (newer epoch, behind the held stream)"); }
+  void* big = nullptr;
+  check(cudaMalloc(&big, block_size / 2), "cudaMalloc (fits in the older epoch)");
+  held.open             = true;
+  auto const lowest     = *std::min_element(older.begin(), older.end());
+  auto const from_older = big >= lowest && static_cast<char*>(big) < static_cast<char*>(lowest) + per_epoch * small;
+  check(cudaStreamSynchronize(busy), "cudaStreamSynchronize");
+  std::printf("served_without_waiting=%d\n", held.opened_in_time.load() ? 1 : 0);
+  std::printf("from_older_epoch=%d\n", from_older ? 1 : 0);
+  check(cudaFree(big), "cudaFree");
+  check(cudaStreamDestroy(busy), "cudaStreamDestroy");
+  return 0;
+}
+
 /// The program captures a blocking stream and meanwhile allocates and frees far more blocks than an
 /// epoch holds: first with only blocking streams (frees in the legacy stream's order), then with a
 /// non-blocking stream too (frees in epochs). Work on the legacy stream while a blocking stream
@@ -555,6 +588,8 @@ int main(int argc, char** argv)
     result = new_stream_after_legacy_reuse();
   } else if (scenario == "destroyed-stream-still-writing") {
     result = destroyed_stream_still_writing();
+  } else if (scenario == "oldest-epoch-first") {
+    result = oldest_epoch_first();
   } else if (scenario == "capture") {
     result = capture_of_a_blocking_stream();
   } else if (scenario == "live-at-exit") {

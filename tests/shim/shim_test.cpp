@@ -146,6 +146,7 @@ TEST(Shim, AFreedBlockIsNotHandedOutWhileWorkQueuedBeforeTheFreeStillUsesIt)
   EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
   EXPECT_EQ(r.value("second_owner_sees"), "5555");
   EXPECT_EQ(r.reported("frees_through_epochs"), 2) << r.report;  // both owners' frees
+  EXPECT_GE(r.reported("device_waits"), 1) << "the second owner's cudaMalloc waited: " << r.report;
   EXPECT_EQ(r.reported("non_blocking_streams_created"), 1) << r.report;
 }
 
@@ -174,6 +175,14 @@ TEST(Shim, WorkOfADestroyedStreamStillKeepsItsFreedBlockFromANewOwner)
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
   EXPECT_EQ(r.value("second_owner_sees"), "5555") << "the destroyed stream's write landed after the new owner's";
+}
+
+TEST(Shim, BeforeThePoolGrowsTheHostWaitsOnlyForTheEpochsTheRequestNeeds)
+{
+  auto const r = run("oldest-epoch-first", {{"RMM_CONFIG", one_block_pool()}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("from_older_epoch"), "1") << r.output;
+  EXPECT_EQ(r.value("served_without_waiting"), "1") << "cudaMalloc waited for an epoch it did not need";
 }
 
 TEST(Shim, ACaptureOfABlockingStreamIsNotInvalidatedByTheShimsOwnWork)

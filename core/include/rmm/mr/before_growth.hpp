@@ -14,7 +14,9 @@ namespace rmm::mr {
  * back instead.
  *
  * The callback gets the device and the bytes the resource needs and returns true when it gave
- * memory back (the resource then looks at its free memory again before growing). It is called
+ * memory back. The resource then looks at its free memory again and, while the request still does
+ * not fit, calls the callback again until it returns false: a callback may give back a little at a
+ * time (the memory that is cheapest to give back first) and stop as soon as the request fits. It is called
  * with no lock of the resource held, may free memory into any resource (the calling one included)
  * and may wait, but must not allocate from the calling resource. `context` is passed through.
  * Set it once, before resources are used; a null `callback` removes it.

@@ -316,8 +316,12 @@ void stream_ordered_suballocator<FreeStore>::deallocate_sync(void* ptr, std::siz
 template <class FreeStore>
 std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_after_hook(std::size_t bytes)
 {
-  if (!rmm::mr::detail::call_before_growth(cuda_device_id{device_}, bytes)) { return std::nullopt; }
-  return take_from(clean_, bytes);
+  // Each call may give back only part of what it holds (the oldest first): ask again until the
+  // request fits or nothing more comes back.
+  while (rmm::mr::detail::call_before_growth(cuda_device_id{device_}, bytes)) {
+    if (auto range = take_from(clean_, bytes)) { return range; }
+  }
+  return std::nullopt;
 }
 
 template <class FreeStore>
