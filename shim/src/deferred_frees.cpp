@@ -14,6 +14,7 @@ void deferred_frees::defer(int device, std::uintptr_t ptr, std::size_t size)
 {
   auto& d                   = devices_.at(static_cast<std::size_t>(device));
   std::size_t closed_epochs = 0;
+  std::vector<block> fenced;
   {
     std::lock_guard lock{d.mutex};
     d.open.blocks.push_back({ptr, size});
@@ -23,21 +24,36 @@ void deferred_frees::defer(int device, std::uintptr_t ptr, std::size_t size)
     if (d.open.blocks.size() < frees_per_epoch) { return; }
     epoch full = std::move(d.open);
     d.open     = {};
-    if (!close(device, d, full)) {  // a capture is in progress: keep collecting
-      d.open = std::move(full);
-      return;
+    switch (close(device, d, full)) {
+      case closed_as::still_open: d.open = std::move(full); return;  // a capture is in progress: keep collecting
+      case closed_as::fenced:
+        d.pending_bytes -= full.bytes;
+        fenced = std::move(full.blocks);
+        break;
+      case closed_as::waiting: closed_epochs = d.closed.size(); break;
     }
-    closed_epochs = d.closed.size();
+  }
+  if (!fenced.empty()) {
+    give_back_fenced(device, fenced);
+    return;
   }
   // Stacks without a sub-allocator never ask for memory back: keep what waits bounded anyway,
   // taking what completed and, far behind, waiting for the oldest epoch.
   if (closed_epochs >= epochs_before_reclaim) { reclaim(device, closed_epochs >= epochs_before_wait); }
 }
 
-bool deferred_frees::close(int device, per_device& d, epoch& e)
+void deferred_frees::give_back_fenced(int device, std::vector<block> const& blocks)
 {
-  if (capturing()) { return false; }
-  auto const* driver = real();
+  scoped_device_context const on_device{device};  // the legacy stream of the block's device
+  for (auto const& b : blocks) { give_back_(device, b.ptr, b.size, true); }
+}
+
+auto deferred_frees::close(int device, per_device& d, epoch& e) -> closed_as
+{
+  if (capturing()) { return closed_as::still_open; }
+  // Checked before streams_mutex_ is taken (drained() takes it too).
+  bool const may_fence = !d.stream_ordered_frees.load(std::memory_order_acquire) && drained(device);
+  auto const* driver   = real();
   scoped_device_context const on_device{device};
   auto const next_event = [&]() -> CUevent {
     if (!d.spare_events.empty()) {
@@ -60,21 +76,37 @@ bool deferred_frees::close(int device, per_device& d, epoch& e)
   };
   // The legacy stream waits for all earlier work of every blocking stream of the context.
   bool recorded = record_on(CU_STREAM_LEGACY);
+  bool fenced   = false;
   {
     std::lock_guard streams{streams_mutex_};  // a stream is not destroyed while recorded on
+    bool all_idle = true;
     for (auto const& [stream, owner] : non_blocking_streams_) {
       if (!recorded) { break; }
       if (owner != device || driver->stream_query(stream) == CUDA_SUCCESS) { continue; }  // idle: nothing to fence
+      all_idle = false;
       recorded = record_on(stream);
+    }
+    // No non-blocking stream still runs work submitted before these frees: only the legacy
+    // stream's work may use the blocks. Work a non-blocking stream runs from now on waits for it.
+    if (recorded && all_idle && may_fence) {
+      fenced = std::all_of(non_blocking_streams_.begin(), non_blocking_streams_.end(), [&](auto const& s) {
+        return s.second != device || driver->stream_wait_event(s.first, e.events.front(), 0) == CUDA_SUCCESS;
+      });
     }
   }
   if (!recorded) {
     d.spare_events.insert(d.spare_events.end(), e.events.begin(), e.events.end());
     e.events.clear();
-    return false;
+    return closed_as::still_open;
   }
+  if (fenced) {
+    recycle(d, e);  // a wait already made keeps the state the event had when it was made
+    d.fenced_epochs.fetch_add(1, std::memory_order_relaxed);
+    return closed_as::fenced;
+  }
+  d.waited_epochs.fetch_add(1, std::memory_order_relaxed);
   d.closed.push_back(std::move(e));
-  return true;
+  return closed_as::waiting;
 }
 
 bool deferred_frees::completed(epoch const& e) const noexcept
@@ -96,6 +128,7 @@ std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
 {
   auto& d = devices_.at(static_cast<std::size_t>(device));
   std::vector<block> ready;
+  std::vector<block> fenced;
   std::optional<epoch> waited;
   {
     std::lock_guard lock{d.mutex};
@@ -109,9 +142,16 @@ std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
       if (d.closed.empty() && !d.open.blocks.empty()) {
         epoch open = std::move(d.open);
         d.open     = {};
-        if (!close(device, d, open)) { d.open = std::move(open); }
+        switch (close(device, d, open)) {
+          case closed_as::still_open: d.open = std::move(open); break;
+          case closed_as::fenced:  // reusable at once: no wait
+            d.pending_bytes -= open.bytes;
+            fenced = std::move(open.blocks);
+            break;
+          case closed_as::waiting: break;
+        }
       }
-      if (!d.closed.empty()) {
+      if (fenced.empty() && !d.closed.empty()) {
         waited = std::move(d.closed.front());
         d.closed.pop_front();
       }
@@ -136,7 +176,11 @@ std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
     std::lock_guard lock{d.mutex};
     d.pending_bytes -= bytes;
   }
-  for (auto const& b : ready) { give_back_(device, b.ptr, b.size); }
+  for (auto const& b : ready) { give_back_(device, b.ptr, b.size, false); }
+  if (!fenced.empty()) {
+    give_back_fenced(device, fenced);
+    for (auto const& b : fenced) { bytes += b.size; }
+  }
   return bytes;
 }
 
@@ -261,6 +305,25 @@ std::size_t deferred_frees::non_blocking_streams_created(int device) const noexc
 {
   if (device < 0 || device >= max_devices) { return 0; }
   return devices_[static_cast<std::size_t>(device)].streams_created.load(std::memory_order_relaxed);
+}
+
+bool deferred_frees::fenced_reuse(int device) const noexcept
+{
+  if (capturing() || device < 0 || device >= max_devices) { return false; }
+  return !devices_[static_cast<std::size_t>(device)].stream_ordered_frees.load(std::memory_order_acquire);
+}
+
+void deferred_frees::note_stream_ordered_free(int device) noexcept
+{
+  if (device < 0 || device >= max_devices) { return; }
+  devices_[static_cast<std::size_t>(device)].stream_ordered_frees.store(true, std::memory_order_seq_cst);
+}
+
+deferred_frees::epoch_counts deferred_frees::epochs(int device) const noexcept
+{
+  if (device < 0 || device >= max_devices) { return {0, 0}; }
+  auto const& d = devices_[static_cast<std::size_t>(device)];
+  return {d.fenced_epochs.load(std::memory_order_relaxed), d.waited_epochs.load(std::memory_order_relaxed)};
 }
 
 deferred_frees::device_waits deferred_frees::waits(int device) const noexcept

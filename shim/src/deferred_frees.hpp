@@ -4,10 +4,13 @@
 // by any work submitted before them, on any stream, and real programs rely on it (PyTorch with its
 // cache off frees a tensor while kernels reading it are still queued). Synchronizing the device at
 // each free would keep that promise at a high price; instead the frees of each device are collected
-// into epochs. An epoch is closed with events recorded on the legacy default stream (which waits
-// for every blocking stream) and on each non-blocking stream that still has work, and its blocks
-// go back to the stack once all those events have completed. Closing costs a few event records per
-// epoch, not per free; nothing is waited for until the stack would otherwise have to grow.
+// into epochs. An epoch is closed with an event recorded on the legacy default stream (which waits
+// for every blocking stream). When no non-blocking stream has work at that moment, none can still
+// use the epoch's blocks: each is made to wait for the legacy event (a fence), and the blocks go
+// back to the stack at once, in the legacy stream's order, for allocations taken in that order.
+// Otherwise the busy non-blocking streams get events too, and the blocks go back once all the
+// events have completed. Closing costs a few driver calls per epoch, not per free; nothing is
+// waited for until the stack would otherwise have to grow.
 
 #include <cuda.h>
 
@@ -26,8 +29,10 @@ namespace rmm::shim {
 
 class deferred_frees {
  public:
-  /// Gives a block back to the stack of its device; called with no lock held.
-  using give_back_fn = std::function<void(int device, std::uintptr_t ptr, std::size_t size)>;
+  /// Gives a block back to the stack of its device: in the legacy stream's order (`in_legacy_order`,
+  /// a fenced epoch; the device's primary context is current) or as memory no work uses any more.
+  /// Called with no lock held.
+  using give_back_fn = std::function<void(int device, std::uintptr_t ptr, std::size_t size, bool in_legacy_order)>;
 
   explicit deferred_frees(give_back_fn give_back);
   deferred_frees(deferred_frees const&)            = delete;
@@ -57,6 +62,14 @@ class deferred_frees {
   /// first waits for the legacy stream's work submitted before it existed. One atomic load.
   [[nodiscard]] bool legacy_order_suffices(int device) noexcept;
 
+  /// True while allocations on `device` may be taken in the legacy stream's order although it has
+  /// non-blocking streams: every block there was either freed before those streams existed (their
+  /// creation fence covers it) or given back from a fenced epoch. A stream-ordered free
+  /// (cudaFreeAsync) puts blocks there without a fence, so the first one ends this for the device
+  /// (note_stream_ordered_free), as does a capture in progress.
+  [[nodiscard]] bool fenced_reuse(int device) const noexcept;
+  void note_stream_ordered_free(int device) noexcept;
+
   /// Non-blocking streams of `device` alive or still running work.
   [[nodiscard]] int non_blocking_streams(int device) const noexcept;
 
@@ -71,6 +84,13 @@ class deferred_frees {
     std::uint64_t ns;
   };
   [[nodiscard]] device_waits waits(int device) const noexcept;
+  /// For the report: epochs of `device` given back at once behind a fence, and epochs that waited
+  /// for their events.
+  struct epoch_counts {
+    std::size_t fenced;
+    std::size_t waited;
+  };
+  [[nodiscard]] epoch_counts epochs(int device) const noexcept;
 
   /// Stream captures in progress in the process: while any is, no epoch is closed and nothing is
   /// ordered on the legacy stream (work there would invalidate a capture of a blocking stream).
@@ -104,7 +124,10 @@ class deferred_frees {
     std::size_t pending_bytes{0};
     std::atomic<int> non_blocking_streams{0};  // alive, or destroyed with work still running
     std::atomic<std::size_t> streams_created{0};
-    std::size_t frees{0};  // ever deferred
+    std::size_t frees{0};                           // ever deferred
+    std::atomic<bool> stream_ordered_frees{false};  // a cudaFreeAsync was served: no fenced reuse
+    std::atomic<std::size_t> fenced_epochs{0};
+    std::atomic<std::size_t> waited_epochs{0};
     std::atomic<std::size_t> waits{0};
     std::atomic<std::uint64_t> wait_ns{0};
   };
@@ -113,8 +136,13 @@ class deferred_frees {
     int device;
   };
 
-  /// Records the epoch's events; false (nothing recorded) while a capture is in progress.
-  bool close(int device, per_device& d, epoch& e);
+  /// How an epoch was closed: not at all (a capture is in progress, or no event could be recorded),
+  /// fenced (its blocks may be reused at once in the legacy stream's order), or with events to wait for.
+  enum class closed_as { still_open, fenced, waiting };
+  /// Closes `e`: a fenced epoch's events are recycled, a waiting one joins d.closed. d.mutex held.
+  closed_as close(int device, per_device& d, epoch& e);
+  /// Gives a fenced epoch's blocks back in the legacy stream's order; no lock held.
+  void give_back_fenced(int device, std::vector<block> const& blocks);
   [[nodiscard]] bool completed(epoch const& e) const noexcept;
   /// Whether every stream of `device` the program destroyed while it had work finished that work
   /// (the epochs' events cannot cover it); forgets those that did. Takes streams_mutex_.

@@ -211,6 +211,15 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
       }
       return hand_out(s, ptr, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
     }
+    if (settings().free == free_policy::device_wide && s.deferred.fenced_reuse(*device)) {
+      // Every block of the legacy stream's order is safe for the non-blocking streams too: their
+      // fences wait for the legacy work its old owner queued (deferred_frees.hpp).
+      void* ptr = stack.allocate(cuda::stream_ref{CU_STREAM_LEGACY}, bytes);
+      if (!s.deferred.fenced_reuse(*device)) {
+        (void)real()->ctx_synchronize();  // a cudaFreeAsync meanwhile may have put an unfenced block there
+      }
+      return hand_out(s, ptr, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
+    }
     void* ptr = stack.allocate_sync(bytes);
     return hand_out(s, ptr, bytes, *device, block_kind::synchronous, out, stack, nullptr);
   } catch (std::exception const& e) {
@@ -292,6 +301,7 @@ std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool 
   }
   sampled_timer const timer{owner->device};
   passing_through_scope const own_work;
+  s.deferred.note_stream_ordered_free(owner->device);  // before the block can be taken in the legacy order
   auto* stack = s.stacks.find(owner->device);
   stack->deallocate(cuda::stream_ref{stream}, reinterpret_cast<void*>(ptr), owner->size);
   return CUDA_SUCCESS;

@@ -252,6 +252,7 @@ void write_report(std::FILE* out,
     auto const through_epochs = pending.frees_through_epochs(device);
     auto const streams        = pending.non_blocking_streams_created(device);
     auto const waits          = pending.waits(device);
+    auto const epochs         = pending.epochs(device);
     auto const waited_ms      = static_cast<double>(waits.ns) / 1e6;
     // Scaled up from the sampled calls.
     auto const per_call_ns =
@@ -262,11 +263,13 @@ void write_report(std::FILE* out,
         R"({}{{"device":{},"allocations":{},"allocated_bytes":{},"frees":{},"freed_bytes":{},"failures":{},)"
         R"("live_bytes":{},"peak_live_bytes":{},"reserved_bytes":{},"peak_reserved_bytes":{},"free_bytes":{},"free_blocks":{},)"
         R"("largest_free_block":{},"fragmentation":{:.4f},"waiting_bytes":{},"frees_through_epochs":{},)"
-        R"("non_blocking_streams_created":{},"device_waits":{},"device_wait_ms":{:.3f},"ns_per_call":{:.1f}}})",
+        R"("non_blocking_streams_created":{},"fenced_epochs":{},"waited_epochs":{},"device_waits":{},"device_wait_ms":{:.3f},)"
+        R"("ns_per_call":{:.1f}}})",
         devices_json.empty() ? "" : ",", device, t.allocations, t.allocated_bytes, t.frees, t.freed_bytes, t.failures,
         t.live_bytes, t.peak_live_bytes, stats ? stats->reserved_bytes : 0, stats ? stats->peak_reserved_bytes : 0,
         stats ? stats->free_bytes : 0, stats ? stats->free_blocks : 0, stats ? stats->largest_free_block : 0,
-        stats ? stats->fragmentation() : 0.0, waiting, through_epochs, streams, waits.count, waited_ms, per_call_ns);
+        stats ? stats->fragmentation() : 0.0, waiting, through_epochs, streams, epochs.fenced, epochs.waited,
+        waits.count, waited_ms, per_call_ns);
     } else {
       text += fmt::format("  device {}: {} allocations served ({}), {} frees, {} failed\n", device, t.allocations,
                           format_bytes(t.allocated_bytes), t.frees, t.failures);
@@ -275,8 +278,10 @@ void write_report(std::FILE* out,
       text += fmt::format("    frees through epochs: {} of {} ({} non-blocking stream{} created)\n", through_epochs,
                           t.frees, streams, streams == 1 ? "" : "s");
       if (through_epochs > 0) {
-        text +=
-          fmt::format("    waits for the device to finish with freed memory: {} ({:.2f} ms)\n", waits.count, waited_ms);
+        text += fmt::format(
+          "    epochs reused at once behind a stream fence: {}, waited for: {}; the host waited for the device {} "
+          "time{} ({:.2f} ms)\n",
+          epochs.fenced, epochs.waited, waits.count, waits.count == 1 ? "" : "s", waited_ms);
       }
       if (stats) {
         text += fmt::format(

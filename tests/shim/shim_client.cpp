@@ -522,6 +522,57 @@ int oldest_epoch_first()
   return 0;
 }
 
+/// A full epoch of frees while the legacy stream still writes the first block and a non-blocking
+/// stream exists but is idle: the epoch is fenced, so the next cudaMalloc gets the memory at once,
+/// and the new owner's write on the non-blocking stream still lands after the old owner's.
+int fenced_reuse()
+{
+  cudaStream_t idle{};
+  check(cudaStreamCreateWithFlags(&idle, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  constexpr std::size_t per_epoch = 64;  // the shim closes an epoch every 64 frees
+  constexpr std::size_t small     = block_size / per_epoch;
+  std::vector<void*> blocks(per_epoch);
+  for (auto& p : blocks) { check(cudaMalloc(&p, small), "cudaMalloc (filling the pool)"); }
+  void* first = *std::min_element(blocks.begin(), blocks.end());
+  gate held;
+  held.hold(nullptr);
+  check(cudaMemsetAsync(first, 0xAA, small, nullptr), "cudaMemsetAsync (pending write, legacy stream)");
+  for (auto* p : blocks) { check(cudaFree(p), "cudaFree (an epoch's worth)"); }
+  void* whole = nullptr;
+  check(cudaMalloc(&whole, block_size), "cudaMalloc (the whole pool again)");
+  check(cudaMemsetAsync(whole, 0x55, block_size, idle), "cudaMemsetAsync (new owner, non-blocking stream)");
+  held.open = true;
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  std::printf("served_without_waiting=%d\n", held.opened_in_time.load() ? 1 : 0);
+  std::printf("new_owner_sees=%s\n", ends_of(first, small).c_str());
+  check(cudaFree(whole), "cudaFree");
+  check(cudaStreamDestroy(idle), "cudaStreamDestroy");
+  return 0;
+}
+
+/// A block freed with cudaFreeAsync while the legacy stream still writes it, with an idle
+/// non-blocking stream around: that free has no fence, so the next cudaMalloc must not hand the
+/// block to work on the non-blocking stream before the write is done.
+int stream_ordered_free_then_malloc()
+{
+  cudaStream_t idle{};
+  check(cudaStreamCreateWithFlags(&idle, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  gate held;
+  void* first = first_owner_with_a_pending_write(held, nullptr);
+  check(cudaFreeAsync(first, nullptr), "cudaFreeAsync (legacy stream, write pending)");
+  auto opener  = open_later(held);  // the next owner may have to wait for the pending write
+  void* second = nullptr;
+  check(cudaMalloc(&second, block_size), "cudaMalloc (second owner)");
+  std::printf("same_block=%d\n", second == first);
+  check(cudaMemsetAsync(second, 0x55, block_size, idle), "cudaMemsetAsync (second owner, non-blocking stream)");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  opener.join();
+  std::printf("second_owner_sees=%s\n", ends_of(second, block_size).c_str());
+  check(cudaFree(second), "cudaFree");
+  check(cudaStreamDestroy(idle), "cudaStreamDestroy");
+  return 0;
+}
+
 /// The program captures a blocking stream and meanwhile allocates and frees far more blocks than an
 /// epoch holds: first with only blocking streams (frees in the legacy stream's order), then with a
 /// non-blocking stream too (frees in epochs). Work on the legacy stream while a blocking stream
@@ -590,6 +641,10 @@ int main(int argc, char** argv)
     result = destroyed_stream_still_writing();
   } else if (scenario == "oldest-epoch-first") {
     result = oldest_epoch_first();
+  } else if (scenario == "fenced-reuse") {
+    result = fenced_reuse();
+  } else if (scenario == "stream-ordered-free-then-malloc") {
+    result = stream_ordered_free_then_malloc();
   } else if (scenario == "capture") {
     result = capture_of_a_blocking_stream();
   } else if (scenario == "live-at-exit") {

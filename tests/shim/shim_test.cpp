@@ -185,6 +185,24 @@ TEST(Shim, BeforeThePoolGrowsTheHostWaitsOnlyForTheEpochsTheRequestNeeds)
   EXPECT_EQ(r.value("served_without_waiting"), "1") << "cudaMalloc waited for an epoch it did not need";
 }
 
+TEST(Shim, WithNonBlockingStreamsIdleAnEpochIsReusedAtOnceBehindAFenceOnThem)
+{
+  auto const r = run("fenced-reuse", {{"RMM_CONFIG", one_block_pool()}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("served_without_waiting"), "1") << "cudaMalloc waited for the legacy stream's work";
+  EXPECT_EQ(r.value("new_owner_sees"), "5555") << "the non-blocking stream overtook the old owner's write";
+  EXPECT_GE(r.reported("fenced_epochs"), 1) << r.report;
+  EXPECT_EQ(r.reported("device_waits"), 0) << r.report;
+}
+
+TEST(Shim, AfterAStreamOrderedFreeNoBlockIsReusedWithoutAFenceForTheNonBlockingStreams)
+{
+  auto const r = run("stream-ordered-free-then-malloc", {{"RMM_CONFIG", one_block_pool()}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("same_block"), "1") << "the test needs the block to be reused";
+  EXPECT_EQ(r.value("second_owner_sees"), "5555") << "the non-blocking stream overtook the old owner's write";
+}
+
 TEST(Shim, ACaptureOfABlockingStreamIsNotInvalidatedByTheShimsOwnWork)
 {
   auto const r = run("capture", {});
