@@ -529,7 +529,8 @@ int fenced_reuse()
 {
   cudaStream_t idle{};
   check(cudaStreamCreateWithFlags(&idle, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  constexpr std::size_t per_epoch = 64;  // the shim closes an epoch every 64 frees
+  check(cudaStreamSynchronize(idle), "cudaStreamSynchronize");  // done with its creation fence: idle
+  constexpr std::size_t per_epoch = 64;                         // the shim closes an epoch every 64 frees
   constexpr std::size_t small     = block_size / per_epoch;
   std::vector<void*> blocks(per_epoch);
   for (auto& p : blocks) { check(cudaMalloc(&p, small), "cudaMalloc (filling the pool)"); }
