@@ -27,12 +27,18 @@ struct held_back {
   std::size_t block_bytes{};
   int calls{0};
 
+  cudaStream_t stream{};  // where a block goes back: the legacy stream's order, or clean (null)
+
   static bool give_one(void* self, rmm::cuda_device_id, std::size_t) noexcept
   {
     auto& h = *static_cast<held_back*>(self);
     ++h.calls;
     if (h.blocks.empty()) { return false; }
-    h.pool->deallocate_sync(h.blocks.front(), h.block_bytes);
+    if (h.stream == nullptr) {
+      h.pool->deallocate_sync(h.blocks.front(), h.block_bytes);
+    } else {
+      h.pool->deallocate(rmm::cuda_stream_view{h.stream}, h.blocks.front(), h.block_bytes);
+    }
     h.blocks.erase(h.blocks.begin());
     return true;
   }
@@ -67,6 +73,21 @@ TEST(BeforeGrowth, ThePoolAsksAgainUntilTheRequestFitsAndNoFurther)
   EXPECT_EQ(pool.pool_size(), 8 * MiB) << "the pool grew although the hook's memory served";
   pool.deallocate_sync(p, 4 * MiB);
   for (auto* b : h.blocks) { pool.deallocate_sync(b, h.block_bytes); }
+}
+
+TEST(BeforeGrowth, MemoryGivenBackInTheRequestingStreamsOrderServesThatStream)
+{
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 8 * MiB};
+  auto h   = fill(pool);
+  h.stream = cudaStreamLegacy;
+  hook_for_test const hook{h};
+  void* p = pool.allocate(rmm::cuda_stream_view{cudaStreamLegacy}, 4 * MiB);
+  EXPECT_EQ(h.calls, 2);
+  EXPECT_EQ(pool.pool_size(), 8 * MiB) << "the pool grew although the hook's memory served";
+  pool.deallocate(rmm::cuda_stream_view{cudaStreamLegacy}, p, 4 * MiB);
+  for (auto* b : h.blocks) { pool.deallocate(rmm::cuda_stream_view{cudaStreamLegacy}, b, h.block_bytes); }
+  ASSERT_EQ(cudaStreamSynchronize(cudaStreamLegacy), cudaSuccess);
 }
 
 TEST(BeforeGrowth, ThePoolGrowsOnceTheHookHasNothingLeft)

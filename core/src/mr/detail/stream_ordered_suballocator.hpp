@@ -206,8 +206,9 @@ class stream_ordered_suballocator {
   std::optional<memory_range> steal(arena& thief, cudaStream_t stream, std::size_t bytes);
   /// A covered block of any arena, after the host waited for that arena's event.
   std::optional<memory_range> take_after_host_wait(std::size_t bytes);
-  /// Asks the before-growth hook for memory back; the clean reserve's answer afterwards.
-  std::optional<memory_range> take_after_hook(std::size_t bytes);
+  /// Asks the before-growth hook for memory back until the request fits in the requester's arena
+  /// (null for a synchronous request) or the clean reserve, or the hook has nothing more.
+  std::optional<memory_range> take_after_hook(arena* requester, std::size_t bytes);
   void check_request(std::size_t bytes) const;
   [[nodiscard]] bool should_synchronize_before_growing(harvest_result const& scan, std::size_t bytes) const;
   std::optional<memory_range> grow(arena& requester, cudaStream_t stream, std::size_t bytes);

@@ -215,7 +215,7 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
     range = take_clean(*own, stream.value(), size);
   }
   if (!range) { range = steal(*own, stream.value(), size); }
-  if (!range) { range = take_after_hook(size); }
+  if (!range) { range = take_after_hook(own, size); }
   if (!range && should_synchronize_before_growing(scan, size)) { range = reclaim_all_and_take(size); }
   std::string upstream_error;
   if (!range) {
@@ -275,7 +275,7 @@ void* stream_ordered_suballocator<FreeStore>::allocate_sync(std::size_t bytes)
     range = take_from(clean_, size);
   }
   if (!range) { range = take_after_host_wait(size); }
-  if (!range) { range = take_after_hook(size); }
+  if (!range) { range = take_after_hook(nullptr, size); }
   if (!range && should_synchronize_before_growing(scan, size)) { range = reclaim_all_and_take(size); }
   std::string upstream_error;
   if (!range) {
@@ -314,11 +314,15 @@ void stream_ordered_suballocator<FreeStore>::deallocate_sync(void* ptr, std::siz
 }
 
 template <class FreeStore>
-std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_after_hook(std::size_t bytes)
+std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_after_hook(arena* requester, std::size_t bytes)
 {
   // Each call may give back only part of what it holds (the oldest first): ask again until the
-  // request fits or nothing more comes back.
+  // request fits or nothing more comes back. The hook may give memory back in the requester's
+  // stream order (its arena) or as clean memory.
   while (rmm::mr::detail::call_before_growth(cuda_device_id{device_}, bytes)) {
+    if (requester != nullptr) {
+      if (auto range = take_from(*requester, bytes)) { return range; }
+    }
     if (auto range = take_from(clean_, bytes)) { return range; }
   }
   return std::nullopt;
