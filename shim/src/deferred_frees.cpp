@@ -176,11 +176,16 @@ std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
     std::lock_guard lock{d.mutex};
     d.pending_bytes -= bytes;
   }
-  for (auto const& b : ready) { give_back_(device, b.ptr, b.size, false); }
-  if (!fenced.empty()) {
-    give_back_fenced(device, fenced);
-    for (auto const& b : fenced) { bytes += b.size; }
+  for (auto const& b : fenced) { bytes += b.size; }  // taken off pending_bytes when fenced
+  // Memory no work uses any more is safe in any order. While cudaMalloc takes memory in the legacy
+  // stream's order, it goes back there too: next to the free blocks it borders, not into a second
+  // free list where it could not merge with them.
+  if (fenced_reuse(device)) {
+    fenced.insert(fenced.end(), ready.begin(), ready.end());
+  } else {
+    for (auto const& b : ready) { give_back_(device, b.ptr, b.size, false); }
   }
+  if (!fenced.empty()) { give_back_fenced(device, fenced); }
   return bytes;
 }
 

@@ -102,7 +102,7 @@ class deferred_frees {
   [[nodiscard]] bool capturing() const noexcept { return captures_.load(std::memory_order_acquire) > 0; }
 
   static constexpr int max_devices                   = 64;
-  static constexpr std::size_t frees_per_epoch       = 64;
+  static constexpr std::size_t frees_per_epoch       = 32;
   static constexpr std::size_t epochs_before_reclaim = 4;
   static constexpr std::size_t epochs_before_wait    = 16;
 

@@ -498,7 +498,7 @@ int oldest_epoch_first()
 {
   cudaStream_t busy{};
   check(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  constexpr std::size_t per_epoch = 64;  // the shim closes an epoch every 64 frees
+  constexpr std::size_t per_epoch = 32;  // the shim closes an epoch every 32 frees
   constexpr std::size_t small     = block_size / (2 * per_epoch);
   std::vector<void*> older(per_epoch);
   std::vector<void*> newer(per_epoch);
@@ -530,7 +530,7 @@ int fenced_reuse()
   cudaStream_t idle{};
   check(cudaStreamCreateWithFlags(&idle, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   check(cudaStreamSynchronize(idle), "cudaStreamSynchronize");  // done with its creation fence: idle
-  constexpr std::size_t per_epoch = 64;                         // the shim closes an epoch every 64 frees
+  constexpr std::size_t per_epoch = 32;                         // the shim closes an epoch every 32 frees
   constexpr std::size_t small     = block_size / per_epoch;
   std::vector<void*> blocks(per_epoch);
   for (auto& p : blocks) { check(cudaMalloc(&p, small), "cudaMalloc (filling the pool)"); }
