@@ -34,7 +34,7 @@ void deferred_frees::defer(int device, std::uintptr_t ptr, std::size_t size)
     }
   }
   if (!fenced.empty()) {
-    give_back_fenced(device, fenced);
+    give_back_in_legacy_order(device, fenced);
     return;
   }
   // Stacks without a sub-allocator never ask for memory back: keep what waits bounded anyway,
@@ -42,8 +42,9 @@ void deferred_frees::defer(int device, std::uintptr_t ptr, std::size_t size)
   if (closed_epochs >= epochs_before_reclaim) { reclaim(device, closed_epochs >= epochs_before_wait); }
 }
 
-void deferred_frees::give_back_fenced(int device, std::vector<block> const& blocks)
+void deferred_frees::give_back_in_legacy_order(int device, std::vector<block> const& blocks)
 {
+  if (blocks.empty()) { return; }
   scoped_device_context const on_device{device};  // the legacy stream of the block's device
   for (auto const& b : blocks) { give_back_(device, b.ptr, b.size, true); }
 }
@@ -181,11 +182,11 @@ std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
   // stream's order, it goes back there too: next to the free blocks it borders, not into a second
   // free list where it could not merge with them.
   if (fenced_reuse(device)) {
-    fenced.insert(fenced.end(), ready.begin(), ready.end());
+    give_back_in_legacy_order(device, ready);
   } else {
     for (auto const& b : ready) { give_back_(device, b.ptr, b.size, false); }
   }
-  if (!fenced.empty()) { give_back_fenced(device, fenced); }
+  give_back_in_legacy_order(device, fenced);
   return bytes;
 }
 

@@ -141,8 +141,9 @@ class deferred_frees {
   enum class closed_as { still_open, fenced, waiting };
   /// Closes `e`: a fenced epoch's events are recycled, a waiting one joins d.closed. d.mutex held.
   closed_as close(int device, per_device& d, epoch& e);
-  /// Gives a fenced epoch's blocks back in the legacy stream's order; no lock held.
-  void give_back_fenced(int device, std::vector<block> const& blocks);
+  /// Gives blocks back in the legacy stream's order (a fenced epoch's, or blocks no work uses any
+  /// more while cudaMalloc takes memory in that order); no lock held.
+  void give_back_in_legacy_order(int device, std::vector<block> const& blocks);
   [[nodiscard]] bool completed(epoch const& e) const noexcept;
   /// Whether every stream of `device` the program destroyed while it had work finished that work
   /// (the epochs' events cannot cover it); forgets those that did. Takes streams_mutex_.
