@@ -76,8 +76,14 @@ __attribute__((destructor)) void finish()
   auto& s = state();
   s.stacks.flush_logs();
   if (settings().verbose) { print_hooks(); }
-  if (settings().stats_at_exit || settings().verbose) { write_report(stderr, false, s.count, s.stacks, s.deferred); }
-  if (auto const& pattern = settings().report_file; !pattern.empty()) {
+  // A process that never reached CUDA (a shell or `timeout` around the program, a helper it
+  // spawns) reports only when asked to be verbose: its report would say nothing, and written to
+  // the report file it would replace the report of the process that did the work.
+  bool const reached = reached_cuda(s.count);
+  if ((settings().stats_at_exit && reached) || settings().verbose) {
+    write_report(stderr, false, s.count, s.stacks, s.deferred);
+  }
+  if (auto const& pattern = settings().report_file; !pattern.empty() && reached) {
     // %p: this process (a forked child writes its own report); the report covers every device.
     auto const path = rmm::config::expand_file_name_pattern(pattern, static_cast<long>(::getpid()), 0);
     if (std::FILE* out = std::fopen(path.c_str(), "w"); out != nullptr) {

@@ -235,6 +235,21 @@ void counters::after_fork_in_child() noexcept
   r.mutex.unlock();
 }
 
+bool reached_cuda(counters const& c) noexcept
+{
+  for (int device = 0; device < counters::max_devices; ++device) {
+    auto const t = c.totals(device);
+    if (t.allocations + t.frees + t.failures != 0) { return true; }
+  }
+  for (std::size_t r = 0; r < static_cast<std::size_t>(pass_reason::count); ++r) {
+    if (c.passes(static_cast<pass_reason>(r)) != 0) { return true; }
+  }
+  auto const& entries = wrapped_entry_points();
+  return std::any_of(entries.begin(), entries.end(), [](auto const& entry) {
+    return times_installed(entry, found_through::dlsym) + times_installed(entry, found_through::get_proc_address) != 0;
+  });
+}
+
 void write_report(std::FILE* out,
                   bool json,
                   counters const& c,

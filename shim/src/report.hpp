@@ -63,6 +63,11 @@ class counters {
   std::array<std::atomic<std::size_t>, max_devices> peak_{};
 };
 
+/// Whether this process reached CUDA through the shim at all: a wrapper handed out, an allocation
+/// served or failed, a call passed through. A shell or `timeout` around the program, or a helper
+/// it spawns, did not; its report would only say so.
+[[nodiscard]] bool reached_cuda(counters const& c) noexcept;
+
 /// Writes the report: `json` false for people (stderr), true for programs (a file).
 void write_report(std::FILE* out,
                   bool json,

@@ -45,6 +45,22 @@ TEST(Shim, RuntimeAllocationsAreServedAndEveryOneIsCounted)
   EXPECT_GE(r.reported("peak_live_bytes"), (4 << 20) + 4096 + 256 + 1) << r.report;
 }
 
+TEST(Shim, AProcessThatNeverReachesCudaReportsNothing)
+{
+  auto const r = run_program("true", "", {{"RMM_SHIM_STATS_AT_EXIT", "true"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.report, "") << "no report file from a process that never reached CUDA";
+  EXPECT_THAT(r.output, Not(HasSubstr("rmm shim report"))) << "nor a report on stderr";
+}
+
+TEST(Shim, AWrapperAroundTheProgramDoesNotReplaceItsReport)
+{
+  // timeout forks the client and exits after it, with the shim loaded too.
+  auto const r = run_program("timeout", std::string{"60 "} + RMM_SHIM_CLIENT + " runtime-pairs");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_GE(r.reported("allocations"), 205) << "the client's report: " << r.report;
+}
+
 TEST(Shim, KillSwitchPassesEveryCallThrough)
 {
   auto const r = run("runtime-pairs", {{"RMM_SHIM_ENABLED", "false"}});
