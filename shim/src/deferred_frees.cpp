@@ -22,14 +22,9 @@ void deferred_frees::defer(int device, std::uintptr_t ptr, std::size_t size)
     d.pending_bytes += size;
     ++d.frees;
     if (d.open.blocks.size() < frees_per_epoch) { return; }
-    epoch full = std::move(d.open);
-    d.open     = {};
-    switch (close(device, d, full)) {
-      case closed_as::still_open: d.open = std::move(full); return;  // a capture is in progress: keep collecting
-      case closed_as::fenced:
-        d.pending_bytes -= full.bytes;
-        fenced = std::move(full.blocks);
-        break;
+    switch (close_open(device, d, fenced)) {
+      case closed_as::still_open: return;  // a capture is in progress: keep collecting
+      case closed_as::fenced: break;
       case closed_as::waiting: closed_epochs = d.closed.size(); break;
     }
   }
@@ -49,8 +44,9 @@ void deferred_frees::give_back_in_legacy_order(int device, std::vector<block> co
   for (auto const& b : blocks) { give_back_(device, b.ptr, b.size, true); }
 }
 
-auto deferred_frees::close(int device, per_device& d, epoch& e) -> closed_as
+auto deferred_frees::close_open(int device, per_device& d, std::vector<block>& fenced_blocks) -> closed_as
 {
+  auto& e = d.open;
   if (capturing()) { return closed_as::still_open; }
   // Checked before streams_mutex_ is taken (drained() takes it too).
   bool const may_fence = !d.stream_ordered_frees.load(std::memory_order_acquire) && drained(device);
@@ -102,11 +98,15 @@ auto deferred_frees::close(int device, per_device& d, epoch& e) -> closed_as
   }
   if (fenced) {
     recycle(d, e);  // a wait already made keeps the state the event had when it was made
+    d.pending_bytes -= e.bytes;
+    fenced_blocks = std::move(e.blocks);
+    e             = {};
     d.fenced_epochs.fetch_add(1, std::memory_order_relaxed);
     return closed_as::fenced;
   }
-  d.waited_epochs.fetch_add(1, std::memory_order_relaxed);
   d.closed.push_back(std::move(e));
+  e = {};
+  d.waited_epochs.fetch_add(1, std::memory_order_relaxed);
   return closed_as::waiting;
 }
 
@@ -140,18 +140,8 @@ std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
       d.closed.pop_front();
     }
     if (ready.empty() && wait_for_one) {
-      if (d.closed.empty() && !d.open.blocks.empty()) {
-        epoch open = std::move(d.open);
-        d.open     = {};
-        switch (close(device, d, open)) {
-          case closed_as::still_open: d.open = std::move(open); break;
-          case closed_as::fenced:  // reusable at once: no wait
-            d.pending_bytes -= open.bytes;
-            fenced = std::move(open.blocks);
-            break;
-          case closed_as::waiting: break;
-        }
-      }
+      // A fenced epoch is reusable at once: nothing to wait for.
+      if (d.closed.empty() && !d.open.blocks.empty()) { (void)close_open(device, d, fenced); }
       if (fenced.empty() && !d.closed.empty()) {
         waited = std::move(d.closed.front());
         d.closed.pop_front();
@@ -322,7 +312,8 @@ bool deferred_frees::fenced_reuse(int device) const noexcept
 void deferred_frees::note_stream_ordered_free(int device) noexcept
 {
   if (device < 0 || device >= max_devices) { return; }
-  devices_[static_cast<std::size_t>(device)].stream_ordered_frees.store(true, std::memory_order_seq_cst);
+  auto& seen = devices_[static_cast<std::size_t>(device)].stream_ordered_frees;
+  if (!seen.load(std::memory_order_relaxed)) { seen.store(true, std::memory_order_seq_cst); }  // once
 }
 
 deferred_frees::epoch_counts deferred_frees::epochs(int device) const noexcept

@@ -139,8 +139,10 @@ class deferred_frees {
   /// How an epoch was closed: not at all (a capture is in progress, or no event could be recorded),
   /// fenced (its blocks may be reused at once in the legacy stream's order), or with events to wait for.
   enum class closed_as { still_open, fenced, waiting };
-  /// Closes `e`: a fenced epoch's events are recycled, a waiting one joins d.closed. d.mutex held.
-  closed_as close(int device, per_device& d, epoch& e);
+  /// Closes d.open, which then starts afresh: a fenced epoch's blocks are moved to `fenced_blocks`
+  /// (no longer pending) and its events recycled; a waiting one joins d.closed. Still open, it is
+  /// left as it was. d.mutex held.
+  closed_as close_open(int device, per_device& d, std::vector<block>& fenced_blocks);
   /// Gives blocks back in the legacy stream's order (a fenced epoch's, or blocks no work uses any
   /// more while cudaMalloc takes memory in that order); no lock held.
   void give_back_in_legacy_order(int device, std::vector<block> const& blocks);

@@ -174,6 +174,13 @@ bool in_legacy_order(shim_state& s, int device) noexcept
   return s.deferred.legacy_order_suffices(device);
 }
 
+/// Whether cudaMalloc on `device` takes memory in the legacy stream's order although the device has
+/// non-blocking streams: every block there is fenced for them (deferred_frees.hpp).
+bool in_fenced_legacy_order(shim_state& s, int device) noexcept
+{
+  return settings().free == free_policy::device_wide && s.deferred.fenced_reuse(device);
+}
+
 /// The host waits for the legacy stream's work so far (the rare race of an allocation with the
 /// creation of the device's first non-blocking stream).
 void wait_for_legacy_stream() noexcept { (void)real()->stream_synchronize(CU_STREAM_LEGACY); }
@@ -211,7 +218,7 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
       }
       return hand_out(s, ptr, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
     }
-    if (settings().free == free_policy::device_wide && s.deferred.fenced_reuse(*device)) {
+    if (in_fenced_legacy_order(s, *device)) {
       // Every block of the legacy stream's order is safe for the non-blocking streams too: their
       // fences wait for the legacy work its old owner queued (deferred_frees.hpp).
       void* ptr = stack.allocate(cuda::stream_ref{CU_STREAM_LEGACY}, bytes);
