@@ -19,6 +19,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/src"
 results=$OUT/results
 mkdir -p "$results"
+# Hosts of one kind differ in CPU speed by up to 2x: name the CPU beside every result.
+# Virtual hosts may name the CPU generically: the family, model and clock tell them apart.
+cpu_field() { sed -n "s/^$1[[:space:]]*: *//p" /proc/cpuinfo 2>/dev/null | head -1; }
+echo "host CPU: $(cpu_field 'model name') (family $(cpu_field 'cpu family'), model $(cpu_field model)," \
+  "$(cpu_field 'cpu MHz') MHz), $(nproc) cores" | tee "$results/host.txt"
 bench=build-gpu/bench
 json() { echo --benchmark_out="$results/$1.json" --benchmark_out_format=json; }
 # Numba's numpy, when wheels were carried in .whl: installed aside, first on Numba's path only.
