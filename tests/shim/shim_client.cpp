@@ -383,7 +383,8 @@ std::string ends_of(void* block, std::size_t size)
   return text;
 }
 
-constexpr std::size_t block_size = 32 << 20;  // the one block of the tests' one-block pool
+constexpr std::size_t block_size      = 32 << 20;  // the one block of the tests' one-block pool
+constexpr std::size_t frees_per_epoch = 32;        // the shim closes an epoch every 32 frees
 
 /// The first owner's block, with a write of 0xAA to it queued on `stream` behind `held`.
 void* first_owner_with_a_pending_write(gate& held, cudaStream_t stream)
@@ -498,7 +499,7 @@ int oldest_epoch_first()
 {
   cudaStream_t busy{};
   check(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  constexpr std::size_t per_epoch = 32;  // the shim closes an epoch every 32 frees
+  constexpr std::size_t per_epoch = frees_per_epoch;
   constexpr std::size_t small     = block_size / (2 * per_epoch);
   std::vector<void*> older(per_epoch);
   std::vector<void*> newer(per_epoch);
@@ -530,7 +531,7 @@ int fenced_reuse()
   cudaStream_t idle{};
   check(cudaStreamCreateWithFlags(&idle, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   check(cudaStreamSynchronize(idle), "cudaStreamSynchronize");  // done with its creation fence: idle
-  constexpr std::size_t per_epoch = 32;                         // the shim closes an epoch every 32 frees
+  constexpr std::size_t per_epoch = frees_per_epoch;
   constexpr std::size_t small     = block_size / per_epoch;
   std::vector<void*> blocks(per_epoch);
   for (auto& p : blocks) { check(cudaMalloc(&p, small), "cudaMalloc (filling the pool)"); }
