@@ -6,13 +6,21 @@
 // Ranges from different upstream chunks are never merged even when their addresses touch: a
 // block must lie within one upstream allocation, and whole chunks must be recoverable to give
 // them back. `chunk_starts` (sorted) tells where chunks begin.
+//
+// The latest few frees of the common path (insert_recent) wait unmerged beside the index: most
+// programs ask again for the sizes they just freed, and take_recent() then finds an exact match by
+// a short scan, with no split on allocation and no merge on free. Every other operation merges
+// them first (spill), so blocks are cut, chosen and reported exactly as if they had been merged at
+// once: the recent frees change which exact fit is reused, never how memory coalesces.
 
 #include "address_map.hpp"
 #include "size_class_index.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -43,7 +51,9 @@ class coalescing_free_list {
   [[nodiscard]] bool insert(memory_range range, chunk_starts const& chunks, std::uint64_t free_seq = 0)
   {
     auto const end = range.start + range.size;
-    if (by_start_.find(range.start) != nullptr || by_end_.find(end) != nullptr) { return false; }
+    if (by_start_.find(range.start) != nullptr || by_end_.find(end) != nullptr || recent_shares_an_end(range)) {
+      return false;
+    }
     free_block* before = is_chunk_start(range.start, chunks) ? nullptr : by_end_.find(range.start);
     free_block* after  = is_chunk_start(end, chunks) ? nullptr : by_start_.find(end);
     if (before == nullptr && after == nullptr) {
@@ -65,18 +75,59 @@ class coalescing_free_list {
     return true;
   }
 
+  /// As insert(), set aside unmerged among the latest frees (the oldest of them is merged when
+  /// there is no room): for frees whose size is likely to be asked for again soon. The same checks
+  /// refuse a range that is free already.
+  [[nodiscard]] bool insert_recent(memory_range range, chunk_starts const& chunks, std::uint64_t free_seq)
+  {
+    if (by_start_.find(range.start) != nullptr || by_end_.find(range.start + range.size) != nullptr ||
+        recent_shares_an_end(range)) {
+      return false;
+    }
+    if (recent_count_ == recent_capacity) {
+      auto const oldest = remove_recent(0);
+      (void)insert({oldest.start, oldest.size}, chunks, oldest.free_seq);  // checked when it came in
+    }
+    recent_[recent_count_++] = {range.start, range.size, free_seq};
+    recent_bytes_ += range.size;
+    return true;
+  }
+
+  /// Merges every range insert_recent() set aside into the index.
+  void spill(chunk_starts const& chunks)
+  {
+    while (recent_count_ > 0) {
+      auto const oldest = remove_recent(0);
+      (void)insert({oldest.start, oldest.size}, chunks, oldest.free_seq);
+    }
+  }
+
+  /// Removes and returns the latest recent free of exactly `bytes`, or nothing.
+  [[nodiscard]] std::optional<memory_range> take_recent(std::size_t bytes) noexcept
+  {
+    for (auto i = recent_count_; i-- > 0;) {
+      if (recent_[i].size == bytes) {
+        auto const r = remove_recent(i);
+        return memory_range{r.start, r.size};
+      }
+    }
+    return std::nullopt;
+  }
+
   /// Removes and returns a range of exactly `bytes` (a multiple of 256) cut from the front of a
   /// good-fit free block, or nothing.
-  [[nodiscard]] std::optional<memory_range> take(std::size_t bytes)
+  [[nodiscard]] std::optional<memory_range> take(std::size_t bytes, chunk_starts const& chunks)
   {
+    spill(chunks);
     free_block* block = index_.find(bytes);
     if (block == nullptr) { return std::nullopt; }
     return cut(block, bytes);
   }
 
   /// Removes and returns a whole good-fit free block of at least `bytes`, or nothing.
-  [[nodiscard]] std::optional<memory_range> take_whole(std::size_t bytes)
+  [[nodiscard]] std::optional<memory_range> take_whole(std::size_t bytes, chunk_starts const& chunks)
   {
+    spill(chunks);
     free_block* block = index_.find(bytes);
     if (block == nullptr) { return std::nullopt; }
     memory_range const taken{block->start, block->size};
@@ -85,8 +136,11 @@ class coalescing_free_list {
   }
 
   /// As take(), from blocks freed at or before `max_seq` only.
-  [[nodiscard]] std::optional<memory_range> take_freed_before(std::size_t bytes, std::uint64_t max_seq)
+  [[nodiscard]] std::optional<memory_range> take_freed_before(std::size_t bytes,
+                                                              std::uint64_t max_seq,
+                                                              chunk_starts const& chunks)
   {
+    spill(chunks);
     free_block* block = index_.find_freed_before(bytes, max_seq);
     if (block == nullptr) { return std::nullopt; }
     return cut(block, bytes);
@@ -96,6 +150,7 @@ class coalescing_free_list {
   template <class Sink>
   void drain(Sink&& sink)
   {
+    drain_recent(std::numeric_limits<std::uint64_t>::max(), sink);
     std::vector<free_block*> blocks;
     blocks.reserve(by_start_.size());
     index_.for_each([&](free_block* b) { blocks.push_back(b); });
@@ -110,6 +165,7 @@ class coalescing_free_list {
   template <class Sink>
   void drain_freed_before(std::uint64_t max_seq, Sink&& sink)
   {
+    drain_recent(max_seq, sink);
     std::vector<free_block*> blocks;
     index_.for_each([&](free_block* b) {
       if (b->free_seq <= max_seq) { blocks.push_back(b); }
@@ -134,6 +190,7 @@ class coalescing_free_list {
                                   Movable&& movable,
                                   Sink&& sink)
   {
+    spill(chunks);
     auto runs = granule_runs(granularity, keep_end, max_seq, movable);
     std::stable_sort(runs.begin(), runs.end(),
                      [](granule_run const& a, granule_run const& b) { return a.last - a.first > b.last - b.first; });
@@ -174,23 +231,27 @@ class coalescing_free_list {
   [[nodiscard]] std::size_t whole_granule_bytes(std::size_t granularity,
                                                 std::uintptr_t keep_end,
                                                 std::uint64_t max_seq,
-                                                Movable&& movable) const
+                                                chunk_starts const& chunks,
+                                                Movable&& movable)
   {
+    spill(chunks);
     std::size_t bytes = 0;
     for (auto const& run : granule_runs(granularity, keep_end, max_seq, movable)) { bytes += run.last - run.first; }
     return bytes;
   }
 
   /// Size of the free block that ends at `end`, or 0.
-  [[nodiscard]] std::size_t size_of_block_ending_at(std::uintptr_t end) const noexcept
+  [[nodiscard]] std::size_t size_of_block_ending_at(std::uintptr_t end, chunk_starts const& chunks)
   {
+    spill(chunks);
     auto const* block = by_end_.find(end);
     return block == nullptr ? 0 : block->size;
   }
 
   /// Removes and returns the free block that ends at `end`, if there is one.
-  std::optional<memory_range> remove_block_ending_at(std::uintptr_t end)
+  std::optional<memory_range> remove_block_ending_at(std::uintptr_t end, chunk_starts const& chunks)
   {
+    spill(chunks);
     free_block* block = by_end_.find(end);
     if (block == nullptr) { return std::nullopt; }
     memory_range const range{block->start, block->size};
@@ -199,29 +260,78 @@ class coalescing_free_list {
   }
 
   /// Removes the free range that is exactly [start, start + size), if there is one.
-  bool remove_exact(memory_range range)
+  bool remove_exact(memory_range range, chunk_starts const& chunks)
   {
+    spill(chunks);
     free_block* block = by_start_.find(range.start);
     if (block == nullptr || block->size != range.size) { return false; }
     unlink(block);
     return true;
   }
 
-  [[nodiscard]] std::size_t free_bytes() const noexcept { return free_bytes_; }
-  [[nodiscard]] std::size_t block_count() const noexcept { return by_start_.size(); }
+  [[nodiscard]] std::size_t free_bytes() const noexcept { return free_bytes_ + recent_bytes_; }
+  [[nodiscard]] std::size_t block_count() const noexcept { return by_start_.size() + recent_count_; }
   [[nodiscard]] std::size_t largest_block() const noexcept
   {
-    auto const* b = index_.largest();
-    return b == nullptr ? 0 : b->size;
+    auto const* b       = index_.largest();
+    std::size_t largest = b == nullptr ? 0 : b->size;
+    for (std::size_t i = 0; i < recent_count_; ++i) { largest = std::max(largest, recent_[i].size); }
+    return largest;
   }
 
   template <class F>
   void for_each(F&& f) const
   {
     index_.for_each([&](free_block const* b) { f(memory_range{b->start, b->size}); });
+    for (std::size_t i = 0; i < recent_count_; ++i) { f(memory_range{recent_[i].start, recent_[i].size}); }
   }
 
+  /// How many frees insert_recent() keeps unmerged: enough for the sizes a loop step frees and asks
+  /// for again, few enough that a miss scans them in a few cycles.
+  static constexpr std::size_t recent_capacity = 8;
+
  private:
+  struct recent_free {
+    std::uintptr_t start;
+    std::size_t size;
+    std::uint64_t free_seq;
+  };
+
+  [[nodiscard]] bool recent_shares_an_end(memory_range range) const noexcept
+  {
+    for (std::size_t i = 0; i < recent_count_; ++i) {
+      if (recent_[i].start == range.start || recent_[i].start + recent_[i].size == range.start + range.size) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// Removes the i-th recent free, keeping the others in the order they came.
+  recent_free remove_recent(std::size_t i) noexcept
+  {
+    auto const r = recent_[i];
+    std::copy(recent_.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+              recent_.begin() + static_cast<std::ptrdiff_t>(recent_count_),
+              recent_.begin() + static_cast<std::ptrdiff_t>(i));
+    --recent_count_;
+    recent_bytes_ -= r.size;
+    return r;
+  }
+
+  template <class Sink>
+  void drain_recent(std::uint64_t max_seq, Sink& sink)
+  {
+    for (std::size_t i = 0; i < recent_count_;) {
+      if (recent_[i].free_seq > max_seq) {
+        ++i;
+        continue;
+      }
+      auto const r = remove_recent(i);
+      sink(memory_range{r.start, r.size});
+    }
+  }
+
   /// A run of movable whole granules of a free block: [first, last).
   struct granule_run {
     free_block* block;
@@ -335,6 +445,9 @@ class coalescing_free_list {
   std::size_t free_bytes_{0};
   std::vector<std::unique_ptr<free_block[]>> slabs_;
   free_block* spare_nodes_{nullptr};
+  std::array<recent_free, recent_capacity> recent_{};
+  std::size_t recent_count_{0};
+  std::size_t recent_bytes_{0};
 };
 
 }  // namespace rmm::mr::detail

@@ -25,7 +25,17 @@ class fixed_block_store {
     return true;
   }
 
-  [[nodiscard]] std::optional<memory_range> take(std::size_t bytes)
+  /// The same as insert(): a stack reuses the latest free first anyway.
+  [[nodiscard]] bool insert_recent(memory_range range, chunk_starts const& chunks, std::uint64_t free_seq)
+  {
+    return insert(range, chunks, free_seq);
+  }
+  void spill(chunk_starts const&) noexcept {}
+
+  /// The latest free: what take() pops anyway.
+  [[nodiscard]] std::optional<memory_range> take_recent(std::size_t bytes) { return take(bytes, {}); }
+
+  [[nodiscard]] std::optional<memory_range> take(std::size_t bytes, chunk_starts const& = {})
   {
     if (bytes > block_size_ || blocks_.empty()) { return std::nullopt; }
     auto const p = blocks_.back().start;
@@ -35,7 +45,9 @@ class fixed_block_store {
 
   /// As take(), from blocks freed at or before `max_seq` only. Older blocks sit near the front,
   /// so a short scan from there finds one if any qualifies.
-  [[nodiscard]] std::optional<memory_range> take_freed_before(std::size_t bytes, std::uint64_t max_seq)
+  [[nodiscard]] std::optional<memory_range> take_freed_before(std::size_t bytes,
+                                                              std::uint64_t max_seq,
+                                                              chunk_starts const& = {})
   {
     if (bytes > block_size_) { return std::nullopt; }
     auto const scan = std::min<std::size_t>(blocks_.size(), 16);
@@ -68,7 +80,7 @@ class fixed_block_store {
   }
 
   /// Removes all blocks of `range` if every one of them is free here.
-  bool remove_exact(memory_range range)
+  bool remove_exact(memory_range range, chunk_starts const& = {})
   {
     auto const inside = [&](block const& b) { return b.start >= range.start && b.start < range.start + range.size; };
     auto const count  = static_cast<std::size_t>(std::count_if(blocks_.begin(), blocks_.end(), inside));

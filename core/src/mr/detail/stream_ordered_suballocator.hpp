@@ -176,7 +176,9 @@ class stream_ordered_suballocator {
   /// The arena of `key`, locked and live. Creates it when needed.
   std::unique_lock<std::mutex> lock_arena(arena_key key, arena*& found);
   arena& find_or_create(arena_key key);
-  void refresh_chunks(arena& a);
+  void refresh_chunks(arena& a) const;
+  /// Merges a's recent frees (coalescing_free_list::insert_recent), so reports see whole blocks.
+  void merge_recent_frees(arena& a) const;
   /// Adds a range freed on a's stream (caller holds a.mutex); returns the sequence number to
   /// record an event for, or 0. Logs and drops a range that is free already (a double free).
   [[nodiscard]] std::uint64_t insert_locked(arena& a, memory_range range, cudaStream_t stream);

@@ -51,7 +51,8 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_clean(a
       std::optional<memory_range> whole;
       {
         std::lock_guard lock{clean_.mutex};
-        whole = clean_.free.take_whole(size);
+        refresh_chunks(clean_);
+        whole = clean_.free.take_whole(size, *clean_.chunks);
       }
       if (!whole) { return std::nullopt; }
       if (whole->size > size) {
@@ -228,12 +229,13 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::steal(arena&
     cudaEvent_t event{};
     {
       std::lock_guard victim_lock{victim->mutex};
+      refresh_chunks(*victim);
       if (same_stream) {
-        range = victim->free.take(bytes);
+        range = victim->free.take(bytes, *victim->chunks);
       } else {
         // Before any record only never-used memory (freed at sequence 0) qualifies, and it needs
         // no wait.
-        range = victim->free.take_freed_before(bytes, victim->covered_seq);
+        range = victim->free.take_freed_before(bytes, victim->covered_seq, *victim->chunks);
         event = victim->event;
       }
     }
@@ -266,7 +268,8 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_after_h
     std::shared_lock lock{arenas_mutex_};
     for (auto const& [key, victim] : arenas_) {
       std::lock_guard victim_lock{victim->mutex};
-      range = victim->free.take_freed_before(bytes, victim->covered_seq);
+      refresh_chunks(*victim);
+      range = victim->free.take_freed_before(bytes, victim->covered_seq, *victim->chunks);
       if (range) {
         event = victim->event;
         break;

@@ -65,14 +65,16 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
     // The requester's free block at the end, which growth extends.
     auto const tail_block = [&] {
       std::lock_guard lock{requester.mutex};
-      return requester.free.size_of_block_ending_at(region_->end());
+      refresh_chunks(requester);
+      return requester.free.size_of_block_ending_at(region_->end(), *requester.chunks);
     };
     auto tail = tail_block();
     if (tail == 0 && !for_clean) {
       std::optional<memory_range> clean_tail;
       {
         std::lock_guard lock{clean_.mutex};
-        clean_tail = clean_.free.remove_block_ending_at(region_->end());
+        refresh_chunks(clean_);
+        clean_tail = clean_.free.remove_block_ending_at(region_->end(), *clean_.chunks);
       }
       if (clean_tail) {
         insert_free(requester, *clean_tail, stream);
@@ -151,8 +153,10 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
       std::optional<memory_range> rest;
       {
         std::lock_guard lock{requester.mutex};
-        if (requester.free.size_of_block_ending_at(region_->end()) <= region_->end() - *placed_from) {
-          rest = requester.free.remove_block_ending_at(region_->end());
+        refresh_chunks(requester);
+        auto const& chunks = *requester.chunks;
+        if (requester.free.size_of_block_ending_at(region_->end(), chunks) <= region_->end() - *placed_from) {
+          rest = requester.free.remove_block_ending_at(region_->end(), chunks);
         }
       }
       if (rest) { insert_clean(*rest); }
@@ -197,7 +201,8 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
       cudaEvent_t event{};
       if (granules.size() * granule < bytes) {
         std::lock_guard lock{requester.mutex};
-        if (requester.free.whole_granule_bytes(granule, end, requester.covered_seq, movable) > 0) {
+        refresh_chunks(requester);
+        if (requester.free.whole_granule_bytes(granule, end, requester.covered_seq, *requester.chunks, movable) > 0) {
           covered = requester.covered_seq;
           event   = requester.event;
         }
@@ -302,7 +307,8 @@ std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
       auto const end    = region_->end();
       auto const mapped = region_->mapped_bytes();
       std::lock_guard lock{clean_.mutex};
-      auto const tail = clean_.free.remove_block_ending_at(end);
+      refresh_chunks(clean_);
+      auto const tail = clean_.free.remove_block_ending_at(end, *clean_.chunks);
       if (!tail) { return 0; }
       auto const new_end = region_->shrink_to(tail->start);
       if (new_end > tail->start) { (void)clean_.free.insert({tail->start, new_end - tail->start}, *clean_.chunks, 0); }
@@ -314,7 +320,8 @@ std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
   {
     std::scoped_lock locks{clean_.mutex, chunks_mutex_};
     for (auto const& c : chunks_) {
-      if (clean_.free.remove_exact({c.start, c.size})) { whole.push_back(c); }
+      // The clean reserve never holds recent frees (only a stream's own frees do): nothing to merge.
+      if (clean_.free.remove_exact({c.start, c.size}, *clean_.chunks)) { whole.push_back(c); }
     }
   }
   std::size_t released = 0;

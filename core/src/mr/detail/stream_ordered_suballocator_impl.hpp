@@ -193,7 +193,9 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
   {
     auto lock            = lock_arena(key, own);
     own->used_since_scan = true;
-    if (auto range = own->free.take(size)) { return reinterpret_cast<void*>(range->start); }
+    if (auto range = own->free.take_recent(size)) { return reinterpret_cast<void*>(range->start); }
+    refresh_chunks(*own);
+    if (auto range = own->free.take(size, *own->chunks)) { return reinterpret_cast<void*>(range->start); }
     pin.emplace(*own);
   }
 
@@ -350,7 +352,7 @@ void stream_ordered_suballocator<FreeStore>::deallocate_after_device_sync(memory
 }
 
 template <class FreeStore>
-void stream_ordered_suballocator<FreeStore>::refresh_chunks(arena& a)
+void stream_ordered_suballocator<FreeStore>::refresh_chunks(arena& a) const
 {
   if (a.chunks_version == chunks_version_.load(std::memory_order_acquire)) { return; }
   std::lock_guard lock{chunks_mutex_};
@@ -363,7 +365,7 @@ std::uint64_t stream_ordered_suballocator<FreeStore>::insert_locked(arena& a, me
 {
   refresh_chunks(a);
   a.used_since_scan = true;
-  if (!a.free.insert(range, *a.chunks, a.free_seq + 1)) [[unlikely]] {
+  if (!a.free.insert_recent(range, *a.chunks, a.free_seq + 1)) [[unlikely]] {
     try {
       RMM_LOG_ERROR(
         "{}: {} ({} bytes) freed on stream {} is free already: a double free, or a free with the wrong size; ignored",
@@ -440,10 +442,20 @@ void stream_ordered_suballocator<FreeStore>::record(arena& a, std::uint64_t free
 }
 
 template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::merge_recent_frees(arena& a) const
+{
+  // Logically const: the arena holds the same free memory, merged as it would have been at once.
+  std::lock_guard lock{a.mutex};
+  refresh_chunks(a);
+  a.free.spill(*a.chunks);
+}
+
+template <class FreeStore>
 std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_from(arena& a, std::size_t bytes)
 {
   std::lock_guard lock{a.mutex};
-  return a.free.take(bytes);
+  refresh_chunks(a);
+  return a.free.take(bytes, *a.chunks);
 }
 
 // ---- reporting ------------------------------------------------------------------------------------
@@ -460,7 +472,10 @@ suballocator_statistics stream_ordered_suballocator<FreeStore>::statistics() con
   };
   {
     std::shared_lock lock{arenas_mutex_};
-    for (auto const& [key, a] : arenas_) { add(*a); }
+    for (auto const& [key, a] : arenas_) {
+      merge_recent_frees(*a);
+      add(*a);
+    }
     stats.stream_arenas = arenas_.size();
   }
   add(clean_);
@@ -492,7 +507,10 @@ std::vector<std::vector<memory_range>> stream_ordered_suballocator<FreeStore>::f
   };
   {
     std::shared_lock lock{arenas_mutex_};
-    for (auto const& [key, a] : arenas_) { collect(*a); }
+    for (auto const& [key, a] : arenas_) {
+      merge_recent_frees(*a);
+      collect(*a);
+    }
   }
   collect(clean_);
   return owners;
