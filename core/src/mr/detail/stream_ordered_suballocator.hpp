@@ -30,6 +30,7 @@
 #include "coalescing_free_list.hpp"
 #include "expandable_region.hpp"
 #include "fixed_block_store.hpp"
+#include "light_mutex.hpp"
 
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/mr/suballocator_statistics.hpp>
@@ -134,7 +135,7 @@ class stream_ordered_suballocator {
   };
   struct arena {
     explicit arena(FreeStore store) : free{std::move(store)} {}
-    mutable std::mutex mutex;
+    mutable light_mutex mutex;
     arena_key key{};
     bool live{false};                // false: retired to the spare list (cached pointers must look again)
     bool used_since_scan{true};      // retired only when empty and unused for a whole scan interval
@@ -174,7 +175,7 @@ class stream_ordered_suballocator {
   /// good-fit block with the rest kept next to it in the requester's arena.
   std::optional<memory_range> take_clean(arena& requester, cudaStream_t stream, std::size_t size);
   /// The arena of `key`, locked and live. Creates it when needed.
-  std::unique_lock<std::mutex> lock_arena(arena_key key, arena*& found);
+  std::unique_lock<light_mutex> lock_arena(arena_key key, arena*& found);
   arena& find_or_create(arena_key key);
   void refresh_chunks(arena& a) const;
   /// Merges a's recent frees (coalescing_free_list::insert_recent), so reports see whole blocks.

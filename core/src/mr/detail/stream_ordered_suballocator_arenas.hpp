@@ -70,7 +70,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_clean(a
 }
 
 template <class FreeStore>
-std::unique_lock<std::mutex> stream_ordered_suballocator<FreeStore>::lock_arena(arena_key key, arena*& found)
+std::unique_lock<light_mutex> stream_ordered_suballocator<FreeStore>::lock_arena(arena_key key, arena*& found)
 {
   auto& entry = thread_arena_cache().entries[arena_cache::slot(id_, key.stream_id ^ key.thread)];
   if (entry.owner_id == id_ && entry.stream_id == key.stream_id && entry.thread == key.thread) {
