@@ -116,5 +116,24 @@ TEST(RecentFrees, DrainingHandsThemOverWithTheRest)
   EXPECT_EQ(list.free_bytes(), 0U);
 }
 
+TEST(RecentFrees, WhereSizesDoNotRepeatFreesMergeAtOnce)
+{
+  chunk_starts const chunks{base};
+  coalescing_free_list list;
+  ASSERT_TRUE(list.insert({base, 64 << 20}, chunks));
+  // Each round frees one size and asks for another: the recent free is never reused.
+  for (std::size_t i = 1; i <= 32; ++i) {
+    auto const block = list.take(i * kib, chunks);
+    ASSERT_TRUE(block.has_value());
+    ASSERT_TRUE(list.insert_recent(*block, chunks, i));
+  }
+  // The list has given up setting frees aside: this one merges with the free space after it.
+  auto const block = list.take(100 * kib, chunks);
+  ASSERT_TRUE(block.has_value());
+  ASSERT_TRUE(list.insert_recent(*block, chunks, 100));
+  EXPECT_FALSE(list.take_recent(100 * kib).has_value());
+  EXPECT_EQ(list.block_count(), 1U);
+}
+
 }  // namespace
 }  // namespace rmm::test

@@ -50,28 +50,8 @@ class coalescing_free_list {
   /// anyway, so the check costs nothing extra on the common path.
   [[nodiscard]] bool insert(memory_range range, chunk_starts const& chunks, std::uint64_t free_seq = 0)
   {
-    auto const end = range.start + range.size;
-    if (by_start_.find(range.start) != nullptr || by_end_.find(end) != nullptr || recent_shares_an_end(range)) {
-      return false;
-    }
-    free_block* before = is_chunk_start(range.start, chunks) ? nullptr : by_end_.find(range.start);
-    free_block* after  = is_chunk_start(end, chunks) ? nullptr : by_start_.find(end);
-    if (before == nullptr && after == nullptr) {
-      link(range.start, range.size, free_seq);
-      return true;
-    }
-    // A merge grows a neighbour's node in place: only the map entries of the ends that move change.
-    auto size = range.size;
-    if (after != nullptr) { free_seq = std::max(free_seq, after->free_seq); }
-    if (before == nullptr) {
-      reshape(after, range.start, size + after->size, free_seq);
-      return true;
-    }
-    if (after != nullptr) {
-      size += after->size;
-      unlink(after);
-    }
-    reshape(before, before->start, before->size + size, std::max(free_seq, before->free_seq));
+    if (is_free_already(range)) { return false; }
+    merge_in(range, chunks, free_seq);
     return true;
   }
 
@@ -80,13 +60,14 @@ class coalescing_free_list {
   /// refuse a range that is free already.
   [[nodiscard]] bool insert_recent(memory_range range, chunk_starts const& chunks, std::uint64_t free_seq)
   {
-    if (by_start_.find(range.start) != nullptr || by_end_.find(range.start + range.size) != nullptr ||
-        recent_shares_an_end(range)) {
-      return false;
+    if (is_free_already(range)) { return false; }
+    if (recent_score_ <= min_recent_score && (++recent_probe_ & (recent_probe_interval - 1)) != 0) {
+      merge_in(range, chunks, free_seq);  // sizes do not repeat lately: merge at once, as insert() does
+      return true;
     }
     if (recent_count_ == recent_capacity) {
       auto const oldest = remove_recent(0);
-      (void)insert({oldest.start, oldest.size}, chunks, oldest.free_seq);  // checked when it came in
+      merge_in({oldest.start, oldest.size}, chunks, oldest.free_seq);  // checked when it came in
     }
     recent_[recent_count_++] = {range.start, range.size, free_seq};
     recent_bytes_ += range.size;
@@ -98,7 +79,7 @@ class coalescing_free_list {
   {
     while (recent_count_ > 0) {
       auto const oldest = remove_recent(0);
-      (void)insert({oldest.start, oldest.size}, chunks, oldest.free_seq);
+      merge_in({oldest.start, oldest.size}, chunks, oldest.free_seq);
     }
   }
 
@@ -107,7 +88,8 @@ class coalescing_free_list {
   {
     for (auto i = recent_count_; i-- > 0;) {
       if (recent_[i].size == bytes) {
-        auto const r = remove_recent(i);
+        recent_score_ = std::min(recent_score_ + recent_hit_score, max_recent_score);
+        auto const r  = remove_recent(i);
         return memory_range{r.start, r.size};
       }
     }
@@ -118,7 +100,10 @@ class coalescing_free_list {
   /// good-fit free block, or nothing.
   [[nodiscard]] std::optional<memory_range> take(std::size_t bytes, chunk_starts const& chunks)
   {
-    spill(chunks);
+    if (recent_count_ > 0) {  // a miss of the recent frees
+      recent_score_ = std::max(recent_score_ - 1, min_recent_score);
+      spill(chunks);
+    }
     free_block* block = index_.find(bytes);
     if (block == nullptr) { return std::nullopt; }
     return cut(block, bytes);
@@ -289,6 +274,14 @@ class coalescing_free_list {
   /// How many frees insert_recent() keeps unmerged: enough for the sizes a loop step frees and asks
   /// for again, few enough that a miss scans them in a few cycles.
   static constexpr std::size_t recent_capacity = 8;
+  /// Where sizes do not repeat (random sizes), setting frees aside only adds a scan and a deferred
+  /// merge to each operation: a score goes up by recent_hit_score at each exact reuse and down by
+  /// one at each miss, and at its minimum insert_recent() merges at once, except one free in
+  /// recent_probe_interval that keeps testing whether sizes repeat again.
+  static constexpr int recent_hit_score           = 4;
+  static constexpr int max_recent_score           = 16;
+  static constexpr int min_recent_score           = -16;
+  static constexpr unsigned recent_probe_interval = 64;
 
  private:
   struct recent_free {
@@ -296,6 +289,13 @@ class coalescing_free_list {
     std::size_t size;
     std::uint64_t free_seq;
   };
+
+  /// Whether a free block (merged or recent) begins or ends where `range` does.
+  [[nodiscard]] bool is_free_already(memory_range range) const noexcept
+  {
+    return by_start_.find(range.start) != nullptr || by_end_.find(range.start + range.size) != nullptr ||
+           recent_shares_an_end(range);
+  }
 
   [[nodiscard]] bool recent_shares_an_end(memory_range range) const noexcept
   {
@@ -358,6 +358,30 @@ class coalescing_free_list {
       }
     });
     return runs;
+  }
+
+  /// Adds a range known not to be free, merging it with its free neighbours in the same chunk.
+  void merge_in(memory_range range, chunk_starts const& chunks, std::uint64_t free_seq)
+  {
+    auto const end     = range.start + range.size;
+    free_block* before = is_chunk_start(range.start, chunks) ? nullptr : by_end_.find(range.start);
+    free_block* after  = is_chunk_start(end, chunks) ? nullptr : by_start_.find(end);
+    if (before == nullptr && after == nullptr) {
+      link(range.start, range.size, free_seq);
+      return;
+    }
+    // A merge grows a neighbour's node in place: only the map entries of the ends that move change.
+    auto size = range.size;
+    if (after != nullptr) { free_seq = std::max(free_seq, after->free_seq); }
+    if (before == nullptr) {
+      reshape(after, range.start, size + after->size, free_seq);
+      return;
+    }
+    if (after != nullptr) {
+      size += after->size;
+      unlink(after);
+    }
+    reshape(before, before->start, before->size + size, std::max(free_seq, before->free_seq));
   }
 
   [[nodiscard]] static bool is_chunk_start(std::uintptr_t address, chunk_starts const& chunks) noexcept
@@ -448,6 +472,8 @@ class coalescing_free_list {
   std::array<recent_free, recent_capacity> recent_{};
   std::size_t recent_count_{0};
   std::size_t recent_bytes_{0};
+  int recent_score_{0};
+  unsigned recent_probe_{0};
 };
 
 }  // namespace rmm::mr::detail
