@@ -81,13 +81,18 @@ std::size_t stream_ordered_suballocator<FreeStore>::arena_key_hash::operator()(a
 template <class FreeStore>
 std::size_t stream_ordered_suballocator<FreeStore>::max_request() const noexcept
 {
-  return align_down(std::numeric_limits<std::size_t>::max(), options_.granularity);
+  auto const g = options_.granularity;
+  if ((g & (g - 1)) == 0) [[likely]] { return align_down(std::numeric_limits<std::size_t>::max(), g); }
+  return std::numeric_limits<std::size_t>::max() / g * g;  // fixed_size blocks: any multiple of 256
 }
 
 template <class FreeStore>
 std::size_t stream_ordered_suballocator<FreeStore>::block_size(std::size_t bytes) const noexcept
 {
-  return (bytes + options_.granularity - 1) / options_.granularity * options_.granularity;
+  // Every allocation and free asks: a mask where the granularity allows it, not a division.
+  auto const g = options_.granularity;
+  if ((g & (g - 1)) == 0) [[likely]] { return align_up(bytes, g); }
+  return (bytes + g - 1) / g * g;
 }
 
 template <class FreeStore>
