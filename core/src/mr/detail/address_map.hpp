@@ -29,10 +29,17 @@ class address_map {
     }
   }
 
-  /// Inserts or overwrites.
-  void insert(std::uintptr_t key, Value* value)
+  /// Makes room for one more key, so that the next insert() cannot throw. Throws std::bad_alloc
+  /// with the map unchanged.
+  void reserve_one_more()
   {
     if ((size_ + 1) * 2 > slots_.size()) { rehash(slots_.size() * 2); }
+  }
+
+  /// Inserts or overwrites. Throws std::bad_alloc with the map unchanged.
+  void insert(std::uintptr_t key, Value* value)
+  {
+    reserve_one_more();
     for (std::size_t i = slot_of(key);; i = (i + 1) & mask_) {
       auto& s = slots_[i];
       if (s.key == key) {
@@ -85,8 +92,8 @@ class address_map {
 
   void rehash(std::size_t capacity)
   {
-    std::vector<slot> old = std::move(slots_);
-    slots_.assign(capacity, slot{});
+    std::vector<slot> old(capacity);  // allocated before anything changes
+    old.swap(slots_);
     mask_  = capacity - 1;
     shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity));
     size_  = 0;

@@ -66,20 +66,22 @@ class coalescing_free_list {
       return true;
     }
     if (recent_count_ == recent_capacity) {
-      auto const oldest = remove_recent(0);
-      merge_in({oldest.start, oldest.size}, chunks, oldest.free_seq);  // checked when it came in
+      // Merged before it leaves the list: if that runs out of host memory, nothing is lost.
+      merge_in({recent_[0].start, recent_[0].size}, chunks, recent_[0].free_seq);  // checked when it came in
+      (void)remove_recent(0);
     }
     recent_[recent_count_++] = {range.start, range.size, free_seq};
     recent_bytes_ += range.size;
     return true;
   }
 
-  /// Merges every range insert_recent() set aside into the index.
+  /// Merges every range insert_recent() set aside into the index. Out of host memory, it throws
+  /// std::bad_alloc with the ranges not yet merged still set aside.
   void spill(chunk_starts const& chunks)
   {
     while (recent_count_ > 0) {
-      auto const oldest = remove_recent(0);
-      merge_in({oldest.start, oldest.size}, chunks, oldest.free_seq);
+      merge_in({recent_[0].start, recent_[0].size}, chunks, recent_[0].free_seq);
+      (void)remove_recent(0);
     }
   }
 
@@ -361,6 +363,7 @@ class coalescing_free_list {
   }
 
   /// Adds a range known not to be free, merging it with its free neighbours in the same chunk.
+  /// Throws std::bad_alloc (a new node) with nothing changed.
   void merge_in(memory_range range, chunk_starts const& chunks, std::uint64_t free_seq)
   {
     auto const end     = range.start + range.size;
@@ -424,8 +427,11 @@ class coalescing_free_list {
     index_.insert(block);
   }
 
+  /// Throws std::bad_alloc with nothing changed: every allocation comes before the first change.
   void link(std::uintptr_t start, std::size_t size, std::uint64_t free_seq)
   {
+    by_start_.reserve_one_more();
+    by_end_.reserve_one_more();
     free_block* block = allocate_node();
     block->start      = start;
     block->size       = size;
