@@ -14,14 +14,16 @@ namespace {
 std::atomic<bool> fail_next_allocation{false};
 }  // namespace
 
-void* operator new(std::size_t bytes)
+// Not inlined: GCC would otherwise pair the std::free inside with the new at a call site and call
+// the (legal) replacement a mismatched deallocation.
+[[gnu::noinline]] void* operator new(std::size_t bytes)
 {
   if (fail_next_allocation.exchange(false)) { throw std::bad_alloc{}; }
   if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) { return p; }
   throw std::bad_alloc{};
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace rmm::test {
 namespace {
