@@ -177,7 +177,9 @@ class stream_ordered_suballocator {
   /// The arena of `key`, locked and live. Creates it when needed.
   std::unique_lock<light_mutex> lock_arena(arena_key key, arena*& found);
   arena& find_or_create(arena_key key);
-  void refresh_chunks(arena& a) const;
+  /// The chunk starts a's free memory merges by (caller holds a.mutex): a's snapshot, renewed
+  /// first when chunks were added or removed since.
+  chunk_starts const& current_chunks(arena& a) const;
   /// Merges a's recent frees (coalescing_free_list::insert_recent), so reports see whole blocks.
   void merge_recent_frees(arena& a) const;
   /// Adds a range freed on a's stream (caller holds a.mutex); returns the sequence number to

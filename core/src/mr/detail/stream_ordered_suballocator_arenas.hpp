@@ -51,16 +51,14 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_clean(a
       std::optional<memory_range> whole;
       {
         std::lock_guard lock{clean_.mutex};
-        refresh_chunks(clean_);
-        whole = clean_.free.take_whole(size, *clean_.chunks);
+        whole = clean_.free.take_whole(size, current_chunks(clean_));
       }
       if (!whole) { return std::nullopt; }
       if (whole->size > size) {
         // Still no pending work on any stream: sequence 0 lets other streams take it through the
         // arena's event at once.
         std::lock_guard lock{requester.mutex};
-        refresh_chunks(requester);
-        (void)requester.free.insert({whole->start + size, whole->size - size}, *requester.chunks, 0);
+        (void)requester.free.insert({whole->start + size, whole->size - size}, current_chunks(requester), 0);
         requester.holds_clean = true;
       }
       return memory_range{whole->start, size};
@@ -166,9 +164,9 @@ auto stream_ordered_suballocator<FreeStore>::harvest(arena const* requester) -> 
   }
   if (!completed.empty()) {
     std::lock_guard lock{clean_.mutex};
-    refresh_chunks(clean_);
+    auto const& chunks = current_chunks(clean_);
     for (auto const& r : completed) {
-      if (!clean_.free.insert(r, *clean_.chunks, 0)) [[unlikely]] {
+      if (!clean_.free.insert(r, chunks, 0)) [[unlikely]] {
         RMM_LOG_ERROR("{}: {} is free twice; ignored", options_.name, reinterpret_cast<void*>(r.start));
       }
     }
@@ -229,13 +227,12 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::steal(arena&
     cudaEvent_t event{};
     {
       std::lock_guard victim_lock{victim->mutex};
-      refresh_chunks(*victim);
       if (same_stream) {
-        range = victim->free.take(bytes, *victim->chunks);
+        range = victim->free.take(bytes, current_chunks(*victim));
       } else {
         // Before any record only never-used memory (freed at sequence 0) qualifies, and it needs
         // no wait.
-        range = victim->free.take_freed_before(bytes, victim->covered_seq, *victim->chunks);
+        range = victim->free.take_freed_before(bytes, victim->covered_seq, current_chunks(*victim));
         event = victim->event;
       }
     }
@@ -248,8 +245,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::steal(arena&
         {
           // Back as a fresh free: no record of the victim's event covers it any more.
           std::lock_guard victim_lock{victim->mutex};
-          refresh_chunks(*victim);
-          (void)victim->free.insert(*range, *victim->chunks, ++victim->free_seq);
+          (void)victim->free.insert(*range, current_chunks(*victim), ++victim->free_seq);
         }
         rmm::detail::throw_cu_error(status, "cuStreamWaitEvent", __FILE__, __LINE__);
       }
@@ -268,8 +264,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_after_h
     std::shared_lock lock{arenas_mutex_};
     for (auto const& [key, victim] : arenas_) {
       std::lock_guard victim_lock{victim->mutex};
-      refresh_chunks(*victim);
-      range = victim->free.take_freed_before(bytes, victim->covered_seq, *victim->chunks);
+      range = victim->free.take_freed_before(bytes, victim->covered_seq, current_chunks(*victim));
       if (range) {
         event = victim->event;
         break;

@@ -65,16 +65,14 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
     // The requester's free block at the end, which growth extends.
     auto const tail_block = [&] {
       std::lock_guard lock{requester.mutex};
-      refresh_chunks(requester);
-      return requester.free.size_of_block_ending_at(region_->end(), *requester.chunks);
+      return requester.free.size_of_block_ending_at(region_->end(), current_chunks(requester));
     };
     auto tail = tail_block();
     if (tail == 0 && !for_clean) {
       std::optional<memory_range> clean_tail;
       {
         std::lock_guard lock{clean_.mutex};
-        refresh_chunks(clean_);
-        clean_tail = clean_.free.remove_block_ending_at(region_->end(), *clean_.chunks);
+        clean_tail = clean_.free.remove_block_ending_at(region_->end(), current_chunks(clean_));
       }
       if (clean_tail) {
         insert_free(requester, *clean_tail, stream);
@@ -153,8 +151,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
       std::optional<memory_range> rest;
       {
         std::lock_guard lock{requester.mutex};
-        refresh_chunks(requester);
-        auto const& chunks = *requester.chunks;
+        auto const& chunks = current_chunks(requester);
         if (requester.free.size_of_block_ending_at(region_->end(), chunks) <= region_->end() - *placed_from) {
           rest = requester.free.remove_block_ending_at(region_->end(), chunks);
         }
@@ -185,8 +182,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
     granules.reserve(bytes / granule);  // the sink below must not throw mid-way
     auto const collect = [&](arena& a, std::uint64_t max_seq) {
       std::lock_guard lock{a.mutex};
-      refresh_chunks(a);
-      a.free.take_whole_granules(granule, bytes - granules.size() * granule, end, max_seq, *a.chunks, movable,
+      a.free.take_whole_granules(granule, bytes - granules.size() * granule, end, max_seq, current_chunks(a), movable,
                                  [&granules](std::uintptr_t g) { granules.push_back(g); });
     };
     collect(clean_, std::numeric_limits<std::uint64_t>::max());  // no pending work at all
@@ -201,8 +197,8 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
       cudaEvent_t event{};
       if (granules.size() * granule < bytes) {
         std::lock_guard lock{requester.mutex};
-        refresh_chunks(requester);
-        if (requester.free.whole_granule_bytes(granule, end, requester.covered_seq, *requester.chunks, movable) > 0) {
+        if (requester.free.whole_granule_bytes(granule, end, requester.covered_seq, current_chunks(requester),
+                                               movable) > 0) {
           covered = requester.covered_seq;
           event   = requester.event;
         }
@@ -279,14 +275,13 @@ void stream_ordered_suballocator<FreeStore>::move_all_free_to_clean()
   } catch (...) {
     for (auto const& [a, r] : drained) {  // not clean: back where it was, as a fresh free
       std::lock_guard arena_lock{a->mutex};
-      refresh_chunks(*a);
-      (void)a->free.insert(r, *a->chunks, ++a->free_seq);
+      (void)a->free.insert(r, current_chunks(*a), ++a->free_seq);
     }
     throw;
   }
   std::lock_guard clean_lock{clean_.mutex};
-  refresh_chunks(clean_);
-  for (auto const& [a, r] : drained) { (void)clean_.free.insert(r, *clean_.chunks, 0); }
+  auto const& chunks = current_chunks(clean_);
+  for (auto const& [a, r] : drained) { (void)clean_.free.insert(r, chunks, 0); }
 }
 
 template <class FreeStore>
@@ -307,11 +302,12 @@ std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
       auto const end    = region_->end();
       auto const mapped = region_->mapped_bytes();
       std::lock_guard lock{clean_.mutex};
-      refresh_chunks(clean_);
-      auto const tail = clean_.free.remove_block_ending_at(end, *clean_.chunks);
+      auto const tail = clean_.free.remove_block_ending_at(end, current_chunks(clean_));
       if (!tail) { return 0; }
       auto const new_end = region_->shrink_to(tail->start);
-      if (new_end > tail->start) { (void)clean_.free.insert({tail->start, new_end - tail->start}, *clean_.chunks, 0); }
+      if (new_end > tail->start) {
+        (void)clean_.free.insert({tail->start, new_end - tail->start}, current_chunks(clean_), 0);
+      }
       remove_chunks({new_end, end - new_end});
       return mapped - region_->mapped_bytes();
     }

@@ -199,8 +199,7 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
     auto lock            = lock_arena(key, own);
     own->used_since_scan = true;
     if (auto range = own->free.take_recent(size)) { return reinterpret_cast<void*>(range->start); }
-    refresh_chunks(*own);
-    if (auto range = own->free.take(size, *own->chunks)) { return reinterpret_cast<void*>(range->start); }
+    if (auto range = own->free.take(size, current_chunks(*own))) { return reinterpret_cast<void*>(range->start); }
     pin.emplace(*own);
   }
 
@@ -357,20 +356,21 @@ void stream_ordered_suballocator<FreeStore>::deallocate_after_device_sync(memory
 }
 
 template <class FreeStore>
-void stream_ordered_suballocator<FreeStore>::refresh_chunks(arena& a) const
+chunk_starts const& stream_ordered_suballocator<FreeStore>::current_chunks(arena& a) const
 {
-  if (a.chunks_version == chunks_version_.load(std::memory_order_acquire)) { return; }
-  std::lock_guard lock{chunks_mutex_};
-  a.chunks         = chunk_starts_;
-  a.chunks_version = chunks_version_.load(std::memory_order_relaxed);
+  if (a.chunks_version != chunks_version_.load(std::memory_order_acquire)) {
+    std::lock_guard lock{chunks_mutex_};
+    a.chunks         = chunk_starts_;
+    a.chunks_version = chunks_version_.load(std::memory_order_relaxed);
+  }
+  return *a.chunks;
 }
 
 template <class FreeStore>
 std::uint64_t stream_ordered_suballocator<FreeStore>::insert_locked(arena& a, memory_range range, cudaStream_t stream)
 {
-  refresh_chunks(a);
   a.used_since_scan = true;
-  if (!a.free.insert_recent(range, *a.chunks, a.free_seq + 1)) [[unlikely]] {
+  if (!a.free.insert_recent(range, current_chunks(a), a.free_seq + 1)) [[unlikely]] {
     try {
       RMM_LOG_ERROR(
         "{}: {} ({} bytes) freed on stream {} is free already: a double free, or a free with the wrong size; ignored",
@@ -403,8 +403,7 @@ template <class FreeStore>
 void stream_ordered_suballocator<FreeStore>::insert_clean(memory_range range)
 {
   std::lock_guard lock{clean_.mutex};
-  refresh_chunks(clean_);
-  if (!clean_.free.insert(range, *clean_.chunks, 0)) [[unlikely]] {
+  if (!clean_.free.insert(range, current_chunks(clean_), 0)) [[unlikely]] {
     RMM_LOG_ERROR("{}: {} ({} bytes) is free already; ignored", options_.name, reinterpret_cast<void*>(range.start),
                   range.size);
   }
@@ -451,16 +450,14 @@ void stream_ordered_suballocator<FreeStore>::merge_recent_frees(arena& a) const
 {
   // Logically const: the arena holds the same free memory, merged as it would have been at once.
   std::lock_guard lock{a.mutex};
-  refresh_chunks(a);
-  a.free.spill(*a.chunks);
+  a.free.spill(current_chunks(a));
 }
 
 template <class FreeStore>
 std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_from(arena& a, std::size_t bytes)
 {
   std::lock_guard lock{a.mutex};
-  refresh_chunks(a);
-  return a.free.take(bytes, *a.chunks);
+  return a.free.take(bytes, current_chunks(a));
 }
 
 // ---- reporting ------------------------------------------------------------------------------------
