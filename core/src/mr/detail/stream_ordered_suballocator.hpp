@@ -181,6 +181,7 @@ class stream_ordered_suballocator {
   /// first when chunks were added or removed since.
   chunk_starts const& current_chunks(arena& a) const;
   /// Merges a's recent frees (coalescing_free_list::insert_recent), so reports see whole blocks.
+  /// Caller holds a.mutex.
   void merge_recent_frees(arena& a) const;
   /// Adds a range freed on a's stream (caller holds a.mutex); returns the sequence number to
   /// record an event for, or 0. Logs and drops a range that is free already (a double free).

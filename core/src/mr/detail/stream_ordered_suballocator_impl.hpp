@@ -449,7 +449,6 @@ template <class FreeStore>
 void stream_ordered_suballocator<FreeStore>::merge_recent_frees(arena& a) const
 {
   // Logically const: the arena holds the same free memory, merged as it would have been at once.
-  std::lock_guard lock{a.mutex};
   a.free.spill(current_chunks(a));
 }
 
@@ -466,8 +465,7 @@ template <class FreeStore>
 suballocator_statistics stream_ordered_suballocator<FreeStore>::statistics() const
 {
   suballocator_statistics stats{};
-  auto const add = [&stats](arena const& a) {
-    std::lock_guard lock{a.mutex};
+  auto const add = [&stats](arena const& a) {  // caller holds a.mutex
     stats.free_bytes += a.free.free_bytes();
     stats.free_blocks += a.free.block_count();
     stats.largest_free_block = std::max(stats.largest_free_block, a.free.largest_block());
@@ -475,12 +473,16 @@ suballocator_statistics stream_ordered_suballocator<FreeStore>::statistics() con
   {
     std::shared_lock lock{arenas_mutex_};
     for (auto const& [key, a] : arenas_) {
+      std::lock_guard arena_lock{a->mutex};
       merge_recent_frees(*a);
       add(*a);
     }
     stats.stream_arenas = arenas_.size();
   }
-  add(clean_);
+  {
+    std::lock_guard lock{clean_.mutex};
+    add(clean_);
+  }
   {
     std::lock_guard lock{chunks_mutex_};
     stats.upstream_chunks = chunks_.size();
@@ -502,19 +504,22 @@ template <class FreeStore>
 std::vector<std::vector<memory_range>> stream_ordered_suballocator<FreeStore>::free_ranges_by_owner() const
 {
   std::vector<std::vector<memory_range>> owners;
-  auto const collect = [&owners](arena const& a) {
-    std::lock_guard lock{a.mutex};
+  auto const collect = [&owners](arena const& a) {  // caller holds a.mutex
     auto& ranges = owners.emplace_back();
     a.free.for_each([&ranges](memory_range r) { ranges.push_back(r); });
   };
   {
     std::shared_lock lock{arenas_mutex_};
     for (auto const& [key, a] : arenas_) {
+      std::lock_guard arena_lock{a->mutex};
       merge_recent_frees(*a);
       collect(*a);
     }
   }
-  collect(clean_);
+  {
+    std::lock_guard lock{clean_.mutex};
+    collect(clean_);
+  }
   return owners;
 }
 
