@@ -22,6 +22,17 @@ namespace rmm::python {
 namespace {
 
 struct device_buffer_object {
+  /// `size` bytes from `resource_` on `stream`, holding a copy of `source`'s first `size` bytes
+  /// unless `source` is null. Made in place: the resource is copied once, into the buffer.
+  device_buffer_object(void const* source,
+                       std::size_t size,
+                       rmm::cuda_stream_view stream,
+                       rmm::mr::any_device_resource resource_)
+    : buffer{source == nullptr ? rmm::device_buffer{size, stream, resource_}
+                               : rmm::device_buffer{source, size, stream, resource_}},
+      resource{std::move(resource_)}
+  {
+  }
   device_buffer_object(rmm::device_buffer buffer_, std::optional<rmm::mr::any_device_resource> resource_)
     : buffer{std::move(buffer_)}, resource{std::move(resource_)}
   {
@@ -90,15 +101,27 @@ void copy_and_wait(void* destination, void const* source, std::size_t bytes, rmm
   stream.synchronize();
 }
 
-device_buffer_object make_buffer(std::uintptr_t ptr, std::size_t size, nb::handle stream_arg, nb::handle mr)
+/// Makes the buffer in `self`'s storage, without the GIL: allocation may wait for the device.
+void make_buffer_in(device_buffer_object* self,
+                    std::uintptr_t ptr,
+                    std::size_t size,
+                    nb::handle stream_arg,
+                    nb::handle mr)
 {
   auto const stream = stream_from(stream_arg);
   auto resource     = resource_from(mr);
-  return without_gil([&] {
-    if (ptr == 0 || size == 0) { return device_buffer_object{rmm::device_buffer{size, stream, resource}, resource}; }
-    device_buffer_object made{rmm::device_buffer{pointer_from(ptr), size, stream, resource}, resource};
-    if (stream.is_default()) { stream.synchronize(); }  // as RMM: a copy on the default stream is complete
-    return made;
+  without_gil([&] {
+    void const* source = size == 0 ? nullptr : pointer_from(ptr);
+    new (self) device_buffer_object{source, size, stream, std::move(resource)};
+    // As RMM: a copy on the default stream is complete when the constructor returns.
+    if (source != nullptr && stream.is_default()) {
+      try {
+        stream.synchronize();
+      } catch (...) {
+        self->~device_buffer_object();  // Python sees no object: free it here
+        throw;
+      }
+    }
   });
 }
 
@@ -154,7 +177,7 @@ void bind_device_buffer(nb::module_& module)
     .def(
       "__init__",
       [](device_buffer_object* self, std::uintptr_t ptr, nb::handle size, nb::handle stream, nb::handle mr) {
-        new (self) device_buffer_object{make_buffer(ptr, size_from(size, "size"), stream, mr)};
+        make_buffer_in(self, ptr, size_from(size, "size"), stream, mr);
       },
       nb::kw_only(), nb::arg("ptr") = 0, nb::arg("size") = 0, nb::arg("stream") = nb::none(),
       nb::arg("mr") = nb::none())
@@ -162,9 +185,14 @@ void bind_device_buffer(nb::module_& module)
       "to_device",
       [](nb::handle data, nb::handle stream, nb::handle mr) {
         host_view const host{data, false, "to_device's data"};
-        auto made = make_buffer(0, host.size(), stream, mr);
-        copy_and_wait(made.buffer.data(), host.data(), host.size(), made.buffer.stream());
-        return made;
+        auto const on = stream_from(stream);
+        auto resource = resource_from(mr);
+        return without_gil([&] {
+          void const* source = host.size() == 0 ? nullptr : host.data();
+          device_buffer_object made{source, host.size(), on, std::move(resource)};
+          on.synchronize();
+          return made;
+        });
       },
       nb::arg("data"), nb::arg("stream") = nb::none(), nb::arg("mr") = nb::none(),
       "A new DeviceBuffer holding a copy of host `data` (any contiguous buffer).")
