@@ -7,6 +7,7 @@
 #include <rmm/config/file_name_pattern.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/arena_memory_resource.hpp>
+#include <rmm/mr/binning_memory_resource.hpp>
 #include <rmm/mr/fixed_size_memory_resource.hpp>
 #include <rmm/mr/logging_resource_adaptor.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
@@ -32,6 +33,16 @@ void for_each_suballocator(std::vector<rmm::mr::any_device_resource> const& laye
   }
 }
 
+/// Whether a layer is a sub-allocator: serving a request from it or from a block the freeing
+/// thread kept is the same to everything below it.
+bool is_suballocator(rmm::mr::any_device_resource const& layer) noexcept
+{
+  return layer.target<rmm::mr::pool_memory_resource>() != nullptr ||
+         layer.target<rmm::mr::arena_memory_resource>() != nullptr ||
+         layer.target<rmm::mr::fixed_size_memory_resource>() != nullptr ||
+         layer.target<rmm::mr::binning_memory_resource>() != nullptr;
+}
+
 }  // namespace
 
 rmm::mr::any_device_resource& device_stacks::get(int device)
@@ -42,13 +53,15 @@ rmm::mr::any_device_resource& device_stacks::get(int device)
   std::lock_guard lock{building_};
   auto& slot = stacks_[static_cast<std::size_t>(device)];
   if (auto* built = slot.load(std::memory_order_acquire)) { return built->layers.front(); }
-  auto fresh    = std::make_unique<stack>();
-  fresh->layers = rmm::config::build_layers(settings().stack, cuda_device_id{device});
+  auto fresh         = std::make_unique<stack>();
+  fresh->layers      = rmm::config::build_layers(settings().stack, cuda_device_id{device});
+  fresh->parks_frees = is_suballocator(fresh->layers.front());
   if (auto const& log = settings().log_file; !log.empty()) {
     auto const file = rmm::config::expand_file_name_pattern(log, static_cast<long>(::getpid()), device);
     fresh->layers.insert(fresh->layers.begin(), deferring_resource{fresh->layers.front(), device, defer_});
     fresh->layers.insert(fresh->layers.begin(), rmm::mr::logging_resource_adaptor{fresh->layers.front(), file});
-    fresh->below_log = 2;
+    fresh->below_log   = 2;
+    fresh->parks_frees = false;  // every call is logged
   }
   auto* built = fresh.release();  // never destroyed: dropped at exit, not freed
   slot.store(built, std::memory_order_release);
@@ -77,6 +90,12 @@ bool device_stacks::logs(int device) const noexcept
 {
   auto const* s = built(device);
   return s != nullptr && s->below_log != 0;
+}
+
+bool device_stacks::parks_frees(int device) const noexcept
+{
+  auto const* s = built(device);
+  return s != nullptr && s->parks_frees;
 }
 
 std::optional<rmm::mr::suballocator_statistics> device_stacks::statistics(int device) const

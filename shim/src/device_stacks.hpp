@@ -38,6 +38,10 @@ class device_stacks {
   /// Whether `device`'s stack logs its events: a device-wide free then goes through the stack's
   /// deallocate_sync, to be logged before it is deferred.
   [[nodiscard]] bool logs(int device) const noexcept;
+  /// Whether frees of `device` may wait in the freeing thread's cache (thread_cache.hpp): only when
+  /// the stack's top layer is a sub-allocator, with nothing above it that counts, logs, limits or
+  /// tracks each call (it would miss the calls the cache serves).
+  [[nodiscard]] bool parks_frees(int device) const noexcept;
 
   /// What the sub-allocators of `device`'s stack hold, summed over its layers; nullopt when the
   /// stack was not built. Takes their locks, calls no CUDA.
@@ -51,6 +55,7 @@ class device_stacks {
   struct stack {
     std::vector<rmm::mr::any_device_resource> layers;  // top first; layers[0] is the stack
     std::size_t below_log{0};                          // the index of the layer under the log
+    bool parks_frees{false};
   };
   [[nodiscard]] stack* built(int device) const noexcept;
 

@@ -4,6 +4,7 @@
 #include "real_driver.hpp"
 #include "settings.hpp"
 #include "state.hpp"
+#include "thread_cache.hpp"
 
 #include <rmm/config/error.hpp>
 #include <rmm/error.hpp>
@@ -105,7 +106,8 @@ CUresult hand_out(shim_state& s,
                   block_kind kind,
                   CUdeviceptr* out,
                   rmm::mr::any_device_resource& stack,
-                  CUstream stream)
+                  CUstream stream,
+                  bool kept_block = false)
 {
   auto const address = reinterpret_cast<std::uintptr_t>(ptr);
   try {
@@ -120,7 +122,7 @@ CUresult hand_out(shim_state& s,
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   *out = static_cast<CUdeviceptr>(address);
-  s.count.served_allocation(device, bytes);
+  s.count.served_allocation(device, bytes, kept_block);
   return CUDA_SUCCESS;
 }
 
@@ -185,6 +187,32 @@ bool in_fenced_legacy_order(shim_state& s, int device) noexcept
 /// creation of the device's first non-blocking stream).
 void wait_for_legacy_stream() noexcept { (void)real()->stream_synchronize(CU_STREAM_LEGACY); }
 
+/// Gives a block the thread had parked to its stack, as the free that parked it would have: in the
+/// legacy stream's order, or through the device's epochs when that order no longer suffices (a
+/// non-blocking stream appeared, a capture began).
+void give_back(shim_state& s, parked_block const& block) noexcept
+{
+  auto* stack = s.stacks.find(block.device);
+  if (stack == nullptr) { return; }  // never: a parked block came from a built stack
+  passing_through_scope const own_work;
+  if (in_legacy_order(s, block.device)) {
+    scoped_device_context const on_device{block.device};
+    stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(block.ptr), block.size);
+    return;
+  }
+  try {
+    s.deferred.defer(block.device, block.ptr, block.size);
+  } catch (...) {  // no memory for the epoch's bookkeeping: the stack's own host-ordered free
+    stack->deallocate_sync(reinterpret_cast<void*>(block.ptr), block.size);
+  }
+}
+
+/// Gives back whatever the calling thread parked, before a request the parked block cannot serve.
+void give_back_parked(shim_state& s) noexcept
+{
+  if (auto const parked = thread_cache::take_any(&s)) [[unlikely]] { give_back(s, *parked); }
+}
+
 /// The device whose stack serves an allocation request, or nothing (the reason counted) for a
 /// null out-pointer or zero bytes, or a current context that is not a device's primary one.
 std::optional<int> device_to_serve(shim_state& s, CUdeviceptr const* out, std::size_t bytes) noexcept
@@ -206,12 +234,23 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
   auto& s           = state();
   auto const device = device_to_serve(s, out, bytes);
   if (!device) { return std::nullopt; }
+  bool const legacy_order = in_legacy_order(s, *device);
+  if (legacy_order) {
+    if (auto const parked = thread_cache::take(&s, *device, bytes)) {
+      // The block this thread freed last, of this size: reused in the order the stack would have.
+      sampled_timer const timer{*device};
+      passing_through_scope const own_work;
+      return hand_out(s, reinterpret_cast<void*>(parked->ptr), bytes, *device, block_kind::stream_ordered, out,
+                      *s.stacks.find(*device), CU_STREAM_LEGACY, true);
+    }
+  }
+  give_back_parked(s);
   arm_exit_marker();
   passing_through_scope const own_work;  // whatever the stack calls never comes back into the shim
   auto& stack = stack_of(s, *device);
   sampled_timer const timer{*device};
   try {
-    if (in_legacy_order(s, *device)) {
+    if (legacy_order) {
       void* ptr = stack.allocate(cuda::stream_ref{CU_STREAM_LEGACY}, bytes);
       if (settings().free == free_policy::device_wide && s.deferred.non_blocking_streams(*device) > 0) {
         wait_for_legacy_stream();  // a non-blocking stream appeared meanwhile: its fence may predate the block's use
@@ -250,6 +289,12 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
   auto* stack = s.stacks.find(owner->device);
   // A block from cudaMallocAsync freed with cudaFree makes the same promise: device-wide.
   if (in_legacy_order(s, owner->device)) {
+    if (s.stacks.parks_frees(owner->device)) {
+      // Kept for this thread's next allocation of the same size; what it displaces goes back.
+      auto const back = thread_cache::park(&s, {static_cast<std::uintptr_t>(ptr), owner->size, owner->device});
+      if (back) { give_back(s, *back); }
+      return CUDA_SUCCESS;
+    }
     // Ordered on the legacy stream of the block's device, which waits for every blocking stream.
     scoped_device_context const on_device{owner->device};
     stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(ptr), owner->size);
@@ -259,6 +304,20 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
     s.deferred.defer(owner->device, static_cast<std::uintptr_t>(ptr), owner->size);
   }
   return CUDA_SUCCESS;
+}
+
+void give_back_at_thread_end(void const* owner, parked_block block) noexcept
+{
+  if (!settings().enabled || exiting()) { return; }  // dropped with the process: no CUDA call during exit
+  auto& s = state();
+  if (owner != &s) { return; }  // the parent's block, in a forked child
+  give_back(s, block);
+}
+
+void give_back_parked() noexcept
+{
+  if (!settings().enabled || exiting()) { return; }
+  give_back_parked(state());
 }
 
 std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
@@ -280,6 +339,7 @@ std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
     s.count.passed(pass_reason::stream_capture);
     return std::nullopt;
   }
+  give_back_parked(s);
   arm_exit_marker();
   passing_through_scope const own_work;
   auto& stack = stack_of(s, *device);
@@ -321,7 +381,7 @@ void adjust_memory_info(std::size_t* free, std::size_t* total) noexcept
   if (!device) { return; }
   auto& s = state();
   try {
-    std::size_t unused = s.deferred.pending_bytes(*device);
+    std::size_t unused = s.deferred.pending_bytes(*device) + thread_cache::parked_bytes(&s, *device);
     if (auto const stats = s.stacks.statistics(*device)) { unused += stats->free_bytes; }
     *free = std::min(*total, *free + unused);
   } catch (...) {  // statistics only lock; leave the driver's answer alone if that ever fails

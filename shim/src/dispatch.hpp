@@ -3,6 +3,8 @@
 // Where every wrapped call is decided: served by the device's resource stack, or passed through to
 // the real function (and why). The hooks only translate between their API and these calls.
 
+#include "thread_cache.hpp"
+
 #include <cuda.h>
 
 #include <cstddef>
@@ -34,6 +36,13 @@ enum class api_level : unsigned char { driver, runtime };
                                                        CUstream stream,
                                                        bool per_thread,
                                                        api_level level);
+
+/// A thread that parked a block (thread_cache.hpp) ended: the block goes back to its stack, unless
+/// `owner` is not the shim's state (a forked child's copy) or the process is exiting.
+void give_back_at_thread_end(void const* owner, parked_block block) noexcept;
+
+/// Gives back what the calling thread parked (before memory is released or reported).
+void give_back_parked() noexcept;
 
 /// cuMemGetInfo / cudaMemGetInfo after the real call filled `free` and `total`: adds what the
 /// current device's stack holds unused and what waits to become reusable.

@@ -19,7 +19,17 @@ namespace rmm::shim {
 
 namespace {
 
-enum field : std::size_t { allocations, allocated_bytes, frees, freed_bytes, failures, timed_calls, timed_ns, fields };
+enum field : std::size_t {
+  allocations,
+  allocated_bytes,
+  kept_reuses,
+  frees,
+  freed_bytes,
+  failures,
+  timed_calls,
+  timed_ns,
+  fields
+};
 constexpr std::size_t reasons = static_cast<std::size_t>(pass_reason::count);
 
 /// One thread's counts: written only by that thread (relaxed load + store, no locked instruction),
@@ -139,9 +149,10 @@ char const* json_name(pass_reason reason) noexcept
   return "unknown";
 }
 
-void counters::served_allocation(int device, std::size_t bytes) noexcept
+void counters::served_allocation(int device, std::size_t bytes, bool kept_block) noexcept
 {
   add(device, allocations, 1, allocated_bytes, bytes);
+  if (kept_block) { add(device, kept_reuses, 1); }
   if (device >= 0 && device < max_devices) {
     auto const d = static_cast<std::size_t>(device);
     raise(peak_[d], live_[d].fetch_add(bytes, std::memory_order_relaxed) + bytes);
@@ -195,6 +206,7 @@ counters::device_totals counters::totals(int device) const noexcept
   }
   t.allocations     = sum[allocations];
   t.allocated_bytes = sum[allocated_bytes];
+  t.kept_reuses     = sum[kept_reuses];
   t.frees           = sum[frees];
   t.freed_bytes     = sum[freed_bytes];
   t.failures        = sum[failures];
@@ -275,19 +287,21 @@ void write_report(std::FILE* out,
     auto const total_ms = per_call_ns * static_cast<double>(t.allocations + t.frees) / 1e6;
     if (json) {
       devices_json += fmt::format(
-        R"({}{{"device":{},"allocations":{},"allocated_bytes":{},"frees":{},"freed_bytes":{},"failures":{},)"
+        R"({}{{"device":{},"allocations":{},"allocated_bytes":{},"kept_block_reuses":{},"frees":{},"freed_bytes":{},)"
+        R"("failures":{},)"
         R"("live_bytes":{},"peak_live_bytes":{},"reserved_bytes":{},"peak_reserved_bytes":{},"free_bytes":{},"free_blocks":{},)"
         R"("largest_free_block":{},"fragmentation":{:.4f},"waiting_bytes":{},"frees_through_epochs":{},)"
         R"("non_blocking_streams_created":{},"fenced_epochs":{},"waited_epochs":{},"device_waits":{},"device_wait_ms":{:.3f},)"
         R"("ns_per_call":{:.1f}}})",
-        devices_json.empty() ? "" : ",", device, t.allocations, t.allocated_bytes, t.frees, t.freed_bytes, t.failures,
-        t.live_bytes, t.peak_live_bytes, stats ? stats->reserved_bytes : 0, stats ? stats->peak_reserved_bytes : 0,
-        stats ? stats->free_bytes : 0, stats ? stats->free_blocks : 0, stats ? stats->largest_free_block : 0,
-        stats ? stats->fragmentation() : 0.0, waiting, through_epochs, streams, epochs.fenced, epochs.waited,
-        waits.count, waited_ms, per_call_ns);
+        devices_json.empty() ? "" : ",", device, t.allocations, t.allocated_bytes, t.kept_reuses, t.frees,
+        t.freed_bytes, t.failures, t.live_bytes, t.peak_live_bytes, stats ? stats->reserved_bytes : 0,
+        stats ? stats->peak_reserved_bytes : 0, stats ? stats->free_bytes : 0, stats ? stats->free_blocks : 0,
+        stats ? stats->largest_free_block : 0, stats ? stats->fragmentation() : 0.0, waiting, through_epochs, streams,
+        epochs.fenced, epochs.waited, waits.count, waited_ms, per_call_ns);
     } else {
       text += fmt::format("  device {}: {} allocations served ({}), {} frees, {} failed\n", device, t.allocations,
                           format_bytes(t.allocated_bytes), t.frees, t.failures);
+      text += fmt::format("    allocations given the block their thread freed last: {}\n", t.kept_reuses);
       text += fmt::format("    live {} (peak {}), waiting to be reusable {}\n", format_bytes(t.live_bytes),
                           format_bytes(t.peak_live_bytes), format_bytes(waiting));
       text += fmt::format("    frees through epochs: {} of {} ({} non-blocking stream{} created)\n", through_epochs,

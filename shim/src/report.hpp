@@ -35,7 +35,8 @@ class counters {
  public:
   static constexpr int max_devices = 64;
 
-  void served_allocation(int device, std::size_t bytes) noexcept;
+  /// `kept_block`: served with the block the calling thread freed last (thread_cache.hpp).
+  void served_allocation(int device, std::size_t bytes, bool kept_block = false) noexcept;
   void served_free(int device, std::size_t bytes) noexcept;
   void failed_allocation(int device) noexcept;
   void passed(pass_reason reason) noexcept;
@@ -46,7 +47,8 @@ class counters {
   static constexpr std::uint64_t time_sample_rate = 16;
 
   struct device_totals {
-    std::uint64_t allocations{}, allocated_bytes{}, frees{}, freed_bytes{}, failures{}, timed_calls{}, timed_ns{};
+    std::uint64_t allocations{}, allocated_bytes{}, kept_reuses{}, frees{}, freed_bytes{}, failures{}, timed_calls{},
+      timed_ns{};
     std::size_t live_bytes{}, peak_live_bytes{};
   };
   [[nodiscard]] device_totals totals(int device) const noexcept;

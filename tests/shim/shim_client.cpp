@@ -290,13 +290,18 @@ int fork_child()
 {
   void* before = nullptr;
   check(cudaMalloc(&before, 1 << 20), "cudaMalloc (parent)");
+  void* kept = nullptr;  // freed just before the fork: the parent's thread keeps it for its next request
+  check(cudaMalloc(&kept, 1 << 20), "cudaMalloc (parent)");
+  check(cudaFree(kept), "cudaFree (parent)");
   std::fflush(stdout);
   pid_t const child = fork();
   if (child == 0) {
-    // CUDA does not survive fork in the child; the shim must not hang or crash on its locks.
+    // CUDA does not survive fork in the child; the shim must not hang or crash on its locks, nor
+    // hand out the block the parent kept.
     void* ptr         = nullptr;
     auto const status = cudaMalloc(&ptr, 1 << 20);
     std::printf("child_malloc=%s\n", cudaGetErrorName(status));
+    std::printf("child_got_parents_block=%d\n", status == cudaSuccess && ptr == kept ? 1 : 0);
     std::fflush(stdout);
     _exit(0);
   }
@@ -307,6 +312,58 @@ int fork_child()
   void* after = nullptr;
   check(cudaMalloc(&after, 1 << 20), "cudaMalloc (parent, after fork)");
   check(cudaFree(after), "cudaFree (parent, after fork)");
+  return 0;
+}
+
+/// Device memory the shim counts as free (cudaMemGetInfo), after the stack was built.
+std::size_t reported_free()
+{
+  std::size_t free  = 0;
+  std::size_t total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  return free;
+}
+
+int parked_blocks()
+{
+  // Run over a pool of exactly 32 MiB: a request for all of it succeeds only once every block a
+  // thread kept for its next allocation is back in the pool.
+  void* first = nullptr;
+  check(cudaMalloc(&first, 1 << 20), "cudaMalloc");
+  check(cudaFree(first), "cudaFree");
+  void* again = nullptr;
+  check(cudaMalloc(&again, 1 << 20), "cudaMalloc (same size)");
+  std::printf("same_size_reused=%d\n", again == first ? 1 : 0);
+  check(cudaFree(again), "cudaFree");
+  std::size_t const free_parked = reported_free();
+  // A second free of the same pointer is refused, and the block is never handed out twice.
+  auto const twice = cudaFree(again);
+  (void)cudaGetLastError();
+  std::printf("double_free=%s\n", cudaGetErrorName(twice));
+  void* a = nullptr;
+  void* b = nullptr;
+  check(cudaMalloc(&a, 1 << 20), "cudaMalloc (after the double free)");
+  check(cudaMalloc(&b, 1 << 20), "cudaMalloc (after the double free)");
+  std::printf("handed_out_twice=%d\n", a == b ? 1 : 0);
+  check(cudaFree(a), "cudaFree");
+  check(cudaFree(b), "cudaFree");
+  // A request of another size first gives the kept block back.
+  void* whole = nullptr;
+  std::printf("whole_pool_after_free=%s\n", cudaGetErrorName(cudaMalloc(&whole, 32 << 20)));
+  (void)cudaGetLastError();
+  if (whole != nullptr) { check(cudaFree(whole), "cudaFree (whole pool)"); }
+  // Too large to keep: back in the pool at once.
+  std::size_t const free_unparked = reported_free();
+  std::printf("free_counts_kept_block=%d\n", free_parked == free_unparked ? 1 : 0);
+  // A thread that ends gives its kept block back.
+  std::thread{[] {
+    void* mine = nullptr;
+    check(cudaMalloc(&mine, 1 << 20), "cudaMalloc (thread)");
+    check(cudaFree(mine), "cudaFree (thread)");
+  }}.join();
+  std::printf("whole_pool_after_thread=%s\n", cudaGetErrorName(cudaMalloc(&whole, 32 << 20)));
+  (void)cudaGetLastError();
+  if (whole != nullptr) { check(cudaFree(whole), "cudaFree (whole pool)"); }
   return 0;
 }
 
@@ -631,6 +688,8 @@ int main(int argc, char** argv)
     result = many_threads();
   } else if (scenario == "fork") {
     result = fork_child();
+  } else if (scenario == "parked-blocks") {
+    result = parked_blocks();
   } else if (scenario == "memory-info") {
     result = memory_info();
   } else if (scenario == "premature-reuse") {

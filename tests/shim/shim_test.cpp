@@ -137,7 +137,8 @@ TEST(Shim, AForkedChildNeitherHangsNorUsesTheParentsPools)
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("child_exit"), "0");
   EXPECT_NE(r.value("child_malloc"), "") << r.output;
-  EXPECT_EQ(r.reported("frees"), 2) << r.report;
+  EXPECT_EQ(r.value("child_got_parents_block"), "0") << r.output;
+  EXPECT_EQ(r.reported("frees"), 3) << r.report;
 }
 
 TEST(Shim, MemoryInformationCountsWhatThePoolsHoldUnusedAsFree)
@@ -152,6 +153,36 @@ std::string one_block_pool()
   return write_config("shim_one_block.toml",
                       "[[resource]]\ntype = \"pool\"\ninitial_size = \"32MiB\"\nmaximum_size = \"32MiB\"\n\n"
                       "[[resource]]\ntype = \"cuda\"\n");
+}
+
+TEST(Shim, AThreadKeepsItsLastFreedBlockOnlyUntilARequestItCannotServe)
+{
+  auto const r = run("parked-blocks", {{"RMM_CONFIG", one_block_pool()}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("same_size_reused"), "1") << r.output;
+  EXPECT_GE(r.reported("kept_block_reuses"), 1) << "the second allocation took the block its thread kept: " << r.report;
+  EXPECT_EQ(r.value("double_free"), "cudaErrorInvalidValue") << r.output;
+  EXPECT_EQ(r.value("handed_out_twice"), "0") << r.output;
+  EXPECT_EQ(r.value("whole_pool_after_free"), "cudaSuccess") << "a kept block went back first: " << r.output;
+  EXPECT_EQ(r.value("free_counts_kept_block"), "1") << "cudaMemGetInfo counts a kept block as free: " << r.output;
+  EXPECT_EQ(r.value("whole_pool_after_thread"), "cudaSuccess")
+    << "a thread that ended gave its block back: " << r.output;
+  EXPECT_EQ(r.reported("frees"), r.reported("allocations")) << r.report;
+  EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
+}
+
+TEST(Shim, WithTheEventLogOnNoBlockIsKeptByAThread)
+{
+  // Each call must reach the log: a block kept for the thread's next request would not.
+  std::string const log = ::testing::TempDir() + "shim_parked_log_" + std::to_string(::getpid()) + ".csv";
+  std::remove(log.c_str());
+  auto const r = run("parked-blocks", {{"RMM_CONFIG", one_block_pool()}, {"RMM_SHIM_LOG_FILE", log}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto const events = rmm::trace::read_log(log);
+  std::remove(log.c_str());
+  EXPECT_EQ(static_cast<long long>(events.size()), r.reported("allocations") + r.reported("frees"));
+  EXPECT_EQ(r.reported("kept_block_reuses"), 0) << r.report;
+  EXPECT_EQ(r.value("whole_pool_after_free"), "cudaSuccess") << r.output;
 }
 
 TEST(Shim, AFreedBlockIsNotHandedOutWhileWorkQueuedBeforeTheFreeStillUsesIt)
