@@ -151,8 +151,15 @@ char const* json_name(pass_reason reason) noexcept
 
 void counters::served_allocation(int device, std::size_t bytes, bool kept_block) noexcept
 {
-  add(device, allocations, 1, allocated_bytes, bytes);
-  if (kept_block) { add(device, kept_reuses, 1); }
+  if (device >= 0 && device < thread_block::devices) {
+    auto& mine = this_thread_block().device[static_cast<std::size_t>(device)];  // looked up once for all three
+    bump(mine[allocations], 1);
+    bump(mine[allocated_bytes], bytes);
+    if (kept_block) { bump(mine[kept_reuses], 1); }
+  } else {
+    add(device, allocations, 1, allocated_bytes, bytes);
+    if (kept_block) { add(device, kept_reuses, 1); }
+  }
   if (device >= 0 && device < max_devices) {
     auto const d = static_cast<std::size_t>(device);
     raise(peak_[d], live_[d].fetch_add(bytes, std::memory_order_relaxed) + bytes);
