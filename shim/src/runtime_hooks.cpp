@@ -27,15 +27,21 @@ cudaError_t to_runtime(CUresult result) noexcept
 }
 
 /// The runtime initialises itself (and its context) at its first call; when a program's first call
-/// is one the shim serves, let the runtime do that first, as it would have.
+/// is one the shim serves, let the runtime do that first, as it would have. Once a thread has seen
+/// a current context it is not asked again: a program that later leaves its thread without one gets
+/// its allocation passed through (not a primary context), and the runtime sets one up as usual.
 void let_the_runtime_start(rmm::shim::real_runtime const& runtime)
 {
+  thread_local bool started = false;
+  if (started) [[likely]] { return; }
   if (!rmm::shim::settings().enabled || rmm::shim::passing_through() || runtime.free == nullptr) { return; }
   CUcontext context{};
   auto const* driver = rmm::shim::real();
   if (driver == nullptr || driver->ctx_get_current(&context) != CUDA_SUCCESS || context == nullptr) {
     (void)pass_through([&] { return runtime.free(nullptr); });
+    return;
   }
+  started = true;
 }
 
 CUdeviceptr* as_device_pointer(void** ptr) noexcept { return reinterpret_cast<CUdeviceptr*>(ptr); }
