@@ -99,10 +99,9 @@ void* real_driver::resolve(char const* name, int version, bool per_thread) const
   return fn;
 }
 
-real_driver const* real() noexcept
+real_driver const* detail::bind_real_driver() noexcept
 {
-  static std::atomic<real_driver const*> bound{nullptr};
-  if (auto const* driver = bound.load(std::memory_order_acquire); driver != nullptr) { return driver; }
+  auto& bound = bound_driver;
   static std::mutex binding;
   std::lock_guard lock{binding};
   if (auto const* driver = bound.load(std::memory_order_relaxed); driver != nullptr) { return driver; }

@@ -6,6 +6,8 @@
 // loads CUDA into a process that does not use it.
 
 #include <cuda.h>
+
+#include <atomic>
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
@@ -64,9 +66,21 @@ struct real_driver {
   [[nodiscard]] void* resolve(char const* name, int version, bool per_thread = false) const noexcept;
 };
 
+namespace detail {
+/// Set once the driver is bound; read without a call on every hook.
+inline std::atomic<real_driver const*> bound_driver{nullptr};
+[[nodiscard]] real_driver const* bind_real_driver() noexcept;
+}  // namespace detail
+
 /// The real driver once the process has loaded libcuda.so.1 (bound on the first call that finds
 /// it loaded); null before, or when it lacks an entry point the shim needs.
-[[nodiscard]] real_driver const* real() noexcept;
+[[nodiscard]] inline real_driver const* real() noexcept
+{
+  if (auto const* driver = detail::bound_driver.load(std::memory_order_acquire); driver != nullptr) [[likely]] {
+    return driver;
+  }
+  return detail::bind_real_driver();
+}
 
 /// Binds the resource library's driver table (core/src/detail/cuda_driver.hpp) to the real driver,
 /// once, before the shim first uses the library: the library must never reach the driver through

@@ -15,11 +15,7 @@ namespace rmm::shim {
 
 namespace {
 
-shim_settings& mutable_settings() noexcept
-{
-  static auto* s = new shim_settings;  // never destroyed: read by hooks during exit
-  return *s;
-}
+shim_settings& mutable_settings() noexcept { return detail::make_settings(); }
 
 template <class T>
 T value_or(rmm::config::stack_description const& stack, std::string_view key, T fallback)
@@ -45,7 +41,15 @@ bool switched_off() noexcept
 
 }  // namespace
 
-shim_settings const& settings() noexcept { return mutable_settings(); }
+shim_settings& detail::make_settings() noexcept
+{
+  static auto* const made = [] {
+    auto* s = new shim_settings;  // never destroyed: read by hooks during exit
+    detail::settings_instance.store(s, std::memory_order_release);
+    return s;
+  }();
+  return *made;
+}
 
 void load_settings()
 {

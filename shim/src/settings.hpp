@@ -5,6 +5,7 @@
 
 #include <rmm/config/description.hpp>
 
+#include <atomic>
 #include <string>
 
 namespace rmm::shim {
@@ -29,8 +30,18 @@ struct shim_settings {
   rmm::config::stack_description stack{};  ///< the validated configuration
 };
 
+namespace detail {
+/// Made on first use and never destroyed (hooks read it during exit); read without a call.
+inline std::atomic<shim_settings*> settings_instance{nullptr};
+[[nodiscard]] shim_settings& make_settings() noexcept;
+}  // namespace detail
+
 /// The settings, loaded when the shim was loaded (defaults before that).
-[[nodiscard]] shim_settings const& settings() noexcept;
+[[nodiscard]] inline shim_settings const& settings() noexcept
+{
+  if (auto const* s = detail::settings_instance.load(std::memory_order_acquire); s != nullptr) [[likely]] { return *s; }
+  return detail::make_settings();
+}
 
 /// Loads the configuration (RMM_CONFIG's file or the built-in stack, with environment overrides).
 /// A bad configuration prints its error (file:line:column) and ends the process: a program never
