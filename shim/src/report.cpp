@@ -73,12 +73,12 @@ struct thread_slot {
   }
 };
 
-/// The thread's block. The pointer is a trivially destructible thread_local (no guard on each
-/// access); the slot that folds the block in at thread exit is touched once, when it is made.
-thread_block& this_thread_block()
+/// The thread's block, once made. Trivially destructible, so reaching it costs no guard; the slot
+/// that folds the block in at thread exit is touched once, when the block is made.
+thread_local thread_block* cached_block = nullptr;
+
+[[gnu::noinline]] thread_block& make_thread_block()
 {
-  thread_local thread_block* cached = nullptr;
-  if (cached != nullptr) [[likely]] { return *cached; }
   thread_local thread_slot slot;
   auto* block = new thread_block;
   {
@@ -86,9 +86,15 @@ thread_block& this_thread_block()
     std::lock_guard lock{r.mutex};
     r.threads.push_back(block);
   }
-  slot.block = block;
-  cached     = block;
+  slot.block   = block;
+  cached_block = block;
   return *block;
+}
+
+thread_block& this_thread_block()
+{
+  if (auto* block = cached_block; block != nullptr) [[likely]] { return *block; }
+  return make_thread_block();
 }
 
 void bump(std::atomic<std::uint64_t>& value, std::uint64_t by) noexcept
