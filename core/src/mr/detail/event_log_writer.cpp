@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <exception>
@@ -54,13 +55,22 @@ class time_of_day_formatter {
 
 }  // namespace
 
+namespace {
+
+/// Numbers the writers, so that a thread's cached buffer never matches a later writer.
+std::uint64_t next_writer_id() noexcept
+{
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 event_log_writer::event_log_writer(std::vector<log_sink_ptr> sinks, bool auto_flush)
-  : sinks_{std::move(sinks)}, auto_flush_{auto_flush}, owner_pid_{::getpid()}
+  : sinks_{std::move(sinks)}, auto_flush_{auto_flush}, id_{next_writer_id()}, owner_pid_{::getpid()}
 {
   RMM_EXPECTS(!sinks_.empty(), "logging_resource_adaptor: no sinks given; pass at least one");
   for (auto const& sink : sinks_) { RMM_EXPECTS(sink != nullptr, "logging_resource_adaptor: a sink is null"); }
-  pending_.reserve(batch_size);
-  writing_.reserve(batch_size);
   write_to_sinks(logging_resource_adaptor::header() + '\n');
   flush_sinks();
   if (!auto_flush_) {
@@ -72,7 +82,7 @@ event_log_writer::~event_log_writer()
 {
   if (writer_.joinable()) {
     {
-      std::lock_guard lock{queue_mutex_};
+      std::lock_guard lock{wake_mutex_};
       stopping_ = true;
     }
     wake_writer_.notify_one();
@@ -92,23 +102,60 @@ event_log_writer::~event_log_writer()
   }
 }
 
+auto event_log_writer::buffer_of_this_thread() -> thread_buffer&
+{
+  // The last writer this thread recorded to, without a guard; the buffers it owns a share of, so
+  // that a buffer outlives neither its thread's use of it nor the writer's last round over it.
+  thread_local std::uint64_t last_writer  = 0;
+  thread_local thread_buffer* last_buffer = nullptr;
+  if (last_writer == id_) [[likely]] { return *last_buffer; }
+  struct owned {
+    std::uint64_t writer;
+    std::shared_ptr<thread_buffer> buffer;
+  };
+  thread_local std::vector<owned> mine;
+  auto found = std::find_if(mine.begin(), mine.end(), [this](owned const& o) { return o.writer == id_; });
+  if (found == mine.end()) {
+    // Buffers of writers that are gone (only this thread still holds them) are dropped first.
+    std::erase_if(mine, [](owned const& o) { return o.buffer.use_count() == 1; });
+    auto buffer = std::make_shared<thread_buffer>();
+    mine.reserve(mine.size() + 1);
+    {
+      std::lock_guard lock{buffers_mutex_};
+      buffers_.push_back(buffer);
+    }
+    mine.push_back({id_, std::move(buffer)});  // capacity reserved: does not throw
+    found = std::prev(mine.end());
+  }
+  last_writer = id_;
+  last_buffer = found->buffer.get();
+  return *last_buffer;
+}
+
 void event_log_writer::record(log_action action,
                               void const* pointer,
                               std::size_t size,
                               cuda_stream_view stream) noexcept
 {
-  log_event const event{os_thread_id(), now_ns(), pointer, size, stream.value(), action};
   bool wake{false};
   try {
-    std::lock_guard lock{queue_mutex_};
-    pending_.push_back(event);
-    wake = pending_.size() == batch_size;
+    auto& buffer = buffer_of_this_thread();
+    std::lock_guard lock{buffer.lock};
+    if (buffer.events.size() == buffer.events.capacity()) {
+      buffer.events.reserve(std::max<std::size_t>(256, 2 * buffer.events.size()));
+    }
+    // Numbered only once the event has room: every number taken is an event in a buffer.
+    auto const number = next_number_.fetch_add(1, std::memory_order_relaxed);
+    buffer.events.push_back({number, os_thread_id(), now_ns(), pointer, size, stream.value(), action});
+    wake = buffer.events.size() == batch_size;
   } catch (...) {
     lost_.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
   if (auto_flush_) {
     flush();
   } else if (wake) {
+    batch_ready_.store(true, std::memory_order_relaxed);
     wake_writer_.notify_one();
   }
 }
@@ -122,10 +169,11 @@ void event_log_writer::flush() noexcept
 
 void event_log_writer::run_writer()
 {
-  std::unique_lock lock{queue_mutex_};
+  std::unique_lock lock{wake_mutex_};
   while (!stopping_) {
     wake_writer_.wait_for(lock, std::chrono::milliseconds{100},
-                          [this] { return stopping_ || pending_.size() >= batch_size; });
+                          [this] { return stopping_ || batch_ready_.load(std::memory_order_relaxed); });
+    batch_ready_.store(false, std::memory_order_relaxed);
     lock.unlock();
     write_pending();
     lock.lock();
@@ -135,25 +183,51 @@ void event_log_writer::run_writer()
 void event_log_writer::write_pending() noexcept
 {
   std::lock_guard write_lock{write_mutex_};
+  // Every event numbered below this count is in a buffer by the time the buffer's lock is taken
+  // below: a thread numbers its event and appends it under that lock.
+  auto const count = next_number_.load(std::memory_order_relaxed);
+  std::vector<std::vector<log_event>> taken;
   {
-    std::lock_guard lock{queue_mutex_};
-    pending_.swap(writing_);
+    std::lock_guard lock{buffers_mutex_};
+    try {
+      taken.reserve(buffers_.size());
+    } catch (...) {
+      return;  // out of host memory: the events wait in their buffers for the next round
+    }
+    for (auto const& buffer : buffers_) {
+      std::lock_guard buffer_lock{buffer->lock};
+      if (buffer->events.empty()) { continue; }
+      taken.emplace_back().swap(buffer->events);  // the thread allocates anew: nothing to copy here
+    }
+    // A buffer no thread holds any more (its thread ended) goes once it is empty.
+    std::erase_if(buffers_, [](auto const& buffer) { return buffer.use_count() == 1 && buffer->events.empty(); });
   }
-  if (writing_.empty()) { return; }
+  for (auto& events : taken) {
+    try {
+      waiting_.insert(waiting_.end(), events.begin(), events.end());
+    } catch (...) {
+      lost_.fetch_add(events.size(), std::memory_order_relaxed);
+    }
+  }
+  std::sort(waiting_.begin(), waiting_.end(),
+            [](log_event const& a, log_event const& b) { return a.number < b.number; });
+  auto const ready =
+    std::partition_point(waiting_.begin(), waiting_.end(), [count](log_event const& e) { return e.number < count; });
+  if (ready == waiting_.begin()) { return; }
   try {
     time_of_day_formatter time_of_day;
     text_.clear();
-    for (auto const& event : writing_) {
-      fmt::format_to(std::back_inserter(text_), "{},", event.thread);
-      time_of_day.append(text_, event.time_ns);
-      fmt::format_to(std::back_inserter(text_), ",{},{},{},{}\n", rmm::mr::allocation_log::action_name(event.action),
-                     fmt::ptr(event.pointer), event.size, fmt::ptr(event.stream));
+    for (auto it = waiting_.begin(); it != ready; ++it) {
+      fmt::format_to(std::back_inserter(text_), "{},", it->thread);
+      time_of_day.append(text_, it->time_ns);
+      fmt::format_to(std::back_inserter(text_), ",{},{},{},{}\n", rmm::mr::allocation_log::action_name(it->action),
+                     fmt::ptr(it->pointer), it->size, fmt::ptr(it->stream));
     }
     write_to_sinks(text_);
   } catch (...) {
-    lost_.fetch_add(writing_.size(), std::memory_order_relaxed);
+    lost_.fetch_add(static_cast<std::size_t>(ready - waiting_.begin()), std::memory_order_relaxed);
   }
-  writing_.clear();
+  waiting_.erase(waiting_.begin(), ready);
 }
 
 namespace {

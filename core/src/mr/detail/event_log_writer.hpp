@@ -1,5 +1,7 @@
 #pragma once
 
+#include "light_mutex.hpp"
+
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/mr/allocation_log_format.hpp>
 #include <rmm/mr/log_sink.hpp>
@@ -8,6 +10,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -19,8 +22,9 @@ namespace rmm::mr::detail {
 
 using log_action = rmm::mr::allocation_log::action;
 
-/// One logged event as captured on the allocating thread: no formatting, no allocation.
+/// One logged event as captured on the recording thread: no formatting, no allocation.
 struct log_event {
+  std::uint64_t number;  ///< the event's place in the log
   std::uint64_t thread;
   std::int64_t time_ns;  ///< system clock
   void const* pointer;
@@ -30,9 +34,13 @@ struct log_event {
 };
 
 /**
- * The logging adaptor's buffer and writer thread. record() appends an event under a short lock;
- * the writer thread wakes when a batch is full or every 100 ms, formats the events as CSV rows
- * and writes them to the sinks in the order they were recorded.
+ * The logging adaptor's buffers and writer thread. Each recording thread appends to a buffer of
+ * its own, whose lock only the writer ever contends for, and numbers its event from one shared
+ * counter: the numbers order the events of every thread as the program made them (a free is
+ * numbered before its block goes back, an allocation after its block was taken). The writer
+ * thread wakes every 100 ms, or when a buffer holds a batch, takes what the buffers hold, and
+ * writes it as CSV rows in number order up to the count it read before taking them: an event
+ * numbered later may still be on its way into a buffer, and waits for the next round.
  */
 class event_log_writer {
  public:
@@ -52,23 +60,35 @@ class event_log_writer {
   static constexpr std::size_t batch_size = 4096;
 
  private:
+  struct thread_buffer {
+    light_mutex lock;
+    std::vector<log_event> events;  ///< under lock
+  };
+
+  /// The calling thread's buffer, made and registered on its first event. Throws std::bad_alloc.
+  thread_buffer& buffer_of_this_thread();
   void run_writer();
-  void write_pending() noexcept;  ///< formats and writes the pending events (holds write_mutex_)
+  void write_pending() noexcept;  ///< takes the buffers' events and writes those it may (holds write_mutex_)
   void write_to_sinks(std::string_view text) noexcept;
   void flush_sinks() noexcept;
 
   std::vector<log_sink_ptr> sinks_;
   bool const auto_flush_;
+  std::uint64_t const id_;  ///< never reused: a thread finds its buffer by it
 
-  std::mutex queue_mutex_;  ///< guards pending_ and stopping_; taken on the allocating threads
+  std::atomic<std::uint64_t> next_number_{0};
+  std::mutex buffers_mutex_;  ///< guards buffers_: a thread's first event, and the writer's rounds
+  std::vector<std::shared_ptr<thread_buffer>> buffers_;  ///< shared with the recording threads
+  std::atomic<std::size_t> lost_{0};                     ///< events that could not be buffered (out of host memory)
+
+  std::mutex wake_mutex_;  ///< guards stopping_; the writer sleeps on it
   std::condition_variable wake_writer_;
-  std::vector<log_event> pending_;
   bool stopping_{false};
-  std::atomic<std::size_t> lost_{0};  ///< events that could not be buffered (out of host memory)
+  std::atomic<bool> batch_ready_{false};
 
   std::mutex write_mutex_;          ///< one writer at a time, so rows keep their order
-  std::vector<log_event> writing_;  ///< swapped with pending_, keeps its capacity
-  std::string text_;                ///< formatted rows of one batch
+  std::vector<log_event> waiting_;  ///< taken from the buffers, numbered beyond the last round's count
+  std::string text_;                ///< formatted rows of one round
   bool write_failed_{false};
 
   pid_t owner_pid_;
