@@ -1,6 +1,5 @@
 #include "device_stacks.hpp"
 
-#include "deferring_resource.hpp"
 #include "settings.hpp"
 
 #include <rmm/config/build.hpp>
@@ -9,6 +8,7 @@
 #include <rmm/mr/arena_memory_resource.hpp>
 #include <rmm/mr/binning_memory_resource.hpp>
 #include <rmm/mr/fixed_size_memory_resource.hpp>
+#include <rmm/mr/log_sink.hpp>
 #include <rmm/mr/logging_resource_adaptor.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 
@@ -58,10 +58,9 @@ rmm::mr::any_device_resource& device_stacks::get(int device)
   fresh->parks_frees = is_suballocator(fresh->layers.front());
   if (auto const& log = settings().log_file; !log.empty()) {
     auto const file = rmm::config::expand_file_name_pattern(log, static_cast<long>(::getpid()), device);
-    fresh->layers.insert(fresh->layers.begin(), deferring_resource{fresh->layers.front(), device, defer_});
-    fresh->layers.insert(fresh->layers.begin(), rmm::mr::logging_resource_adaptor{fresh->layers.front(), file});
-    fresh->below_log   = 2;
-    fresh->parks_frees = false;  // every call is logged
+    std::vector<rmm::mr::log_sink_ptr> sinks;
+    sinks.push_back(std::make_shared<rmm::mr::file_log_sink>(file));
+    fresh->log = std::make_unique<event_log>(std::move(sinks), false);
   }
   auto* built = fresh.release();  // never destroyed: dropped at exit, not freed
   slot.store(built, std::memory_order_release);
@@ -80,16 +79,10 @@ rmm::mr::any_device_resource* device_stacks::find(int device) const noexcept
   return s == nullptr ? nullptr : &s->layers.front();
 }
 
-rmm::mr::any_device_resource* device_stacks::find_below_log(int device) const noexcept
-{
-  auto* s = built(device);
-  return s == nullptr ? nullptr : &s->layers[s->below_log];
-}
-
-bool device_stacks::logs(int device) const noexcept
+auto device_stacks::log(int device) const noexcept -> event_log*
 {
   auto const* s = built(device);
-  return s != nullptr && s->below_log != 0;
+  return s == nullptr ? nullptr : s->log.get();
 }
 
 bool device_stacks::parks_frees(int device) const noexcept
@@ -135,6 +128,7 @@ void device_stacks::flush_logs() const noexcept
   for (auto const& slot : stacks_) {
     auto const* built = slot.load(std::memory_order_acquire);
     if (built == nullptr) { continue; }
+    if (built->log) { built->log->flush(); }
     for (auto const& layer : built->layers) {
       if (auto* log = layer.target<rmm::mr::logging_resource_adaptor>()) {
         try {

@@ -98,6 +98,20 @@ class sampled_timer {
   std::chrono::steady_clock::time_point start_{};
 };
 
+using rmm::mr::detail::log_action;
+
+/// Writes one event to `device`'s log, when the log is on. `stream` is the order the call was
+/// served in: a stream, or null for the host's order (a free that waits in an epoch).
+void log_event(shim_state& s,
+               int device,
+               log_action action,
+               void const* ptr,
+               std::size_t bytes,
+               CUstream stream) noexcept
+{
+  if (auto* log = s.stacks.log(device)) [[unlikely]] { log->record(action, ptr, bytes, rmm::cuda_stream_view{stream}); }
+}
+
 /// Records a block the stack handed out; gives it back if the record cannot be kept.
 CUresult hand_out(shim_state& s,
                   void* ptr,
@@ -119,18 +133,21 @@ CUresult hand_out(shim_state& s,
       stack.deallocate(cuda::stream_ref{stream}, ptr, bytes);
     }
     s.count.failed_allocation(device);
+    log_event(s, device, log_action::allocate_failure, nullptr, bytes, stream);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   *out = static_cast<CUdeviceptr>(address);
   s.count.served_allocation(device, bytes, kept_block);
+  log_event(s, device, log_action::allocate, ptr, bytes, stream);
   return CUDA_SUCCESS;
 }
 
 /// What a failed allocation returns: out of memory whatever the cause, never an exception across the
 /// C boundary; the program recovers by freeing memory.
-CUresult failed(shim_state& s, int device, std::exception const& e)
+CUresult failed(shim_state& s, int device, std::size_t bytes, CUstream stream, std::exception const& e)
 {
   s.count.failed_allocation(device);
+  log_event(s, device, log_action::allocate_failure, nullptr, bytes, stream);
   if (settings().verbose) { fmt::print(stderr, "rmm shim: allocation on device {} failed: {}\n", device, e.what()); }
   return CUDA_ERROR_OUT_OF_MEMORY;
 }
@@ -249,6 +266,8 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
   passing_through_scope const own_work;  // whatever the stack calls never comes back into the shim
   auto& stack = stack_of(s, *device);
   sampled_timer const timer{*device};
+  bool const fenced_legacy_order = !legacy_order && in_fenced_legacy_order(s, *device);
+  CUstream const order           = legacy_order || fenced_legacy_order ? CU_STREAM_LEGACY : nullptr;
   try {
     if (legacy_order) {
       void* ptr = stack.allocate(cuda::stream_ref{CU_STREAM_LEGACY}, bytes);
@@ -257,7 +276,7 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
       }
       return hand_out(s, ptr, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
     }
-    if (in_fenced_legacy_order(s, *device)) {
+    if (fenced_legacy_order) {
       // Every block of the legacy stream's order is safe for the non-blocking streams too: their
       // fences wait for the legacy work its old owner queued (deferred_frees.hpp).
       void* ptr = stack.allocate(cuda::stream_ref{CU_STREAM_LEGACY}, bytes);
@@ -269,7 +288,7 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
     void* ptr = stack.allocate_sync(bytes);
     return hand_out(s, ptr, bytes, *device, block_kind::synchronous, out, stack, nullptr);
   } catch (std::exception const& e) {
-    return failed(s, *device, e);
+    return failed(s, *device, bytes, order, e);
   }
 }
 
@@ -288,7 +307,10 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
   passing_through_scope const own_work;
   auto* stack = s.stacks.find(owner->device);
   // A block from cudaMallocAsync freed with cudaFree makes the same promise: device-wide.
-  if (in_legacy_order(s, owner->device)) {
+  bool const legacy_order = in_legacy_order(s, owner->device);
+  log_event(s, owner->device, log_action::free, reinterpret_cast<void*>(ptr), owner->size,
+            legacy_order ? CU_STREAM_LEGACY : nullptr);
+  if (legacy_order) {
     if (s.stacks.parks_frees(owner->device)) {
       // Kept for this thread's next allocation of the same size; what it displaces goes back.
       auto const back = thread_cache::park(&s, {static_cast<std::uintptr_t>(ptr), owner->size, owner->device});
@@ -298,10 +320,12 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
     // Ordered on the legacy stream of the block's device, which waits for every blocking stream.
     scoped_device_context const on_device{owner->device};
     stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(ptr), owner->size);
-  } else if (s.stacks.logs(owner->device)) {
-    stack->deallocate_sync(reinterpret_cast<void*>(ptr), owner->size);  // logged now, deferred below the log
-  } else {
+    return CUDA_SUCCESS;
+  }
+  try {
     s.deferred.defer(owner->device, static_cast<std::uintptr_t>(ptr), owner->size);
+  } catch (...) {  // no memory for the epoch's bookkeeping: the stack's own host-ordered free
+    stack->deallocate_sync(reinterpret_cast<void*>(ptr), owner->size);
   }
   return CUDA_SUCCESS;
 }
@@ -348,7 +372,7 @@ std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
     void* ptr = stack.allocate(cuda::stream_ref{stream}, bytes);
     return hand_out(s, ptr, bytes, *device, block_kind::stream_ordered, out, stack, stream);
   } catch (std::exception const& e) {
-    return failed(s, *device, e);
+    return failed(s, *device, bytes, stream, e);
   }
 }
 
@@ -369,6 +393,7 @@ std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool 
   sampled_timer const timer{owner->device};
   passing_through_scope const own_work;
   s.deferred.note_stream_ordered_free(owner->device);  // before the block can be taken in the legacy order
+  log_event(s, owner->device, log_action::free, reinterpret_cast<void*>(ptr), owner->size, stream);
   auto* stack = s.stacks.find(owner->device);
   stack->deallocate(cuda::stream_ref{stream}, reinterpret_cast<void*>(ptr), owner->size);
   return CUDA_SUCCESS;

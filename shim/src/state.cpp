@@ -12,9 +12,8 @@ shim_state* create() { return new shim_state; }  // never deleted: hooks run unt
 }  // namespace
 
 shim_state::shim_state()
-  : stacks{[this](int device, std::uintptr_t ptr, std::size_t size) { deferred.defer(device, ptr, size); }},
-    deferred{[this](int device, std::uintptr_t ptr, std::size_t size, bool in_legacy_order) {
-      auto* stack = stacks.find_below_log(device);
+  : deferred{[this](int device, std::uintptr_t ptr, std::size_t size, bool in_legacy_order) {
+      auto* stack = stacks.find(device);
       if (stack == nullptr) { return; }
       if (in_legacy_order) {
         stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(ptr), size);
