@@ -67,30 +67,6 @@ rmm::mr::any_device_resource& device_stacks::get(int device)
   return built->layers.front();
 }
 
-auto device_stacks::built(int device) const noexcept -> stack*
-{
-  if (device < 0 || device >= max_devices) { return nullptr; }
-  return stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
-}
-
-rmm::mr::any_device_resource* device_stacks::find(int device) const noexcept
-{
-  auto* s = built(device);
-  return s == nullptr ? nullptr : &s->layers.front();
-}
-
-auto device_stacks::log(int device) const noexcept -> event_log*
-{
-  auto const* s = built(device);
-  return s == nullptr ? nullptr : s->log.get();
-}
-
-bool device_stacks::parks_frees(int device) const noexcept
-{
-  auto const* s = built(device);
-  return s != nullptr && s->parks_frees;
-}
-
 std::optional<rmm::mr::suballocator_statistics> device_stacks::statistics(int device) const
 {
   if (device < 0 || device >= max_devices) { return std::nullopt; }

@@ -35,13 +35,25 @@ class device_stacks {
   /// Throws what building throws (rmm::config::config_error, rmm::cuda_error, rmm::bad_alloc).
   [[nodiscard]] rmm::mr::any_device_resource& get(int device);
   /// The stack of `device` if it was built, else null. Never builds.
-  [[nodiscard]] rmm::mr::any_device_resource* find(int device) const noexcept;
+  [[nodiscard]] rmm::mr::any_device_resource* find(int device) const noexcept
+  {
+    auto* s = built(device);
+    return s == nullptr ? nullptr : &s->layers.front();
+  }
   /// `device`'s event log, or null when the log is off (or the stack was not built).
-  [[nodiscard]] event_log* log(int device) const noexcept;
+  [[nodiscard]] event_log* log(int device) const noexcept
+  {
+    auto const* s = built(device);
+    return s == nullptr ? nullptr : s->log.get();
+  }
   /// Whether frees of `device` may wait in the freeing thread's cache (thread_cache.hpp): only when
   /// the stack's top layer is a sub-allocator, with nothing above it that counts, logs, limits or
   /// tracks each call (it would miss the calls the cache serves).
-  [[nodiscard]] bool parks_frees(int device) const noexcept;
+  [[nodiscard]] bool parks_frees(int device) const noexcept
+  {
+    auto const* s = built(device);
+    return s != nullptr && s->parks_frees;
+  }
 
   /// What the sub-allocators of `device`'s stack hold, summed over its layers; nullopt when the
   /// stack was not built. Takes their locks, calls no CUDA.
@@ -57,7 +69,11 @@ class device_stacks {
     std::unique_ptr<event_log> log;                    // null: the event log is off
     bool parks_frees{false};
   };
-  [[nodiscard]] stack* built(int device) const noexcept;
+  [[nodiscard]] stack* built(int device) const noexcept
+  {
+    if (device < 0 || device >= max_devices) { return nullptr; }
+    return stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
+  }
 
   std::array<std::atomic<stack*>, max_devices> stacks_{};
   std::mutex building_;

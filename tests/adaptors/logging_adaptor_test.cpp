@@ -14,10 +14,12 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <mutex>
 #include <optional>
 #include <regex>
 #include <set>
@@ -272,6 +274,58 @@ TEST(LoggingAdaptor, ManyThreadsLoseNothingAndAFreeAlwaysPrecedesTheReuseOfItsAd
   rmm::mr::cuda_memory_resource cuda;
   auto const result = rmm::trace::replay_sequential(events, cuda);
   EXPECT_EQ(result.allocations, std::size_t{threads} * rounds);
+}
+
+/// A sink that takes its time, as a slow disk would, and notes which threads wrote to it.
+class slow_sink final : public rmm::mr::log_sink {
+ public:
+  void write(std::string_view text) override
+  {
+    {
+      std::lock_guard lock{mutex_};
+      text_.append(text);
+      if (armed_) { writers_.insert(std::this_thread::get_id()); }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
+  }
+  void flush() override {}
+  void arm()
+  {
+    std::lock_guard lock{mutex_};
+    armed_ = true;
+  }
+  [[nodiscard]] bool written_by(std::thread::id thread)
+  {
+    std::lock_guard lock{mutex_};
+    return writers_.count(thread) != 0;
+  }
+  [[nodiscard]] std::string text()
+  {
+    std::lock_guard lock{mutex_};
+    return text_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string text_;
+  std::set<std::thread::id> writers_;
+  bool armed_{false};
+};
+
+TEST(LoggingAdaptor, AThreadFarAheadOfASlowWriterWritesItselfAndLosesNothing)
+{
+  auto sink                   = std::make_shared<slow_sink>();
+  constexpr std::size_t pairs = 3 * rmm::mr::logging_resource_adaptor::max_buffered_events / 2;
+  {
+    logging_resource_adaptor mr{rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0},
+                                std::vector<rmm::mr::log_sink_ptr>{sink}};
+    sink->arm();  // the header, written by the constructor, does not count
+    for (std::size_t i = 0; i < pairs; ++i) { mr.deallocate_sync(mr.allocate_sync(256), 256); }
+    EXPECT_TRUE(sink->written_by(std::this_thread::get_id()))
+      << "the recording thread, far ahead of the writer, wrote rows itself instead of buffering them all";
+  }
+  auto const events = rmm::trace::parse_log(sink->text(), "slow.csv");  // rejects a reused live pointer
+  EXPECT_EQ(events.size(), 2 * pairs);
 }
 
 TEST(LoggingAdaptor, ReplayingTheLogReproducesTheStatistics)

@@ -72,6 +72,10 @@ class logging_resource_adaptor final
   /// @brief Writes every event logged so far and flushes the sinks. Sink failures go to the debug log.
   void flush();
 
+  /// @brief Events one thread may have waiting for the writer thread: a thread that gets this far
+  /// ahead of it (a slow sink, a burst of calls) writes the rows itself, so memory stays bounded.
+  static constexpr std::size_t max_buffered_events = 65536;
+
   /**
    * @brief The log's first line, without its newline.
    *

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <ctime>
 #include <exception>
@@ -17,6 +18,9 @@
 #include <unistd.h>
 
 namespace rmm::mr::detail {
+
+static_assert(event_log_writer::max_buffered == logging_resource_adaptor::max_buffered_events,
+              "the adaptor documents the writer's bound");
 
 namespace {
 
@@ -32,23 +36,72 @@ std::int64_t now_ns() noexcept
     .count();
 }
 
-/// Local "HH:MM:SS" of a time, converted once per second of log rather than once per row.
-class time_of_day_formatter {
+/// Formats rows: `thread,HH:MM:SS.uuuuuu,action,0xpointer,size,0xstream`. The writer formats every
+/// event of every thread, so each row is a handful of integer conversions into one buffer; the
+/// local time of day is converted once per second of log, not once per row.
+class row_formatter {
  public:
-  void append(std::string& out, std::int64_t time_ns)
+  void append(std::string& out, log_event const& e)
+  {
+    decimal(out, e.thread);
+    out.push_back(',');
+    time_of_day(out, e.time_ns);
+    out.push_back(',');
+    out.append(rmm::mr::allocation_log::action_name(e.action));
+    out.push_back(',');
+    hex(out, reinterpret_cast<std::uintptr_t>(e.pointer));
+    out.push_back(',');
+    decimal(out, e.size);
+    out.push_back(',');
+    hex(out, reinterpret_cast<std::uintptr_t>(e.stream));
+    out.push_back('\n');
+  }
+
+ private:
+  static void decimal(std::string& out, std::uint64_t value)
+  {
+    char digits[20];
+    auto const end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+    out.append(digits, static_cast<std::size_t>(end - digits));
+  }
+
+  static void hex(std::string& out, std::uintptr_t value)
+  {
+    char digits[16];
+    auto const end = std::to_chars(digits, digits + sizeof(digits), value, 16).ptr;
+    out.append("0x", 2);
+    out.append(digits, static_cast<std::size_t>(end - digits));
+  }
+
+  void time_of_day(std::string& out, std::int64_t time_ns)
   {
     auto const seconds = static_cast<std::time_t>(time_ns / 1'000'000'000);
     if (seconds != cached_second_) {
       std::tm local{};
       ::localtime_r(&seconds, &local);
-      fmt::format_to(cached_text_, "{:02}:{:02}:{:02}", local.tm_hour, local.tm_min, local.tm_sec);
+      two_digits(cached_text_, local.tm_hour);
+      cached_text_[2] = ':';
+      two_digits(cached_text_ + 3, local.tm_min);
+      cached_text_[5] = ':';
+      two_digits(cached_text_ + 6, local.tm_sec);
       cached_second_ = seconds;
     }
-    out.append(cached_text_, 8);
-    fmt::format_to(std::back_inserter(out), ".{:06}", (time_ns % 1'000'000'000) / 1000);
+    char fraction[7] = {'.'};
+    auto micros      = static_cast<int>((time_ns % 1'000'000'000) / 1000);
+    for (int digit = 6; digit >= 1; --digit) {  // always six digits
+      fraction[digit] = static_cast<char>('0' + micros % 10);
+      micros /= 10;
+    }
+    out.append(cached_text_, sizeof(cached_text_));
+    out.append(fraction, sizeof(fraction));
   }
 
- private:
+  static void two_digits(char* at, int value)
+  {
+    at[0] = static_cast<char>('0' + value / 10);
+    at[1] = static_cast<char>('0' + value % 10);
+  }
+
   std::time_t cached_second_{-1};
   char cached_text_[8]{};
 };
@@ -138,6 +191,7 @@ void event_log_writer::record(log_action action,
                               cuda_stream_view stream) noexcept
 {
   bool wake{false};
+  bool help{false};
   try {
     auto& buffer = buffer_of_this_thread();
     std::lock_guard lock{buffer.lock};
@@ -148,12 +202,15 @@ void event_log_writer::record(log_action action,
     auto const number = next_number_.fetch_add(1, std::memory_order_relaxed);
     buffer.events.push_back({number, os_thread_id(), now_ns(), pointer, size, stream.value(), action});
     wake = buffer.events.size() == batch_size;
+    help = buffer.events.size() >= max_buffered;
   } catch (...) {
     lost_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   if (auto_flush_) {
     flush();
+  } else if (help) {
+    write_pending();  // the writer falls behind: this thread writes too, rather than buffer without bound
   } else if (wake) {
     batch_ready_.store(true, std::memory_order_relaxed);
     wake_writer_.notify_one();
@@ -215,14 +272,9 @@ void event_log_writer::write_pending() noexcept
     std::partition_point(waiting_.begin(), waiting_.end(), [count](log_event const& e) { return e.number < count; });
   if (ready == waiting_.begin()) { return; }
   try {
-    time_of_day_formatter time_of_day;
+    row_formatter rows;
     text_.clear();
-    for (auto it = waiting_.begin(); it != ready; ++it) {
-      fmt::format_to(std::back_inserter(text_), "{},", it->thread);
-      time_of_day.append(text_, it->time_ns);
-      fmt::format_to(std::back_inserter(text_), ",{},{},{},{}\n", rmm::mr::allocation_log::action_name(it->action),
-                     fmt::ptr(it->pointer), it->size, fmt::ptr(it->stream));
-    }
+    for (auto it = waiting_.begin(); it != ready; ++it) { rows.append(text_, *it); }
     write_to_sinks(text_);
   } catch (...) {
     lost_.fetch_add(static_cast<std::size_t>(ready - waiting_.begin()), std::memory_order_relaxed);

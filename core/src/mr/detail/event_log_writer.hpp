@@ -40,7 +40,8 @@ struct log_event {
  * numbered before its block goes back, an allocation after its block was taken). The writer
  * thread wakes every 100 ms, or when a buffer holds a batch, takes what the buffers hold, and
  * writes it as CSV rows in number order up to the count it read before taking them: an event
- * numbered later may still be on its way into a buffer, and waits for the next round.
+ * numbered later may still be on its way into a buffer, and waits for the next round. A thread
+ * that gets ahead of the writer by max_buffered events writes a round itself.
  */
 class event_log_writer {
  public:
@@ -58,6 +59,9 @@ class event_log_writer {
   void flush() noexcept;
 
   static constexpr std::size_t batch_size = 4096;
+  /// A thread whose buffer holds this many events writes them itself: the writer thread cannot
+  /// keep up, and buffering would grow without bound.
+  static constexpr std::size_t max_buffered = 16 * batch_size;
 
  private:
   struct thread_buffer {
