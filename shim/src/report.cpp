@@ -53,6 +53,12 @@ registry& the_registry()
   return *r;
 }
 
+/// The thread's block, once made, or null. Trivially destructible, so reaching it costs no guard.
+thread_local thread_block* cached_block = nullptr;
+/// Set when the thread's block was folded into the shared counts at its exit: anything the thread
+/// still counts after that (a free in another library's exit handler) goes to the shared counts.
+thread_local bool block_folded = false;
+
 /// Registers the thread's block on first use and folds it into the shared counts when the thread
 /// exits.
 struct thread_slot {
@@ -69,16 +75,15 @@ struct thread_slot {
     }
     for (std::size_t p = 0; p < reasons; ++p) { r.shared_passes[p].fetch_add(block->passes[p].load()); }
     std::erase(r.threads, block);
+    cached_block = nullptr;
+    block_folded = true;
     delete block;
   }
 };
 
-/// The thread's block, once made. Trivially destructible, so reaching it costs no guard; the slot
-/// that folds the block in at thread exit is touched once, when the block is made.
-thread_local thread_block* cached_block = nullptr;
-
-[[gnu::noinline]] thread_block& make_thread_block()
+[[gnu::noinline]] thread_block* make_thread_block()
 {
+  if (block_folded) { return nullptr; }  // the thread is ending: its slot is gone
   thread_local thread_slot slot;
   auto* block = new thread_block;
   {
@@ -88,12 +93,13 @@ thread_local thread_block* cached_block = nullptr;
   }
   slot.block   = block;
   cached_block = block;
-  return *block;
+  return block;
 }
 
-thread_block& this_thread_block()
+/// The thread's own counters; null once the thread's end folded them into the shared ones.
+thread_block* this_thread_block()
 {
-  if (auto* block = cached_block; block != nullptr) [[likely]] { return *block; }
+  if (auto* block = cached_block; block != nullptr) [[likely]] { return block; }
   return make_thread_block();
 }
 
@@ -102,19 +108,29 @@ void bump(std::atomic<std::uint64_t>& value, std::uint64_t by) noexcept
   value.store(value.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
 }
 
-/// Adds to the counters `f1` and `f2` of `device`: the thread's own, or the shared ones (one lookup
-/// of the thread's block for both).
-void add(int device, field f1, std::uint64_t by1, field f2 = fields, std::uint64_t by2 = 0) noexcept
+/// Adds to up to three counters of `device`: the thread's own, or the shared ones (one lookup of
+/// the thread's block for all). A field of `fields` is skipped.
+void add(int device,
+         field f1,
+         std::uint64_t by1,
+         field f2          = fields,
+         std::uint64_t by2 = 0,
+         field f3          = fields,
+         std::uint64_t by3 = 0) noexcept
 {
-  if (device >= 0 && device < thread_block::devices) {
-    auto& mine = this_thread_block().device[static_cast<std::size_t>(device)];
+  if (device < 0 || device >= counters::max_devices) { return; }
+  auto* block = device < thread_block::devices ? this_thread_block() : nullptr;
+  if (block != nullptr) [[likely]] {
+    auto& mine = block->device[static_cast<std::size_t>(device)];
     bump(mine[f1], by1);
     if (f2 != fields) { bump(mine[f2], by2); }
-  } else if (device >= 0 && device < counters::max_devices) {
-    auto& shared = the_registry().shared[static_cast<std::size_t>(device)];
-    shared[f1].fetch_add(by1, std::memory_order_relaxed);
-    if (f2 != fields) { shared[f2].fetch_add(by2, std::memory_order_relaxed); }
+    if (f3 != fields) { bump(mine[f3], by3); }
+    return;
   }
+  auto& shared = the_registry().shared[static_cast<std::size_t>(device)];
+  shared[f1].fetch_add(by1, std::memory_order_relaxed);
+  if (f2 != fields) { shared[f2].fetch_add(by2, std::memory_order_relaxed); }
+  if (f3 != fields) { shared[f3].fetch_add(by3, std::memory_order_relaxed); }
 }
 
 void raise(std::atomic<std::size_t>& peak, std::size_t value) noexcept
@@ -157,15 +173,7 @@ char const* json_name(pass_reason reason) noexcept
 
 void counters::served_allocation(int device, std::size_t bytes, bool kept_block) noexcept
 {
-  if (device >= 0 && device < thread_block::devices) {
-    auto& mine = this_thread_block().device[static_cast<std::size_t>(device)];  // looked up once for all three
-    bump(mine[allocations], 1);
-    bump(mine[allocated_bytes], bytes);
-    if (kept_block) { bump(mine[kept_reuses], 1); }
-  } else {
-    add(device, allocations, 1, allocated_bytes, bytes);
-    if (kept_block) { add(device, kept_reuses, 1); }
-  }
+  add(device, allocations, 1, allocated_bytes, bytes, kept_block ? kept_reuses : fields, 1);
   if (device >= 0 && device < max_devices) {
     auto const d = static_cast<std::size_t>(device);
     raise(peak_[d], live_[d].fetch_add(bytes, std::memory_order_relaxed) + bytes);
@@ -184,7 +192,12 @@ void counters::failed_allocation(int device) noexcept { add(device, failures, 1)
 
 void counters::passed(pass_reason reason) noexcept
 {
-  bump(this_thread_block().passes[static_cast<std::size_t>(reason)], 1);
+  auto const r = static_cast<std::size_t>(reason);
+  if (auto* block = this_thread_block(); block != nullptr) [[likely]] {
+    bump(block->passes[r], 1);
+  } else {
+    the_registry().shared_passes[r].fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void counters::timed(int device, std::uint64_t nanoseconds) noexcept

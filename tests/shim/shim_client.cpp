@@ -367,6 +367,25 @@ int parked_blocks()
   return 0;
 }
 
+int free_at_thread_exit()
+{
+  std::thread{[] {
+    struct freer {
+      void* ptr{nullptr};
+      ~freer()
+      {
+        if (ptr != nullptr) { check(cudaFree(ptr), "cudaFree (at the thread's exit)"); }
+      }
+    };
+    // Made before the thread's first call into the shim, so destroyed after the shim's own
+    // thread-local state: the free comes after the thread's counts were folded in.
+    thread_local freer at_exit;
+    at_exit.ptr = nullptr;
+    check(cudaMalloc(&at_exit.ptr, 1 << 20), "cudaMalloc");
+  }}.join();
+  return 0;
+}
+
 int memory_info()
 {
   // First use loads modules and builds the stack: measure after it.
@@ -690,6 +709,8 @@ int main(int argc, char** argv)
     result = fork_child();
   } else if (scenario == "parked-blocks") {
     result = parked_blocks();
+  } else if (scenario == "free-at-thread-exit") {
+    result = free_at_thread_exit();
   } else if (scenario == "memory-info") {
     result = memory_info();
   } else if (scenario == "premature-reuse") {

@@ -131,6 +131,15 @@ TEST(Shim, SixteenThreadsKeepTheirBlocksApart)
   EXPECT_EQ(r.reported("frees"), 16 * 300) << r.report;
 }
 
+TEST(Shim, AFreeMadeWhileItsThreadEndsIsCounted)
+{
+  auto const r = run("free-at-thread-exit");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.reported("allocations"), 1) << r.report;
+  EXPECT_EQ(r.reported("frees"), 1) << r.report;
+  EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
+}
+
 TEST(Shim, AForkedChildNeitherHangsNorUsesTheParentsPools)
 {
   auto const r = run("fork");
