@@ -284,11 +284,6 @@ void deferred_frees::forget_drained() noexcept
   draining_count_.store(static_cast<int>(draining_.size()), std::memory_order_release);
 }
 
-int deferred_frees::non_blocking_streams(int device) const noexcept
-{
-  return devices_[static_cast<std::size_t>(device)].non_blocking_streams.load(std::memory_order_seq_cst);
-}
-
 std::size_t deferred_frees::frees_through_epochs(int device) const noexcept
 {
   if (device < 0 || device >= max_devices) { return 0; }

@@ -71,7 +71,10 @@ class deferred_frees {
   void note_stream_ordered_free(int device) noexcept;
 
   /// Non-blocking streams of `device` alive or still running work.
-  [[nodiscard]] int non_blocking_streams(int device) const noexcept;
+  [[nodiscard]] int non_blocking_streams(int device) const noexcept
+  {
+    return devices_[static_cast<std::size_t>(device)].non_blocking_streams.load(std::memory_order_seq_cst);
+  }
 
   /// For the report: frees of `device` that went through epochs, and the non-blocking streams the
   /// program created on it.

@@ -257,6 +257,9 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
       // The block this thread freed last, of this size: reused in the order the stack would have.
       sampled_timer const timer{*device};
       passing_through_scope const own_work;
+      if (settings().free == free_policy::device_wide && s.deferred.non_blocking_streams(*device) > 0) {
+        wait_for_legacy_stream();  // as below: a non-blocking stream appeared since the check
+      }
       return hand_out(s, reinterpret_cast<void*>(parked->ptr), bytes, *device, block_kind::stream_ordered, out,
                       *s.stacks.find(*device), CU_STREAM_LEGACY, true);
     }
