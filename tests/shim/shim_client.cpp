@@ -386,6 +386,35 @@ int free_at_thread_exit()
   return 0;
 }
 
+int two_devices()
+{
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  std::printf("devices=%d\n", count);
+  if (count < 2) { return 0; }
+  check(cudaSetDevice(0), "cudaSetDevice(0)");
+  void* on0 = nullptr;
+  check(cudaMalloc(&on0, 1 << 20), "cudaMalloc (device 0)");
+  check(cudaFree(on0), "cudaFree (device 0)");  // kept by this thread for its next request on device 0
+  check(cudaSetDevice(1), "cudaSetDevice(1)");
+  void* on1 = nullptr;
+  check(cudaMalloc(&on1, 1 << 20), "cudaMalloc (device 1, same size)");
+  std::printf("kept_block_crossed_devices=%d\n", on1 == on0 ? 1 : 0);
+  cudaPointerAttributes attributes{};
+  check(cudaPointerGetAttributes(&attributes, on1), "cudaPointerGetAttributes");
+  std::printf("device_of_block=%d\n", attributes.device);
+  expect(usable(on1, 1 << 20, 0x31), "device 1's block is usable on device 1");
+  // A free finds the block's owner whatever device is current.
+  check(cudaSetDevice(0), "cudaSetDevice(0)");
+  void* again0 = nullptr;
+  check(cudaMalloc(&again0, 2 << 20), "cudaMalloc (device 0)");
+  check(cudaSetDevice(1), "cudaSetDevice(1)");
+  check(cudaFree(again0), "cudaFree of device 0's block with device 1 current");
+  check(cudaFree(on1), "cudaFree (device 1)");
+  check(cudaSetDevice(0), "cudaSetDevice(0)");
+  return 0;
+}
+
 int memory_info()
 {
   // First use loads modules and builds the stack: measure after it.
@@ -711,6 +740,8 @@ int main(int argc, char** argv)
     result = parked_blocks();
   } else if (scenario == "free-at-thread-exit") {
     result = free_at_thread_exit();
+  } else if (scenario == "two-devices") {
+    result = two_devices();
   } else if (scenario == "memory-info") {
     result = memory_info();
   } else if (scenario == "premature-reuse") {

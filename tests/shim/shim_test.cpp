@@ -140,6 +140,19 @@ TEST(Shim, AFreeMadeWhileItsThreadEndsIsCounted)
   EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
 }
 
+TEST(Shim, EachDeviceHasItsStackAndAFreeFindsItsOwnerWhateverDeviceIsCurrent)
+{
+  auto const r = run("two-devices", {{"RMM_EMU_DEVICE_COUNT", "2"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  if (r.value("devices") != "2") { GTEST_SKIP() << "needs two devices; this machine has " << r.value("devices"); }
+  EXPECT_EQ(r.value("kept_block_crossed_devices"), "0") << "a block kept on device 0 is not handed out on device 1";
+  EXPECT_EQ(r.value("device_of_block"), "1") << r.output;
+  EXPECT_THAT(r.report, HasSubstr("\"device\":1,")) << "device 1 has a stack of its own: " << r.report;
+  EXPECT_EQ(r.reported("allocations"), 2) << "device 0's: " << r.report;
+  EXPECT_EQ(r.reported("frees"), 2) << "device 0's, one of them made with device 1 current: " << r.report;
+  EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
+}
+
 TEST(Shim, AForkedChildNeitherHangsNorUsesTheParentsPools)
 {
   auto const r = run("fork");
