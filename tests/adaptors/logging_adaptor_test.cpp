@@ -330,6 +330,31 @@ TEST(LoggingAdaptor, AThreadFarAheadOfASlowWriterIsHeldBackAndLosesNothing)
   EXPECT_EQ(events.size(), 2 * pairs);
 }
 
+TEST(LoggingAdaptor, AnEventFromAThreadLocalDestructorIsLogged)
+{
+  std::ostringstream out;
+  logging_resource_adaptor mr{rmm::mr::cuda_memory_resource{}, out};
+  std::thread{[&mr] {
+    struct freer {
+      logging_resource_adaptor* mr{nullptr};
+      void* ptr{nullptr};
+      ~freer()
+      {
+        if (ptr != nullptr) { mr->deallocate_sync(ptr, 256); }
+      }
+    };
+    // Made before the thread's first event: destroyed after the log's own thread-locals.
+    thread_local freer at_exit;
+    at_exit.mr  = &mr;
+    at_exit.ptr = mr.allocate_sync(256);
+  }}.join();
+  mr.flush();
+  auto const events = rmm::trace::parse_log(out.str(), "late.csv");
+  ASSERT_EQ(events.size(), 2U);
+  EXPECT_EQ(events[1].kind, rmm::trace::action::free);
+  EXPECT_EQ(events[1].pointer, events[0].pointer);
+}
+
 TEST(LoggingAdaptor, ReplayingTheLogReproducesTheStatistics)
 {
   std::ostringstream out;

@@ -124,6 +124,7 @@ event_log_writer::event_log_writer(std::vector<log_sink_ptr> sinks, bool auto_fl
 {
   RMM_EXPECTS(!sinks_.empty(), "logging_resource_adaptor: no sinks given; pass at least one");
   for (auto const& sink : sinks_) { RMM_EXPECTS(sink != nullptr, "logging_resource_adaptor: a sink is null"); }
+  buffers_.push_back(shared_buffer_);  // always held by the writer too: never dropped
   write_to_sinks(logging_resource_adaptor::header() + '\n');
   flush_sinks();
   if (!auto_flush_) {
@@ -155,22 +156,44 @@ event_log_writer::~event_log_writer()
   }
 }
 
-auto event_log_writer::buffer_of_this_thread() -> thread_buffer&
-{
-  // The last writer this thread recorded to, without a guard; the buffers it owns a share of, so
-  // that a buffer outlives neither its thread's use of it nor the writer's last round over it.
-  thread_local std::uint64_t last_writer  = 0;
-  thread_local thread_buffer* last_buffer = nullptr;
-  if (last_writer == id_) [[likely]] { return *last_buffer; }
+namespace {
+
+/// What a thread keeps of its buffers: a share of each (so that a buffer outlives neither its
+/// thread's use of it nor the writer's last round over it), and the last one used, reached
+/// without a guard. When the thread's thread-locals are destroyed, `ended` tells a later event of
+/// the same thread (a free in another thread-local's destructor) to use its writer's shared buffer.
+struct thread_buffers {
   struct owned {
     std::uint64_t writer;
-    std::shared_ptr<thread_buffer> buffer;
+    std::shared_ptr<void> buffer;
   };
-  thread_local std::vector<owned> mine;
-  auto found = std::find_if(mine.begin(), mine.end(), [this](owned const& o) { return o.writer == id_; });
+  std::vector<owned> mine;
+  ~thread_buffers();
+};
+
+thread_local std::uint64_t last_writer = 0;
+thread_local void* last_buffer         = nullptr;
+thread_local bool buffers_ended        = false;
+
+thread_buffers::~thread_buffers()
+{
+  last_writer   = 0;
+  last_buffer   = nullptr;
+  buffers_ended = true;
+}
+
+}  // namespace
+
+auto event_log_writer::buffer_of_this_thread() -> thread_buffer&
+{
+  if (last_writer == id_) [[likely]] { return *static_cast<thread_buffer*>(last_buffer); }
+  if (buffers_ended) { return *shared_buffer_; }
+  thread_local thread_buffers buffers;
+  auto& mine = buffers.mine;
+  auto found = std::find_if(mine.begin(), mine.end(), [this](auto const& o) { return o.writer == id_; });
   if (found == mine.end()) {
     // Buffers of writers that are gone (only this thread still holds them) are dropped first.
-    std::erase_if(mine, [](owned const& o) { return o.buffer.use_count() == 1; });
+    std::erase_if(mine, [](auto const& o) { return o.buffer.use_count() == 1; });
     auto buffer = std::make_shared<thread_buffer>();
     mine.reserve(mine.size() + 1);
     {
@@ -182,7 +205,7 @@ auto event_log_writer::buffer_of_this_thread() -> thread_buffer&
   }
   last_writer = id_;
   last_buffer = found->buffer.get();
-  return *last_buffer;
+  return *static_cast<thread_buffer*>(last_buffer);
 }
 
 void event_log_writer::record(log_action action,
@@ -202,7 +225,7 @@ void event_log_writer::record(log_action action,
     auto const number = next_number_.fetch_add(1, std::memory_order_relaxed);
     buffer.events.push_back({number, os_thread_id(), now_ns(), pointer, size, stream.value(), action});
     wake = buffer.events.size() == batch_size;
-    help = buffer.events.size() >= max_buffered;
+    help = number - written_below_.load(std::memory_order_relaxed) >= max_buffered;
   } catch (...) {
     lost_.fetch_add(1, std::memory_order_relaxed);
     return;
@@ -251,13 +274,15 @@ void event_log_writer::write_pending() noexcept
     } catch (...) {
       return;  // out of host memory: the events wait in their buffers for the next round
     }
-    for (auto const& buffer : buffers_) {
+    std::erase_if(buffers_, [&taken](auto const& buffer) {
       std::lock_guard buffer_lock{buffer->lock};
-      if (buffer->events.empty()) { continue; }
-      taken.emplace_back().swap(buffer->events);  // the thread allocates anew: nothing to copy here
-    }
-    // A buffer no thread holds any more (its thread ended) goes once it is empty.
-    std::erase_if(buffers_, [](auto const& buffer) { return buffer.use_count() == 1 && buffer->events.empty(); });
+      if (!buffer->events.empty()) {
+        taken.emplace_back().swap(buffer->events);  // the thread allocates anew: nothing to copy here
+      }
+      // A buffer no thread holds any more (its thread ended) goes once emptied. Read under its
+      // lock: the thread's last event, appended under it, is in `taken` by now.
+      return buffer.use_count() == 1;
+    });
   }
   for (auto& events : taken) {
     try {
@@ -280,6 +305,7 @@ void event_log_writer::write_pending() noexcept
     lost_.fetch_add(static_cast<std::size_t>(ready - waiting_.begin()), std::memory_order_relaxed);
   }
   waiting_.erase(waiting_.begin(), ready);
+  written_below_.store(count, std::memory_order_relaxed);
 }
 
 namespace {

@@ -35,13 +35,15 @@ struct log_event {
 
 /**
  * The logging adaptor's buffers and writer thread. Each recording thread appends to a buffer of
- * its own, whose lock only the writer ever contends for, and numbers its event from one shared
- * counter: the numbers order the events of every thread as the program made them (a free is
+ * its own, whose lock only a thread writing a round contends for, and numbers its event from one
+ * shared counter: the numbers order the events of every thread as the program made them (a free is
  * numbered before its block goes back, an allocation after its block was taken). The writer
  * thread wakes every 100 ms, or when a buffer holds a batch, takes what the buffers hold, and
  * writes it as CSV rows in number order up to the count it read before taking them: an event
- * numbered later may still be on its way into a buffer, and waits for the next round. A thread
- * that gets ahead of the writer by max_buffered events writes a round itself.
+ * numbered later may still be on its way into a buffer, and waits for the next round. When the
+ * log gets max_buffered events ahead of what was written, the thread that numbers an event writes
+ * a round itself. A thread whose thread-locals are already destroyed (an event from another
+ * thread-local's destructor) appends to the writer's shared buffer.
  */
 class event_log_writer {
  public:
@@ -59,8 +61,8 @@ class event_log_writer {
   void flush() noexcept;
 
   static constexpr std::size_t batch_size = 4096;
-  /// A thread whose buffer holds this many events writes them itself: the writer thread cannot
-  /// keep up, and buffering would grow without bound.
+  /// Events numbered and not yet written, beyond which the recording thread writes a round itself:
+  /// the writer thread cannot keep up, and buffering would grow without bound.
   static constexpr std::size_t max_buffered = 16 * batch_size;
 
  private:
@@ -81,9 +83,12 @@ class event_log_writer {
   std::uint64_t const id_;  ///< never reused: a thread finds its buffer by it
 
   std::atomic<std::uint64_t> next_number_{0};
-  std::mutex buffers_mutex_;  ///< guards buffers_: a thread's first event, and the writer's rounds
+  std::atomic<std::uint64_t> written_below_{0};  ///< every event numbered below was written (or lost)
+  std::mutex buffers_mutex_;                     ///< guards buffers_: a thread's first event, and the writer's rounds
   std::vector<std::shared_ptr<thread_buffer>> buffers_;  ///< shared with the recording threads
-  std::atomic<std::size_t> lost_{0};                     ///< events that could not be buffered (out of host memory)
+  /// For the events of threads whose own buffers are gone (their thread-locals were destroyed).
+  std::shared_ptr<thread_buffer> shared_buffer_{std::make_shared<thread_buffer>()};
+  std::atomic<std::size_t> lost_{0};  ///< events that could not be buffered (out of host memory)
 
   std::mutex wake_mutex_;  ///< guards stopping_; the writer sleeps on it
   std::condition_variable wake_writer_;
