@@ -28,9 +28,9 @@ RMM_SHIM_EXPORT int rmm_shim_print_report(char const* path)
 RMM_SHIM_EXPORT size_t rmm_shim_release(void)
 {
   if (!rmm::shim::settings().enabled || rmm::shim::exiting()) { return 0; }
-  auto& s           = rmm::shim::state();
+  auto& s = rmm::shim::state();
+  (void)rmm::shim::give_back_kept_blocks(-1);  // into the stacks first, then released with them
   std::size_t bytes = 0;
-  rmm::shim::give_back_parked();
   rmm::shim::passing_through_scope const own_work;
   for (int device = 0; device < rmm::shim::device_stacks::max_devices; ++device) {
     if (s.stacks.find(device) == nullptr) { continue; }

@@ -224,11 +224,13 @@ void give_back(shim_state& s, parked_block const& block) noexcept
   }
 }
 
-/// Gives back whatever the calling thread parked, before a request the parked block cannot serve.
-void give_back_parked(shim_state& s) noexcept
+/// Gives back what the calling thread keeps on `device`, before a request its block cannot serve.
+void give_back_kept(shim_state& s, int device) noexcept
 {
-  if (auto const parked = thread_cache::take_any(&s)) [[unlikely]] { give_back(s, *parked); }
+  if (auto const kept = thread_cache::take_any(device)) [[unlikely]] { give_back(s, *kept); }
 }
+
+void give_back_swept(parked_block const& block) noexcept { give_back(state(), block); }
 
 /// The device whose stack serves an allocation request, or nothing (the reason counted) for a
 /// null out-pointer or zero bytes, or a current context that is not a device's primary one.
@@ -253,18 +255,18 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
   if (!device) { return std::nullopt; }
   bool const legacy_order = in_legacy_order(s, *device);
   if (legacy_order) {
-    if (auto const parked = thread_cache::take(&s, *device, bytes)) {
+    if (auto const kept = thread_cache::take(*device, bytes)) {
       // The block this thread freed last, of this size: reused in the order the stack would have.
       sampled_timer const timer{*device};
       passing_through_scope const own_work;
       if (settings().free == free_policy::device_wide && s.deferred.non_blocking_streams(*device) > 0) {
         wait_for_legacy_stream();  // as below: a non-blocking stream appeared since the check
       }
-      return hand_out(s, reinterpret_cast<void*>(parked->ptr), bytes, *device, block_kind::stream_ordered, out,
+      return hand_out(s, reinterpret_cast<void*>(*kept), bytes, *device, block_kind::stream_ordered, out,
                       *s.stacks.find(*device), CU_STREAM_LEGACY, true);
     }
   }
-  give_back_parked(s);
+  give_back_kept(s, *device);
   arm_exit_marker();
   passing_through_scope const own_work;  // whatever the stack calls never comes back into the shim
   auto& stack = stack_of(s, *device);
@@ -316,7 +318,7 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
   if (legacy_order) {
     if (s.stacks.parks_frees(owner->device)) {
       // Kept for this thread's next allocation of the same size; what it displaces goes back.
-      auto const back = thread_cache::park(&s, {static_cast<std::uintptr_t>(ptr), owner->size, owner->device});
+      auto const back = thread_cache::park({static_cast<std::uintptr_t>(ptr), owner->size, owner->device});
       if (back) { give_back(s, *back); }
       return CUDA_SUCCESS;
     }
@@ -333,18 +335,16 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
   return CUDA_SUCCESS;
 }
 
-void give_back_at_thread_end(void const* owner, parked_block block) noexcept
+void give_back_at_thread_end(parked_block const& block) noexcept
 {
   if (!settings().enabled || exiting()) { return; }  // dropped with the process: no CUDA call during exit
-  auto& s = state();
-  if (owner != &s) { return; }  // the parent's block, in a forked child
-  give_back(s, block);
+  give_back(state(), block);
 }
 
-void give_back_parked() noexcept
+std::size_t give_back_kept_blocks(int device) noexcept
 {
-  if (!settings().enabled || exiting()) { return; }
-  give_back_parked(state());
+  if (!settings().enabled || exiting()) { return 0; }
+  return thread_cache::sweep(device, give_back_swept);
 }
 
 std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
@@ -366,7 +366,7 @@ std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
     s.count.passed(pass_reason::stream_capture);
     return std::nullopt;
   }
-  give_back_parked(s);
+  give_back_kept(s, *device);
   arm_exit_marker();
   passing_through_scope const own_work;
   auto& stack = stack_of(s, *device);
@@ -409,7 +409,7 @@ void adjust_memory_info(std::size_t* free, std::size_t* total) noexcept
   if (!device) { return; }
   auto& s = state();
   try {
-    std::size_t unused = s.deferred.pending_bytes(*device) + thread_cache::parked_bytes(&s, *device);
+    std::size_t unused = s.deferred.pending_bytes(*device) + thread_cache::kept_bytes(*device);
     if (auto const stats = s.stacks.statistics(*device)) { unused += stats->free_bytes; }
     *free = std::min(*total, *free + unused);
   } catch (...) {  // statistics only lock; leave the driver's answer alone if that ever fails

@@ -37,12 +37,13 @@ enum class api_level : unsigned char { driver, runtime };
                                                        bool per_thread,
                                                        api_level level);
 
-/// A thread that parked a block (thread_cache.hpp) ended: the block goes back to its stack, unless
-/// `owner` is not the shim's state (a forked child's copy) or the process is exiting.
-void give_back_at_thread_end(void const* owner, parked_block block) noexcept;
+/// A thread that kept a block (thread_cache.hpp) ended: the block goes back to its stack, unless
+/// the process is exiting.
+void give_back_at_thread_end(parked_block const& block) noexcept;
 
-/// Gives back what the calling thread parked (before memory is released or reported).
-void give_back_parked() noexcept;
+/// Gives every block the program's threads keep on `device` (every device for -1) back to its
+/// stack: before a stack grows, and when the program asks for memory back. Returns the bytes.
+std::size_t give_back_kept_blocks(int device) noexcept;
 
 /// cuMemGetInfo / cudaMemGetInfo after the real call filled `free` and `total`: adds what the
 /// current device's stack holds unused and what waits to become reusable.

@@ -1,9 +1,11 @@
 // The shim's life in a process: settings and state when it is loaded, a fresh state in a forked
 // child, and the report when the process ends (no CUDA call: the driver may be gone by then).
 
+#include "dispatch.hpp"
 #include "hook_table.hpp"
 #include "settings.hpp"
 #include "state.hpp"
+#include "thread_cache.hpp"
 
 #include <rmm/config/file_name_pattern.hpp>
 #include <rmm/config/print.hpp>
@@ -49,6 +51,8 @@ void print_hooks()
 /// waits only as far back as the request needs and keeps its lead over the device.
 bool give_back_waiting_frees(void*, rmm::cuda_device_id device, std::size_t) noexcept
 {
+  // The blocks threads keep for their next allocation first: nothing to wait for.
+  if (give_back_kept_blocks(device.value()) > 0) { return true; }
   try {
     // Nothing given back while frees are pending: a capture in progress keeps the open epoch.
     return state().deferred.reclaim(device.value(), true) > 0;
@@ -63,10 +67,20 @@ __attribute__((constructor(102))) void start()
   (void)state();
   if (settings().enabled) { rmm::mr::set_before_growth_callback(give_back_waiting_frees, nullptr); }
   // A child gets a fresh state and counts of its own; no lock of the parent's threads comes along.
-  pthread_atfork(counters::before_fork, counters::after_fork_in_parent, [] {
-    counters::after_fork_in_child();
-    renew_state_after_fork();
-  });
+  pthread_atfork(
+    [] {
+      counters::before_fork();
+      thread_cache::before_fork();
+    },
+    [] {
+      thread_cache::after_fork_in_parent();
+      counters::after_fork_in_parent();
+    },
+    [] {
+      thread_cache::after_fork_in_child();
+      counters::after_fork_in_child();
+      renew_state_after_fork();
+    });
   if (settings().verbose) { print_start(); }
 }
 

@@ -3,6 +3,7 @@
 #include "deferred_frees.hpp"
 #include "device_stacks.hpp"
 #include "hook_table.hpp"
+#include "thread_cache.hpp"
 
 #include <rmm/format_bytes.hpp>
 
@@ -302,6 +303,7 @@ void write_report(std::FILE* out,
     auto const stats = stacks.statistics(device);
     if (t.allocations == 0 && t.failures == 0 && !stats) { continue; }
     auto const waiting        = pending.pending_bytes(device);
+    auto const kept           = thread_cache::kept_bytes(device);
     auto const through_epochs = pending.frees_through_epochs(device);
     auto const streams        = pending.non_blocking_streams_created(device);
     auto const waits          = pending.waits(device);
@@ -313,13 +315,13 @@ void write_report(std::FILE* out,
     auto const total_ms = per_call_ns * static_cast<double>(t.allocations + t.frees) / 1e6;
     if (json) {
       devices_json += fmt::format(
-        R"({}{{"device":{},"allocations":{},"allocated_bytes":{},"kept_block_reuses":{},"frees":{},"freed_bytes":{},)"
-        R"("failures":{},)"
+        R"({}{{"device":{},"allocations":{},"allocated_bytes":{},"kept_block_reuses":{},"kept_bytes":{},"frees":{},)"
+        R"("freed_bytes":{},"failures":{},)"
         R"("live_bytes":{},"peak_live_bytes":{},"reserved_bytes":{},"peak_reserved_bytes":{},"free_bytes":{},"free_blocks":{},)"
         R"("largest_free_block":{},"fragmentation":{:.4f},"waiting_bytes":{},"frees_through_epochs":{},)"
         R"("non_blocking_streams_created":{},"fenced_epochs":{},"waited_epochs":{},"device_waits":{},"device_wait_ms":{:.3f},)"
         R"("ns_per_call":{:.1f}}})",
-        devices_json.empty() ? "" : ",", device, t.allocations, t.allocated_bytes, t.kept_reuses, t.frees,
+        devices_json.empty() ? "" : ",", device, t.allocations, t.allocated_bytes, t.kept_reuses, kept, t.frees,
         t.freed_bytes, t.failures, t.live_bytes, t.peak_live_bytes, stats ? stats->reserved_bytes : 0,
         stats ? stats->peak_reserved_bytes : 0, stats ? stats->free_bytes : 0, stats ? stats->free_blocks : 0,
         stats ? stats->largest_free_block : 0, stats ? stats->fragmentation() : 0.0, waiting, through_epochs, streams,
@@ -327,7 +329,8 @@ void write_report(std::FILE* out,
     } else {
       text += fmt::format("  device {}: {} allocations served ({}), {} frees, {} failed\n", device, t.allocations,
                           format_bytes(t.allocated_bytes), t.frees, t.failures);
-      text += fmt::format("    allocations given the block their thread freed last: {}\n", t.kept_reuses);
+      text += fmt::format("    allocations given the block their thread freed last: {} ({} kept now)\n", t.kept_reuses,
+                          format_bytes(kept));
       text += fmt::format("    live {} (peak {}), waiting to be reusable {}\n", format_bytes(t.live_bytes),
                           format_bytes(t.peak_live_bytes), format_bytes(waiting));
       text += fmt::format("    frees through epochs: {} of {} ({} non-blocking stream{} created)\n", through_epochs,

@@ -1,17 +1,22 @@
 #pragma once
 
-// One freed block per thread, for the commonest thing a program does with device memory: free a
-// block and allocate one of the same size next (a cudaMalloc/cudaFree pair in a loop, a step's
-// temporaries). A cudaFree served in the legacy stream's order parks its block here instead of
-// handing it to the stack, and the thread's next cudaMalloc of exactly that size on that device
-// takes it back without reaching the stack: no lock, no arena, no free list. It is the reuse the
-// stack would have made, in the same order (the legacy stream's).
+// The block a thread freed last, kept for that thread's next allocation: the commonest thing a
+// program does with device memory is to free a block and allocate one of the same size next (a
+// cudaMalloc/cudaFree pair in a loop, a step's temporaries). A cudaFree served in the legacy
+// stream's order keeps its block here (one per thread and device) instead of handing it to the
+// stack, and the thread's next cudaMalloc of exactly that size on that device takes it back
+// without reaching the stack: no lock, no arena, no free list. It is the reuse the stack would
+// have made, in the same order (the legacy stream's).
 //
-// A parked block is never held longer than the thread's next call that cannot use it: an
-// allocation of another size, or one the legacy order does not serve, gives it to the stack first,
-// so the stack never grows for memory a thread merely parked. A thread that ends gives its block
-// back. A forked child forgets the parent's (the parent's pools are not the child's).
+// A kept block goes back to the stack when its thread makes a request on that device that the
+// block cannot serve, when the thread ends, and when anyone needs the memory: before a stack
+// grows, when the program asks for memory back, and its bytes count as free for cudaMemGetInfo.
+// Each block is one atomic word, so another thread can take it at any time: the owning thread
+// takes it with one atomic exchange and keeps one with a plain store into an empty word. A forked
+// child forgets every kept block (the parent's pools are not the child's).
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -25,65 +30,89 @@ struct parked_block {
 };
 
 namespace detail {
-/// The calling thread's cache: trivially destructible, so reaching it costs no guard; the thread's
-/// end is seen through a pthread key instead (registered with the thread's first park).
-struct parked_slot {
-  void const* owner;  // the state the block belongs to; null when nothing is parked
-  parked_block block;
-  bool registered;
+inline constexpr int kept_devices = 64;
+/// A thread's kept blocks, one word per device: the block's address / 256 above its size - 1 (24
+/// bits); 0 when none. Trivially destructible, so reaching it costs no guard; the thread's end is
+/// seen through a pthread key (registered with the thread's first kept block).
+struct kept_blocks {
+  std::array<std::atomic<std::uint64_t>, kept_devices> words{};
+  bool registered{false};
+  bool ended{false};  ///< the thread's end gave its blocks back: keep no more
 };
-inline thread_local parked_slot parked{};
-/// Makes sure the thread's parked block goes back when the thread ends. False when that cannot be
-/// arranged (out of memory): then nothing may be parked.
-[[nodiscard]] bool register_thread_end(parked_slot& slot) noexcept;
+inline thread_local kept_blocks kept{};
+/// Registers the calling thread's blocks with the sweeps and its end. False when that cannot be
+/// arranged (out of memory): then nothing may be kept.
+[[nodiscard]] bool register_thread(kept_blocks& blocks) noexcept;
+
+inline constexpr unsigned size_bits = 24;
+[[nodiscard]] inline parked_block decode(std::uint64_t word, int device) noexcept
+{
+  return {static_cast<std::uintptr_t>(word >> size_bits) << 8,
+          static_cast<std::size_t>(word & ((std::uint64_t{1} << size_bits) - 1)) + 1, device};
+}
 }  // namespace detail
 
 class thread_cache {
  public:
-  /// Larger blocks are not parked: a thread that frees one and goes idle would keep it from
-  /// every other thread.
-  static constexpr std::size_t max_bytes = std::size_t{16} << 20;
+  /// Larger blocks are not kept: at most this much per thread and device waits outside the stack.
+  static constexpr std::size_t max_bytes = std::size_t{1} << detail::size_bits;
 
-  /// The calling thread's parked block if it is `size` bytes on `device` and belongs to `owner`
-  /// (the shim's state: a forked child's is a new one); taken out of the cache.
-  [[nodiscard]] static std::optional<parked_block> take(void const* owner, int device, std::size_t size) noexcept
+  /// The calling thread's kept block on `device` if it is `size` bytes: its address, taken out.
+  [[nodiscard]] static std::optional<std::uintptr_t> take(int device, std::size_t size) noexcept
   {
-    auto& s = detail::parked;
-    if (s.owner != owner || s.block.size != size || s.block.device != device) { return std::nullopt; }
-    s.owner = nullptr;
-    return s.block;
+    if (device < 0 || device >= detail::kept_devices) { return std::nullopt; }
+    auto& word       = detail::kept.words[static_cast<std::size_t>(device)];
+    auto const found = word.load(std::memory_order_relaxed);
+    if (found == 0 || (found & (max_bytes - 1)) != size - 1) { return std::nullopt; }
+    // Only a sweep changes it meanwhile, and only to 0.
+    if (word.exchange(0, std::memory_order_acquire) != found) { return std::nullopt; }
+    return detail::decode(found, device).ptr;
   }
 
-  /// Whatever the calling thread has parked for `owner`; taken out of the cache.
-  [[nodiscard]] static std::optional<parked_block> take_any(void const* owner) noexcept
+  /// Whatever the calling thread keeps on `device`, taken out.
+  [[nodiscard]] static std::optional<parked_block> take_any(int device) noexcept
   {
-    auto& s = detail::parked;
-    if (s.owner == nullptr) { return std::nullopt; }
-    bool const ours = s.owner == owner;
-    s.owner         = nullptr;
-    if (!ours) { return std::nullopt; }  // a forked child's copy of its parent's block: forgotten
-    return s.block;
+    if (device < 0 || device >= detail::kept_devices) { return std::nullopt; }
+    auto& word = detail::kept.words[static_cast<std::size_t>(device)];
+    if (word.load(std::memory_order_relaxed) == 0) { return std::nullopt; }
+    auto const found = word.exchange(0, std::memory_order_acquire);
+    if (found == 0) { return std::nullopt; }
+    return detail::decode(found, device);
   }
 
-  /// Parks `block` for `owner`. Returns the block the caller gives back instead: the one `block`
-  /// displaces, or `block` itself when it cannot be parked (too large, or no memory to watch the
-  /// thread's end with).
-  [[nodiscard]] static std::optional<parked_block> park(void const* owner, parked_block block) noexcept
+  /// Keeps `block` for the calling thread. Returns the block the caller gives back instead: the one
+  /// `block` displaces, or `block` itself when it cannot be kept (too large, an address that does
+  /// not fit the word, the thread ending, no memory to watch the thread's end with).
+  [[nodiscard]] static std::optional<parked_block> park(parked_block block) noexcept
   {
-    auto& s = detail::parked;
-    if (block.size > max_bytes || (!s.registered && !detail::register_thread_end(s))) { return block; }
-    auto displaced = take_any(owner);
-    s.owner        = owner;
-    s.block        = block;
-    return displaced;
+    auto& blocks = detail::kept;
+    if (block.size == 0 || block.size > max_bytes || block.device < 0 || block.device >= detail::kept_devices ||
+        (block.ptr & 0xFF) != 0 || (block.ptr >> 48) != 0 || blocks.ended ||
+        (!blocks.registered && !detail::register_thread(blocks))) {
+      return block;
+    }
+    auto const kept_word = (static_cast<std::uint64_t>(block.ptr >> 8) << detail::size_bits) | (block.size - 1);
+    auto& word           = blocks.words[static_cast<std::size_t>(block.device)];
+    if (word.load(std::memory_order_relaxed) == 0) {  // only this thread makes it non-zero
+      word.store(kept_word, std::memory_order_release);
+      return std::nullopt;
+    }
+    auto const displaced = word.exchange(kept_word, std::memory_order_acq_rel);
+    if (displaced == 0) { return std::nullopt; }
+    return detail::decode(displaced, block.device);
   }
 
-  /// Bytes the calling thread has parked on `device` for `owner`.
-  [[nodiscard]] static std::size_t parked_bytes(void const* owner, int device) noexcept
-  {
-    auto const& s = detail::parked;
-    return s.owner == owner && s.block.device == device ? s.block.size : 0;
-  }
+  /// Takes every thread's kept block on `device` (every device for -1) and passes each to
+  /// `give_back` (a plain function, called with no lock held). Returns the bytes given back.
+  static std::size_t sweep(int device, void (*give_back)(parked_block const& block) noexcept) noexcept;
+
+  /// Bytes every thread keeps on `device`.
+  [[nodiscard]] static std::size_t kept_bytes(int device) noexcept;
+
+  /// fork() handlers: the registry is locked across the fork, and the child forgets every block.
+  static void before_fork() noexcept;
+  static void after_fork_in_parent() noexcept;
+  static void after_fork_in_child() noexcept;
 };
 
 }  // namespace rmm::shim

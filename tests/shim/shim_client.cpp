@@ -6,16 +6,19 @@
 #include <cuda_runtime_api.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -415,6 +418,64 @@ int two_devices()
   return 0;
 }
 
+int kept_blocks_of_other_threads()
+{
+  // Run over a pool of exactly 32 MiB. A thread keeps a block and waits: the whole pool can still
+  // be had from another thread, the kept block taken back before the pool would grow.
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool kept = false;
+  bool done = false;
+  std::thread idle{[&] {
+    void* block = nullptr;
+    check(cudaMalloc(&block, 1 << 20), "cudaMalloc (idle thread)");
+    check(cudaFree(block), "cudaFree (idle thread)");  // kept by this thread, which then waits
+    std::unique_lock lock{mutex};
+    kept = true;
+    changed.notify_all();
+    changed.wait(lock, [&] { return done; });
+  }};
+  {
+    std::unique_lock lock{mutex};
+    changed.wait(lock, [&] { return kept; });
+  }
+  std::size_t free  = 0;
+  std::size_t total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  void* whole = nullptr;
+  std::printf("whole_pool_while_another_thread_keeps_a_block=%s\n", cudaGetErrorName(cudaMalloc(&whole, 32 << 20)));
+  (void)cudaGetLastError();
+  std::size_t free_after = 0;
+  if (whole != nullptr) {
+    check(cudaFree(whole), "cudaFree (whole pool)");
+    check(cudaMemGetInfo(&free_after, &total), "cudaMemGetInfo");
+    std::printf("memory_info_counted_the_kept_block=%d\n", free == free_after ? 1 : 0);
+  }
+  {
+    std::lock_guard lock{mutex};
+    done = true;
+  }
+  changed.notify_all();
+  idle.join();
+  // A free made after the thread's blocks went back at its end (in a thread-specific value's
+  // destructor that runs later) goes to the stack, not into a cache nobody will empty.
+  static pthread_key_t late_key{};
+  pthread_key_create(&late_key, [](void* block) { check(cudaFree(block), "cudaFree (at the thread's very end)"); });
+  std::thread{[] {
+    void* first = nullptr;  // the thread's first kept block: its end is watched from here on
+    check(cudaMalloc(&first, 1 << 20), "cudaMalloc");
+    check(cudaFree(first), "cudaFree");
+    void* late = nullptr;
+    check(cudaMalloc(&late, 1 << 20), "cudaMalloc (freed at the thread's very end)");
+    pthread_setspecific(late_key, late);
+  }}.join();
+  whole = nullptr;
+  std::printf("whole_pool_after_a_late_free=%s\n", cudaGetErrorName(cudaMalloc(&whole, 32 << 20)));
+  (void)cudaGetLastError();
+  if (whole != nullptr) { check(cudaFree(whole), "cudaFree (whole pool)"); }
+  return 0;
+}
+
 int memory_info()
 {
   // First use loads modules and builds the stack: measure after it.
@@ -742,6 +803,8 @@ int main(int argc, char** argv)
     result = free_at_thread_exit();
   } else if (scenario == "two-devices") {
     result = two_devices();
+  } else if (scenario == "kept-blocks-of-other-threads") {
+    result = kept_blocks_of_other_threads();
   } else if (scenario == "memory-info") {
     result = memory_info();
   } else if (scenario == "premature-reuse") {

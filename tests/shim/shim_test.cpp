@@ -193,6 +193,18 @@ TEST(Shim, AThreadKeepsItsLastFreedBlockOnlyUntilARequestItCannotServe)
   EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
 }
 
+TEST(Shim, ABlockAnotherThreadKeepsIsTakenBackBeforeThePoolGrowsAndCountsAsFree)
+{
+  auto const r = run("kept-blocks-of-other-threads", {{"RMM_CONFIG", one_block_pool()}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("whole_pool_while_another_thread_keeps_a_block"), "cudaSuccess") << r.output;
+  EXPECT_EQ(r.value("memory_info_counted_the_kept_block"), "1") << r.output;
+  EXPECT_EQ(r.value("whole_pool_after_a_late_free"), "cudaSuccess")
+    << "a free after the thread's end went back to the stack: " << r.output;
+  EXPECT_EQ(r.reported("frees"), r.reported("allocations")) << r.report;
+  EXPECT_EQ(r.reported("kept_bytes"), 0) << r.report;
+}
+
 TEST(Shim, WithTheEventLogOnAKeptBlockIsLoggedAsEveryOtherCall)
 {
   std::string const log = ::testing::TempDir() + "shim_parked_log_" + std::to_string(::getpid()) + ".csv";
