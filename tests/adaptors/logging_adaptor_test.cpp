@@ -29,6 +29,7 @@
 #include <vector>
 
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -353,6 +354,32 @@ TEST(LoggingAdaptor, AnEventFromAThreadLocalDestructorIsLogged)
   ASSERT_EQ(events.size(), 2U);
   EXPECT_EQ(events[1].kind, rmm::trace::action::free);
   EXPECT_EQ(events[1].pointer, events[0].pointer);
+}
+
+TEST(LoggingAdaptor, AForkedChildThatExitsDoesNotWriteTheParentsRowsAgain)
+{
+  auto const path =
+    (std::filesystem::temp_directory_path() / ("rmm_fork_log_" + std::to_string(::getpid()) + ".csv")).string();
+  constexpr int pairs = 10;
+  {
+    logging_resource_adaptor mr{rmm::mr::cuda_memory_resource{}, path};
+    for (int i = 0; i < pairs; ++i) { mr.deallocate_sync(mr.allocate_sync(256), 256); }
+    std::this_thread::sleep_for(std::chrono::milliseconds{300});  // a writer round, not followed by a flush
+    pid_t const child = ::fork();
+    if (child == 0) {
+      std::fflush(nullptr);  // what exit() does to the C library's buffers
+      ::_exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::ifstream file{path};
+  std::stringstream text;
+  text << file.rdbuf();
+  std::filesystem::remove(path);
+  auto const events = rmm::trace::parse_log(text.str(), path);
+  EXPECT_EQ(events.size(), std::size_t{2} * pairs) << "each row once";
 }
 
 TEST(LoggingAdaptor, ReplayingTheLogReproducesTheStatistics)

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <cstdio>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -38,7 +37,8 @@ class log_sink {
 using log_sink_ptr = std::shared_ptr<log_sink>;
 
 /// Writes to a file, truncating it first. Throws rmm::logic_error naming the file and the
-/// reason when it cannot be opened.
+/// reason when it cannot be opened. Each write goes straight to the file, with no buffer of the C
+/// library's: a forked child that exits cannot write its parent's rows a second time.
 class file_log_sink final : public log_sink {
  public:
   /**
@@ -53,18 +53,14 @@ class file_log_sink final : public log_sink {
   ~file_log_sink() override;
 
   /**
-   * @brief Appends `text` to the file.
+   * @brief Appends `text` to the file (visible to readers when it returns).
    *
    * @param text one or more CSV lines
    * @throws std::runtime_error when the write fails
    */
   void write(std::string_view text) override;
-  /**
-   * @brief Flushes the file.
-   *
-   * @throws std::runtime_error when the flush fails
-   */
-  void flush() override;
+  /// @brief Nothing to do: every write reached the file already.
+  void flush() override {}
   /**
    * @brief The file written to.
    *
@@ -74,7 +70,7 @@ class file_log_sink final : public log_sink {
 
  private:
   std::string path_;
-  std::FILE* file_;
+  int fd_;
 };
 
 /// Writes to a stream the caller keeps alive for as long as the adaptor lives.
