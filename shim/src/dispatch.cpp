@@ -204,15 +204,25 @@ bool in_fenced_legacy_order(shim_state& s, int device) noexcept
 /// creation of the device's first non-blocking stream).
 void wait_for_legacy_stream() noexcept { (void)real()->stream_synchronize(CU_STREAM_LEGACY); }
 
-/// Gives a block the thread had parked to its stack, as the free that parked it would have: in the
-/// legacy stream's order, or through the device's epochs when that order no longer suffices (a
-/// non-blocking stream appeared, a capture began).
-void give_back(shim_state& s, parked_block const& block) noexcept
+/// After a block was taken in the legacy stream's order: waits for that stream when the device's
+/// first non-blocking stream appeared since the order was checked (its fence may predate the
+/// block's last use).
+void fence_late_non_blocking_stream(shim_state& s, int device) noexcept
+{
+  if (settings().free == free_policy::device_wide && s.deferred.non_blocking_streams(device) > 0) {
+    wait_for_legacy_stream();
+  }
+}
+
+/// Gives a freed block to its stack as cudaFree promises: in the legacy stream's order when that
+/// order suffices (`legacy_order`), else through the device's epochs.
+void return_to_stack(shim_state& s, parked_block const& block, bool legacy_order) noexcept
 {
   auto* stack = s.stacks.find(block.device);
-  if (stack == nullptr) { return; }  // never: a parked block came from a built stack
+  if (stack == nullptr) { return; }  // never: the block came from a built stack
   passing_through_scope const own_work;
-  if (in_legacy_order(s, block.device)) {
+  if (legacy_order) {
+    // Ordered on the legacy stream of the block's device, which waits for every blocking stream.
     scoped_device_context const on_device{block.device};
     stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(block.ptr), block.size);
     return;
@@ -222,6 +232,13 @@ void give_back(shim_state& s, parked_block const& block) noexcept
   } catch (...) {  // no memory for the epoch's bookkeeping: the stack's own host-ordered free
     stack->deallocate_sync(reinterpret_cast<void*>(block.ptr), block.size);
   }
+}
+
+/// Gives a block a thread kept to its stack, as the free that kept it would have, in the order
+/// that suffices now (a non-blocking stream may have appeared, a capture begun, since).
+void give_back(shim_state& s, parked_block const& block) noexcept
+{
+  return_to_stack(s, block, in_legacy_order(s, block.device));
 }
 
 /// Gives back what the calling thread keeps on `device`, before a request its block cannot serve.
@@ -259,9 +276,7 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
       // The block this thread freed last, of this size: reused in the order the stack would have.
       sampled_timer const timer{*device};
       passing_through_scope const own_work;
-      if (settings().free == free_policy::device_wide && s.deferred.non_blocking_streams(*device) > 0) {
-        wait_for_legacy_stream();  // as below: a non-blocking stream appeared since the check
-      }
+      fence_late_non_blocking_stream(s, *device);
       return hand_out(s, reinterpret_cast<void*>(*kept), bytes, *device, block_kind::stream_ordered, out,
                       *s.stacks.find(*device), CU_STREAM_LEGACY, true);
     }
@@ -276,9 +291,7 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
   try {
     if (legacy_order) {
       void* ptr = stack.allocate(cuda::stream_ref{CU_STREAM_LEGACY}, bytes);
-      if (settings().free == free_policy::device_wide && s.deferred.non_blocking_streams(*device) > 0) {
-        wait_for_legacy_stream();  // a non-blocking stream appeared meanwhile: its fence may predate the block's use
-      }
+      fence_late_non_blocking_stream(s, *device);
       return hand_out(s, ptr, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
     }
     if (fenced_legacy_order) {
@@ -309,29 +322,17 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
   if (!owner) { return std::nullopt; }
   if (exiting()) { return CUDA_SUCCESS; }  // dropped with the process: no CUDA call during exit
   sampled_timer const timer{owner->device};
-  passing_through_scope const own_work;
-  auto* stack = s.stacks.find(owner->device);
   // A block from cudaMallocAsync freed with cudaFree makes the same promise: device-wide.
   bool const legacy_order = in_legacy_order(s, owner->device);
   log_event(s, owner->device, log_action::free, reinterpret_cast<void*>(ptr), owner->size,
             legacy_order ? CU_STREAM_LEGACY : nullptr);
-  if (legacy_order) {
-    if (s.stacks.parks_frees(owner->device)) {
-      // Kept for this thread's next allocation of the same size; what it displaces goes back.
-      auto const back = thread_cache::park({static_cast<std::uintptr_t>(ptr), owner->size, owner->device});
-      if (back) { give_back(s, *back); }
-      return CUDA_SUCCESS;
-    }
-    // Ordered on the legacy stream of the block's device, which waits for every blocking stream.
-    scoped_device_context const on_device{owner->device};
-    stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(ptr), owner->size);
+  parked_block const block{static_cast<std::uintptr_t>(ptr), owner->size, owner->device};
+  if (legacy_order && s.stacks.parks_frees(owner->device)) {
+    // Kept for this thread's next allocation of the same size; what it displaces goes back.
+    if (auto const back = thread_cache::park(block)) { give_back(s, *back); }
     return CUDA_SUCCESS;
   }
-  try {
-    s.deferred.defer(owner->device, static_cast<std::uintptr_t>(ptr), owner->size);
-  } catch (...) {  // no memory for the epoch's bookkeeping: the stack's own host-ordered free
-    stack->deallocate_sync(reinterpret_cast<void*>(ptr), owner->size);
-  }
+  return_to_stack(s, block, legacy_order);
   return CUDA_SUCCESS;
 }
 
