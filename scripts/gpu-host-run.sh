@@ -7,6 +7,8 @@
 #   tests        the whole suite on the GPU (JUnit and log to $OUT)
 #   shim-bench   the static-runtime pair benchmark plain, under the shim, switched off, and logging;
 #                alloc_churn plain and under rmm-run
+#   passthrough  the pass-through calls (null and unknown frees) natively, under the shim and switched
+#                off, five processes each, interleaved, with the minimum and median of their medians
 #   engine-bench random_allocations and stream_churn, this tree against the baseline
 #   random       random_allocations of the pool alone, this tree against the baseline
 #   bench        every other benchmark and rmm-replay (scripts/run-gpu-benchmarks.sh)
@@ -63,6 +65,19 @@ for stage in "$@"; do
       grep -h "median" "$results"/shim_*.txt | head -60
       build-gpu/examples/alloc_churn/alloc_churn 200
       build-gpu/tools/rmm-run --report -- build-gpu/examples/alloc_churn/alloc_churn 200 ;;
+    passthrough)
+      # A pass-through costs tens of nanoseconds and one process's placement moves that by as
+      # much: five processes per way, the ways interleaved, so that host drift hits them all.
+      shim=$PWD/build-gpu/shim/librmm_shim.so
+      for round in 1 2 3 4 5; do
+        for way in native served off; do
+          pre=(); [[ $way != native ]] && pre=(LD_PRELOAD=$shim)
+          [[ $way == off ]] && pre+=(RMM_SHIM_ENABLED=false)
+          env "${pre[@]}" $bench/shim_pairs_bench --benchmark_filter='null_free|unknown_free' --benchmark_repetitions=5 \
+            --benchmark_report_aggregates_only=true $(json "passthrough_${way}_$round") > /dev/null 2>&1
+        done
+      done
+      python3 scripts/passthrough_summary.py "$results" | tee "$results/passthrough.txt" ;;
     engine-bench)
       for tree in new base; do
         dir=build-gpu/bench; [[ $tree == base ]] && dir=$here/base/build-base/bench
