@@ -9,11 +9,13 @@
 
 #include <fmt/format.h>
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace rmm::shim {
@@ -60,39 +62,48 @@ thread_local thread_block* cached_block = nullptr;
 /// still counts after that (a free in another library's exit handler) goes to the shared counts.
 thread_local bool block_folded = false;
 
-/// Registers the thread's block on first use and folds it into the shared counts when the thread
-/// exits.
-struct thread_slot {
-  thread_block* block{nullptr};
-  ~thread_slot()
-  {
-    if (block == nullptr) { return; }
-    auto& r = the_registry();
-    std::lock_guard lock{r.mutex};
-    for (int d = 0; d < thread_block::devices; ++d) {
-      for (std::size_t f = 0; f < fields; ++f) {
-        r.shared[static_cast<std::size_t>(d)][f].fetch_add(block->device[static_cast<std::size_t>(d)][f].load());
-      }
+/// Folds a thread's block into the shared counts when the thread ends. A pthread key's destructor,
+/// not a thread-local's: a block made while the thread ends (its first count made by another key's
+/// destructor, after the C++ thread-locals are gone) is then still folded in, in the next round.
+void fold_thread_block(void* value)
+{
+  auto* block = static_cast<thread_block*>(value);
+  auto& r     = the_registry();
+  std::lock_guard lock{r.mutex};
+  for (int d = 0; d < thread_block::devices; ++d) {
+    for (std::size_t f = 0; f < fields; ++f) {
+      r.shared[static_cast<std::size_t>(d)][f].fetch_add(block->device[static_cast<std::size_t>(d)][f].load());
     }
-    for (std::size_t p = 0; p < reasons; ++p) { r.shared_passes[p].fetch_add(block->passes[p].load()); }
-    std::erase(r.threads, block);
-    cached_block = nullptr;
-    block_folded = true;
-    delete block;
   }
+  for (std::size_t p = 0; p < reasons; ++p) { r.shared_passes[p].fetch_add(block->passes[p].load()); }
+  std::erase(r.threads, block);
+  cached_block = nullptr;
+  block_folded = true;
+  delete block;
+}
+
+struct block_key {
+  pthread_key_t key{};
+  bool made{pthread_key_create(&key, fold_thread_block) == 0};
 };
 
 [[gnu::noinline]] thread_block* make_thread_block()
 {
-  if (block_folded) { return nullptr; }  // the thread is ending: its slot is gone
-  thread_local thread_slot slot;
-  auto* block = new thread_block;
+  if (block_folded) { return nullptr; }   // the thread is ending: its block is gone
+  static block_key const folding;         // never deleted: threads end until the process does
+  if (!folding.made) { return nullptr; }  // no key, no way to fold: the shared counts
+  auto* block = new (std::nothrow) thread_block;
+  if (block == nullptr) { return nullptr; }
   {
     auto& r = the_registry();
     std::lock_guard lock{r.mutex};
     r.threads.push_back(block);
   }
-  slot.block   = block;
+  if (pthread_setspecific(folding.key, block) != 0) {
+    fold_thread_block(block);
+    block_folded = false;  // nothing was counted in it: a later count may try again
+    return nullptr;
+  }
   cached_block = block;
   return block;
 }

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <dlfcn.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -386,6 +387,33 @@ int free_at_thread_exit()
     at_exit.ptr = nullptr;
     check(cudaMalloc(&at_exit.ptr, 1 << 20), "cudaMalloc");
   }}.join();
+  return 0;
+}
+
+/// Threads whose first call into CUDA is made by a pthread key's destructor, after the thread's C++
+/// thread-locals are gone (a library freeing a per-thread buffer at thread exit does this): the
+/// heap must not grow with the number of such threads.
+int first_call_in_key_destructor()
+{
+  static pthread_key_t key{};
+  if (pthread_key_create(&key, [](void*) {
+        void* ptr = nullptr;
+        check(cudaMalloc(&ptr, 1 << 20), "cudaMalloc (in a key destructor)");
+        check(cudaFree(ptr), "cudaFree (in a key destructor)");
+      }) != 0) {
+    std::printf("FAIL: pthread_key_create\n");
+    return 1;
+  }
+  auto const round = [] {
+    for (int i = 0; i < 100; ++i) {
+      std::thread{[] { pthread_setspecific(key, &key); }}.join();
+    }
+  };
+  round();  // whatever is made once, the first time a thread ends this way
+  auto const before = mallinfo2().uordblks;
+  for (int i = 0; i < 5; ++i) { round(); }
+  auto const grown = static_cast<long long>(mallinfo2().uordblks) - static_cast<long long>(before);
+  std::printf("heap_growth_per_thread=%lld\n", grown / 500);
   return 0;
 }
 
@@ -801,6 +829,8 @@ int main(int argc, char** argv)
     result = parked_blocks();
   } else if (scenario == "free-at-thread-exit") {
     result = free_at_thread_exit();
+  } else if (scenario == "first-call-in-key-destructor") {
+    result = first_call_in_key_destructor();
   } else if (scenario == "two-devices") {
     result = two_devices();
   } else if (scenario == "kept-blocks-of-other-threads") {

@@ -140,6 +140,17 @@ TEST(Shim, AFreeMadeWhileItsThreadEndsIsCounted)
   EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
 }
 
+TEST(Shim, AThreadWhoseFirstCallComesAtItsEndLeavesNothingBehind)
+{
+  auto const r = run("first-call-in-key-destructor");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.reported("allocations"), 600) << r.report;
+  EXPECT_EQ(r.reported("frees"), 600) << r.report;
+  // The thread's counters (over 2 KiB) are folded in and freed even then; a few bytes of
+  // allocator noise are allowed.
+  EXPECT_LT(std::stoll(r.value("heap_growth_per_thread")), 256) << r.output;
+}
+
 TEST(Shim, EachDeviceHasItsStackAndAFreeFindsItsOwnerWhateverDeviceIsCurrent)
 {
   auto const r = run("two-devices", {{"RMM_EMU_DEVICE_COUNT", "2"}});
