@@ -492,6 +492,12 @@ void note_capture_ended(CUstream stream, bool per_thread) noexcept
   state().deferred.capture_checked(handle, thread, still);
 }
 
+void note_passed_by(pass_reason reason) noexcept
+{
+  if (passing_through()) { return; }
+  state().count.passed(settings().enabled ? reason : pass_reason::disabled);
+}
+
 void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept
 {
   if (!settings().enabled || device < 0 || device >= device_stacks::max_devices) { return; }

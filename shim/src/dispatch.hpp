@@ -3,6 +3,7 @@
 // Where every wrapped call is decided: served by the device's resource stack, or passed through to
 // the real function (and why). The hooks only translate between their API and these calls.
 
+#include "report.hpp"
 #include "thread_cache.hpp"
 
 #include <cuda.h>
@@ -55,6 +56,11 @@ void adjust_memory_info(std::size_t* free, std::size_t* total) noexcept;
 /// cuIpcGetMemHandle / cudaIpcGetMemHandle: refused for memory the shim handed out (a handle
 /// would export the pool's whole mapping, not the block); nullopt for other memory.
 [[nodiscard]] std::optional<CUresult> refuse_ipc_export(CUdeviceptr ptr);
+
+/// An allocation the shim does not serve by design (managed memory, a pool the program names,
+/// memory it maps itself): counted under `reason`, unless it is the inner half of a call already
+/// passed through.
+void note_passed_by(pass_reason reason) noexcept;
 
 /// What the program did with its streams and pools, which the free policy and the async path
 /// need to know.

@@ -103,6 +103,39 @@ RMM_SHIM_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr d
   return ipc == nullptr ? CUDA_ERROR_NOT_SUPPORTED : pass_through([&] { return ipc(handle, dptr); });
 }
 
+RMM_SHIM_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, std::size_t bytes, unsigned int flags)
+{
+  rmm::shim::note_passed_by(rmm::shim::pass_reason::managed);
+  return pass_through([&] { return real()->mem_alloc_managed(dptr, bytes, flags); });
+}
+
+RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr,
+                                                 std::size_t bytes,
+                                                 CUmemoryPool pool,
+                                                 CUstream stream)
+{
+  rmm::shim::note_passed_by(rmm::shim::pass_reason::program_pool);
+  return pass_through([&] { return real()->mem_alloc_from_pool_async(dptr, bytes, pool, stream); });
+}
+
+RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr,
+                                                      std::size_t bytes,
+                                                      CUmemoryPool pool,
+                                                      CUstream stream)
+{
+  rmm::shim::note_passed_by(rmm::shim::pass_reason::program_pool);
+  return pass_through([&] { return real()->mem_alloc_from_pool_async_ptsz(dptr, bytes, pool, stream); });
+}
+
+RMM_SHIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
+                                     std::size_t bytes,
+                                     CUmemAllocationProp const* prop,
+                                     unsigned long long flags)
+{
+  rmm::shim::note_passed_by(rmm::shim::pass_reason::virtual_memory);
+  return pass_through([&] { return real()->mem_create(handle, bytes, prop, flags); });
+}
+
 RMM_SHIM_EXPORT CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool)
 {
   auto const result = pass_through([&] { return real()->device_set_mem_pool(device, pool); });

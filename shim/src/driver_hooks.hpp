@@ -24,6 +24,13 @@ CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, CUstream stream);
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUstream stream);
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream);
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream);
+CUresult cuMemAllocManaged(CUdeviceptr* dptr, std::size_t bytes, unsigned int flags);
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool, CUstream stream);
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUmemoryPool pool, CUstream stream);
+CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
+                     std::size_t bytes,
+                     CUmemAllocationProp const* prop,
+                     unsigned long long flags);
 CUresult cuMemGetInfo_v2(std::size_t* free, std::size_t* total);
 CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, std::size_t* size, CUdeviceptr dptr);
 CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr);

@@ -15,7 +15,7 @@ constexpr int current = INT_MAX;
 // Versions: the CUDA version that introduced the ABI each wrapper has (cuda.h's _v2 forms of the
 // memory functions came with 3.2; cuGetProcAddress gained its status argument in 12.0).
 // clang-format off
-std::array<wrapped_entry_point, 21> const table{{
+std::array<wrapped_entry_point, 25> const table{{
   {"cuGetProcAddress", 11030, 12000, false, "cuGetProcAddress", reinterpret_cast<void*>(&::cuGetProcAddress)},
   {"cuGetProcAddress", 12000, current, false, "cuGetProcAddress_v2", reinterpret_cast<void*>(&::cuGetProcAddress_v2)},
   {"cuMemAlloc", 3020, current, false, "cuMemAlloc_v2", reinterpret_cast<void*>(&::cuMemAlloc_v2)},
@@ -24,6 +24,13 @@ std::array<wrapped_entry_point, 21> const table{{
   {"cuMemAllocAsync", 11020, current, true, "cuMemAllocAsync_ptsz", reinterpret_cast<void*>(&::cuMemAllocAsync_ptsz)},
   {"cuMemFreeAsync", 11020, current, false, "cuMemFreeAsync", reinterpret_cast<void*>(&::cuMemFreeAsync)},
   {"cuMemFreeAsync", 11020, current, true, "cuMemFreeAsync_ptsz", reinterpret_cast<void*>(&::cuMemFreeAsync_ptsz)},
+  // Device memory the shim does not serve: wrapped only to count it in the report.
+  {"cuMemAllocManaged", 6000, current, false, "cuMemAllocManaged", reinterpret_cast<void*>(&::cuMemAllocManaged)},
+  {"cuMemAllocFromPoolAsync", 11020, current, false, "cuMemAllocFromPoolAsync",
+   reinterpret_cast<void*>(&::cuMemAllocFromPoolAsync)},
+  {"cuMemAllocFromPoolAsync", 11020, current, true, "cuMemAllocFromPoolAsync_ptsz",
+   reinterpret_cast<void*>(&::cuMemAllocFromPoolAsync_ptsz)},
+  {"cuMemCreate", 10020, current, false, "cuMemCreate", reinterpret_cast<void*>(&::cuMemCreate)},
   {"cuMemGetInfo", 3020, current, false, "cuMemGetInfo_v2", reinterpret_cast<void*>(&::cuMemGetInfo_v2)},
   {"cuMemGetAddressRange", 3020, current, false, "cuMemGetAddressRange_v2",
    reinterpret_cast<void*>(&::cuMemGetAddressRange_v2)},

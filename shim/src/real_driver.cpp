@@ -41,7 +41,11 @@ bool bind_all(real_driver& d)
     bind(d, d.mem_free, "cuMemFree", 12000) && bind(d, d.mem_alloc_async, "cuMemAllocAsync", 12000) &&
     bind(d, d.mem_alloc_async_ptsz, "cuMemAllocAsync", 12000, true) &&
     bind(d, d.mem_free_async, "cuMemFreeAsync", 12000) &&
-    bind(d, d.mem_free_async_ptsz, "cuMemFreeAsync", 12000, true) && bind(d, d.mem_get_info, "cuMemGetInfo", 12000) &&
+    bind(d, d.mem_free_async_ptsz, "cuMemFreeAsync", 12000, true) &&
+    bind(d, d.mem_alloc_managed, "cuMemAllocManaged", 12000) &&
+    bind(d, d.mem_alloc_from_pool_async, "cuMemAllocFromPoolAsync", 12000) &&
+    bind(d, d.mem_alloc_from_pool_async_ptsz, "cuMemAllocFromPoolAsync", 12000, true) &&
+    bind(d, d.mem_create, "cuMemCreate", 12000) && bind(d, d.mem_get_info, "cuMemGetInfo", 12000) &&
     bind(d, d.mem_get_address_range, "cuMemGetAddressRange", 12000) &&
     bind(d, d.device_set_mem_pool, "cuDeviceSetMemPool", 12000) && bind(d, d.stream_create, "cuStreamCreate", 12000) &&
     bind(d, d.stream_create_with_priority, "cuStreamCreateWithPriority", 12000) &&

@@ -28,6 +28,10 @@ struct real_driver {
   PFN_cuMemAllocAsync_v11020_ptsz mem_alloc_async_ptsz{};
   PFN_cuMemFreeAsync_v11020 mem_free_async{};
   PFN_cuMemFreeAsync_v11020_ptsz mem_free_async_ptsz{};
+  PFN_cuMemAllocManaged_v6000 mem_alloc_managed{};
+  PFN_cuMemAllocFromPoolAsync_v11020 mem_alloc_from_pool_async{};
+  PFN_cuMemAllocFromPoolAsync_v11020_ptsz mem_alloc_from_pool_async_ptsz{};
+  PFN_cuMemCreate_v10020 mem_create{};
   PFN_cuMemGetInfo_v3020 mem_get_info{};
   PFN_cuMemGetAddressRange_v3020 mem_get_address_range{};
   PFN_cuIpcGetMemHandle_v4010 ipc_get_mem_handle{};  // may be null: not every driver build has IPC

@@ -162,6 +162,8 @@ char const* to_string(pass_reason reason) noexcept
     case pass_reason::other_context: return "not a primary context";
     case pass_reason::stream_capture: return "stream capture";
     case pass_reason::program_pool: return "program's own memory pool";
+    case pass_reason::managed: return "managed memory";
+    case pass_reason::virtual_memory: return "memory the program maps itself";
     case pass_reason::exiting: return "process exiting";
     case pass_reason::count: break;
   }
@@ -177,6 +179,8 @@ char const* json_name(pass_reason reason) noexcept
     case pass_reason::other_context: return "other_context";
     case pass_reason::stream_capture: return "stream_capture";
     case pass_reason::program_pool: return "program_pool";
+    case pass_reason::managed: return "managed";
+    case pass_reason::virtual_memory: return "virtual_memory";
     case pass_reason::exiting: return "exiting";
     case pass_reason::count: break;
   }

@@ -417,6 +417,35 @@ int first_call_in_key_destructor()
   return 0;
 }
 
+/// Device memory the shim does not serve, each kind once: managed memory, a pool the program
+/// names, and physical memory the program maps itself. Each must work and be counted.
+int passed_by()
+{
+  void* managed = nullptr;
+  check(cudaMallocManaged(&managed, 1 << 20), "cudaMallocManaged");
+  expect(usable(managed, 1 << 20, 0x41), "managed memory is usable");
+  check(cudaFree(managed), "cudaFree (managed)");
+
+  cudaMemPool_t pool{};
+  check(cudaDeviceGetDefaultMemPool(&pool, 0), "cudaDeviceGetDefaultMemPool");
+  void* pooled = nullptr;
+  check(cudaMallocFromPoolAsync(&pooled, 1 << 20, pool, cudaStreamLegacy), "cudaMallocFromPoolAsync");
+  check(cudaFreeAsync(pooled, cudaStreamLegacy), "cudaFreeAsync (from the program's pool)");
+  check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+
+  CUmemAllocationProp prop{};
+  prop.type               = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type      = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id        = 0;
+  std::size_t granularity = 0;
+  check(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+        "cuMemGetAllocationGranularity");
+  CUmemGenericAllocationHandle handle{};
+  check(cuMemCreate(&handle, granularity, &prop, 0), "cuMemCreate");
+  check(cuMemRelease(handle), "cuMemRelease");
+  return 0;
+}
+
 int two_devices()
 {
   int count = 0;
@@ -831,6 +860,8 @@ int main(int argc, char** argv)
     result = free_at_thread_exit();
   } else if (scenario == "first-call-in-key-destructor") {
     result = first_call_in_key_destructor();
+  } else if (scenario == "passed-by") {
+    result = passed_by();
   } else if (scenario == "two-devices") {
     result = two_devices();
   } else if (scenario == "kept-blocks-of-other-threads") {

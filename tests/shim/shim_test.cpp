@@ -151,6 +151,16 @@ TEST(Shim, AThreadWhoseFirstCallComesAtItsEndLeavesNothingBehind)
   EXPECT_LT(std::stoll(r.value("heap_growth_per_thread")), 256) << r.output;
 }
 
+TEST(Shim, MemoryTheShimDoesNotServeIsCountedByKind)
+{
+  auto const r = run("passed-by");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.reported("managed"), 1) << r.report;
+  EXPECT_EQ(r.reported("program_pool"), 1) << r.report;
+  EXPECT_EQ(r.reported("virtual_memory"), 1) << "the stack's own growth is not the program's: " << r.report;
+  EXPECT_THAT(r.report, HasSubstr(R"("devices":[])")) << "nothing was served: " << r.report;
+}
+
 TEST(Shim, EachDeviceHasItsStackAndAFreeFindsItsOwnerWhateverDeviceIsCurrent)
 {
   auto const r = run("two-devices", {{"RMM_EMU_DEVICE_COUNT", "2"}});
@@ -500,7 +510,7 @@ TEST(ShimLibrary, ExportsOnlyTheHooksAndTheControlFunctions)
 {
   auto const exported = lines_of(std::string{"nm -D --defined-only "} + RMM_SHIM_LIBRARY + " | awk '{print $3}'");
   ASSERT_FALSE(exported.empty());
-  std::regex const hook{"dlsym|cu[A-Z][A-Za-z]*(_v2|_ptsz)?|cuda[A-Z][A-Za-z]*(_ptsz)?|rmm_shim_[a-z_]+"};
+  std::regex const hook{"dlsym|cu[A-Z][A-Za-z]*(_v2)?(_ptsz)?|cuda[A-Z][A-Za-z]*(_ptsz)?|rmm_shim_[a-z_]+"};
   for (auto const& symbol : exported) {
     EXPECT_TRUE(std::regex_match(symbol, hook)) << "librmm_shim.so exports " << symbol;
   }
