@@ -77,6 +77,13 @@ for stage in "$@"; do
             --benchmark_report_aggregates_only=true $(json "passthrough_${way}_$round") > /dev/null 2>&1
         done
       done
+      # The foreign free against the driver's own function, alternating in one process.
+      for way in native served; do
+        pre=(); [[ $way != native ]] && pre=(LD_PRELOAD=$shim)
+        env "${pre[@]}" $bench/shim_pairs_bench --benchmark_filter='unknown_free' --benchmark_repetitions=20 \
+          --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
+          $(json "paired_$way") > /dev/null 2>&1
+      done
       python3 scripts/passthrough_summary.py "$results" | tee "$results/passthrough.txt" ;;
     engine-bench)
       for tree in new base; do

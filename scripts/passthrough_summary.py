@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Summarizes the passthrough stage of gpu-host-run.sh: for each call and way, the minimum and the
-median over processes of each process's median, and the shim's difference to native."""
+median over processes of each process's median, and the shim's difference to native; then, per
+process, a foreign free through the program's cuMemFree against the driver's own function."""
 import glob
 import json
 import os
@@ -27,3 +28,16 @@ for call in sorted({c for c, _ in medians}):
         if native and way != "native":
             line += f" {min(times) - min(native):>+12.1f} / {statistics.median(times) - statistics.median(native):>+.1f}"
         print(line)
+
+paired = sorted(glob.glob(os.path.join(results, "paired_*.json")))
+if paired:
+    print()
+    print(f"{'one process':<12} {'cuMemFree ns':>13} {'driver own ns':>14} {'difference':>11}")
+for path in paired:
+    with open(path) as f:
+        rows = {row["run_name"]: row["real_time"] for row in json.load(f)["benchmarks"]
+                if row.get("aggregate_name") == "median"}
+    way = os.path.basename(path)[len("paired_"):-len(".json")]
+    if "unknown_free" in rows and "unknown_free_driver_own" in rows:
+        mine, own = rows["unknown_free"], rows["unknown_free_driver_own"]
+        print(f"{way:<12} {mine:>13.1f} {own:>14.1f} {mine - own:>+11.1f}")

@@ -11,6 +11,10 @@
 // - null_free: cudaFree(nullptr), and unknown_free: cuMemFree of an address nobody allocated (the
 //   driver refuses it at once): calls the shim passes through, cheap enough natively that the
 //   shim's own share of a pass-through shows.
+// - unknown_free_driver_own: the same call made straight to the driver's own cuMemFree_v2, past
+//   any wrapper (through glibc's own dlsym, found with dlvsym): with --benchmark_enable_random_interleaving
+//   the two run in alternation in one process, so their difference is the shim's share of a
+//   foreign free without the spread between processes (natively it is zero).
 // - malloc_free_pair_threads: the pair from 8 threads at once.
 
 #include "../driver_entry_point.hpp"
@@ -19,6 +23,8 @@
 #include <cuda_runtime_api.h>
 
 #include <benchmark/benchmark.h>
+
+#include <dlfcn.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -124,6 +130,36 @@ void unknown_free(benchmark::State& state)
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(unknown_free);
+
+void unknown_free_driver_own(benchmark::State& state)
+{
+  using mem_free_fn = CUresult (*)(CUdeviceptr);
+  // glibc's own dlsym (dlvsym is not wrapped), asked for the driver's own function.
+  static auto const mem_free = []() -> mem_free_fn {
+    using dlsym_fn = void* (*)(void*, char const*);
+    void* driver   = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    for (char const* version : {"GLIBC_2.34", "GLIBC_2.2.5"}) {
+      if (auto const glibc_dlsym = reinterpret_cast<dlsym_fn>(dlvsym(RTLD_DEFAULT, "dlsym", version));
+          driver != nullptr && glibc_dlsym != nullptr) {
+        return reinterpret_cast<mem_free_fn>(glibc_dlsym(driver, "cuMemFree_v2"));
+      }
+    }
+    return nullptr;
+  }();
+  if (mem_free == nullptr) {
+    state.SkipWithError("cannot find the driver's own cuMemFree_v2 through glibc's dlsym");
+    return;
+  }
+  CUdeviceptr const nobodys = 0x1000;
+  for (auto _ : state) {
+    if (mem_free(nobodys) == CUDA_SUCCESS) {
+      state.SkipWithError("cuMemFree accepted an address nobody allocated");
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(unknown_free_driver_own);
 
 }  // namespace
 
