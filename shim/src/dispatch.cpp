@@ -20,12 +20,6 @@
 
 namespace rmm::shim {
 
-bool& passing_through() noexcept
-{
-  thread_local bool flag = false;
-  return flag;
-}
-
 namespace {
 
 /// Whether the shim may serve a call at all; counts the reason when it may not.
@@ -167,7 +161,7 @@ bool capturing(CUstream stream) noexcept
 
 /// Takes a block the shim handed out back from the ownership record and counts its free; nothing
 /// (and the reason counted) when the shim is off or the pointer is not one of its blocks.
-std::optional<block_owner> claim_block(shim_state& s, CUdeviceptr ptr) noexcept
+[[gnu::always_inline]] inline std::optional<block_owner> claim_block(shim_state& s, CUdeviceptr ptr) noexcept
 {
   if (!settings().enabled) {
     s.count.passed(pass_reason::disabled);

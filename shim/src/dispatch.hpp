@@ -72,10 +72,14 @@ void note_capture_beginning(CUstream stream, bool per_thread) noexcept;
 void note_capture_ended(CUstream stream, bool per_thread) noexcept;
 void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept;
 
+namespace detail {
+inline thread_local bool passing_through_flag = false;  // constant-initialized: no guard to reach it
+}  // namespace detail
+
 /// True while this thread runs the real function of a call the shim passed through: a call
 /// passed through at the runtime level reaches the driver-level wrappers, which must not serve it
 /// a second time.
-[[nodiscard]] bool& passing_through() noexcept;
+[[nodiscard]] inline bool& passing_through() noexcept { return detail::passing_through_flag; }
 
 class passing_through_scope {
  public:

@@ -1,5 +1,6 @@
 #include "ownership.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <new>
 #include <thread>
@@ -51,8 +52,19 @@ void ownership_table::grow(shard& s)
   }
 }
 
+void ownership_table::widen_range(std::uintptr_t ptr, std::size_t size) noexcept
+{
+  // Only ever widened: a block given back leaves the range as it was, which is merely less precise.
+  auto lowest = lowest_.load(std::memory_order_relaxed);
+  while (ptr < lowest && !lowest_.compare_exchange_weak(lowest, ptr, std::memory_order_relaxed)) {}
+  auto const block_end = ptr + std::max<std::size_t>(size, 1);
+  auto end             = end_.load(std::memory_order_relaxed);
+  while (block_end > end && !end_.compare_exchange_weak(end, block_end, std::memory_order_relaxed)) {}
+}
+
 void ownership_table::insert(std::uintptr_t ptr, block_owner owner)
 {
+  widen_range(ptr, owner.size);  // first: a free on another thread may follow as soon as it is in
   auto& s = shard_of(ptr);
   std::lock_guard lock{s.lock};
   if ((s.size + 1) * 2 > s.slots.size()) { grow(s); }
@@ -70,7 +82,7 @@ void ownership_table::insert(std::uintptr_t ptr, block_owner owner)
   }
 }
 
-std::optional<block_owner> ownership_table::extract(std::uintptr_t ptr) noexcept
+std::optional<block_owner> ownership_table::extract_recorded(std::uintptr_t ptr) noexcept
 {
   auto& s = shard_of(ptr);
   std::lock_guard lock{s.lock};
@@ -98,6 +110,7 @@ std::optional<block_owner> ownership_table::extract(std::uintptr_t ptr) noexcept
 
 std::optional<block_owner> ownership_table::find(std::uintptr_t ptr) const noexcept
 {
+  if (surely_foreign(ptr)) { return std::nullopt; }
   auto const& s = shard_of(ptr);
   std::lock_guard lock{s.lock};
   auto const mask = s.slots.size() - 1;
@@ -109,6 +122,7 @@ std::optional<block_owner> ownership_table::find(std::uintptr_t ptr) const noexc
 
 std::optional<std::pair<std::uintptr_t, block_owner>> ownership_table::find_containing(std::uintptr_t ptr) const
 {
+  if (surely_foreign(ptr)) { return std::nullopt; }
   if (auto exact = find(ptr)) { return std::pair{ptr, *exact}; }
   for (auto const& s : shards_) {
     std::lock_guard lock{s.lock};

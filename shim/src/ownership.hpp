@@ -3,7 +3,9 @@
 // Which pointers the shim handed out, their size and device: a free needs the size (cuMemFree
 // gives only the pointer) and must recognise memory that is not the shim's (it passes through).
 // Split into independently locked shards with open addressing and inline values, so a pair of
-// calls costs two short critical sections and no heap allocation.
+// calls costs two short critical sections and no heap allocation. The address range every block
+// ever recorded lies in is kept too: a pointer outside it (managed memory, another library's,
+// an address nobody allocated) is known to be foreign without taking a lock.
 
 #include <array>
 #include <atomic>
@@ -32,7 +34,11 @@ class ownership_table {
   /// Records `ptr` (non-zero). Throws std::bad_alloc when the table cannot grow.
   void insert(std::uintptr_t ptr, block_owner owner);
   /// Removes `ptr` and returns its owner, or nullopt when the shim did not hand it out.
-  [[nodiscard]] std::optional<block_owner> extract(std::uintptr_t ptr) noexcept;
+  [[nodiscard]] std::optional<block_owner> extract(std::uintptr_t ptr) noexcept
+  {
+    if (surely_foreign(ptr)) { return std::nullopt; }
+    return extract_recorded(ptr);
+  }
   /// The block that starts at `ptr`, or nullopt.
   [[nodiscard]] std::optional<block_owner> find(std::uintptr_t ptr) const noexcept;
   /// The block that contains `ptr` (start and owner): a scan, for rare queries only.
@@ -60,6 +66,15 @@ class ownership_table {
   };
   static constexpr std::size_t shard_count = 64;
 
+  /// Whether `ptr` lies outside every block ever recorded. Relaxed loads suffice: a free of a
+  /// block happens after its allocation returned, which widened the range first.
+  [[nodiscard]] bool surely_foreign(std::uintptr_t ptr) const noexcept
+  {
+    return ptr < lowest_.load(std::memory_order_relaxed) || ptr >= end_.load(std::memory_order_relaxed);
+  }
+  void widen_range(std::uintptr_t ptr, std::size_t size) noexcept;
+  [[nodiscard]] std::optional<block_owner> extract_recorded(std::uintptr_t ptr) noexcept;
+
   [[nodiscard]] static std::size_t hash(std::uintptr_t ptr) noexcept;
   [[nodiscard]] shard& shard_of(std::uintptr_t ptr) noexcept { return shards_[hash(ptr) % shard_count]; }
   [[nodiscard]] shard const& shard_of(std::uintptr_t ptr) const noexcept { return shards_[hash(ptr) % shard_count]; }
@@ -67,6 +82,8 @@ class ownership_table {
   [[nodiscard]] static std::size_t home(shard const& s, std::uintptr_t ptr) noexcept;
 
   std::array<shard, shard_count> shards_;
+  alignas(64) std::atomic<std::uintptr_t> lowest_{UINTPTR_MAX};  // read by every free: a line of its own
+  std::atomic<std::uintptr_t> end_{0};
 };
 
 }  // namespace rmm::shim

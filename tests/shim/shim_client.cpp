@@ -122,6 +122,19 @@ int null_and_foreign()
   void* ptr       = nullptr;
   auto const zero = cudaMalloc(&ptr, 0);
   std::printf("zero_bytes=%s\n", cudaGetErrorName(zero));
+  // Inside the shim's own memory but not a block it handed out: still the real function's error,
+  // and both blocks around it stay the program's.
+  void* first  = nullptr;
+  void* second = nullptr;
+  check(cudaMalloc(&first, 1 << 20), "cudaMalloc (first)");
+  check(cudaMalloc(&second, 1 << 20), "cudaMalloc (second)");
+  auto const interior = cudaFree(static_cast<char*>(first) + 4096);
+  std::printf("interior_free=%s\n", cudaGetErrorName(interior));
+  (void)cudaGetLastError();
+  expect(interior != cudaSuccess, "freeing a pointer inside a served block fails");
+  expect(usable(first, 1 << 20, 0x51) && usable(second, 1 << 20, 0x52), "the blocks around it are intact");
+  check(cudaFree(second), "cudaFree (second)");
+  check(cudaFree(first), "cudaFree (first)");
   return 0;
 }
 

@@ -73,8 +73,11 @@ TEST(Shim, NullAndForeignPointersGetTheRealFunctionAndItsErrors)
   auto const r = run("null-and-foreign");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("bogus_free"), "cudaErrorInvalidValue");
-  EXPECT_GE(r.reported("foreign_pointer"), 2) << r.report;
+  EXPECT_EQ(r.value("interior_free"), "cudaErrorInvalidValue");
+  EXPECT_EQ(r.reported("foreign_pointer"), 3) << r.report;
   EXPECT_GE(r.reported("null_or_empty"), 2) << r.report;
+  EXPECT_EQ(r.reported("frees"), 2) << r.report;
+  EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
 }
 
 TEST(Shim, DriverCallsOfAProgramLinkingLibcudaAreServed)
