@@ -116,11 +116,12 @@ void null_free(benchmark::State& state)
 }
 BENCHMARK(null_free);
 
-void unknown_free(benchmark::State& state)
+using mem_free_fn = CUresult (*)(CUdeviceptr);
+
+/// Frees an address nobody allocated through `mem_free`, once per iteration: the driver refuses it.
+void free_unknown_address(benchmark::State& state, mem_free_fn mem_free)
 {
-  using mem_free_fn          = CUresult (*)(CUdeviceptr);
-  static auto const mem_free = driver_entry_point<mem_free_fn>("cuMemFree");
-  CUdeviceptr const nobodys  = 0x1000;  // below every allocation the driver hands out
+  CUdeviceptr const nobodys = 0x1000;  // below every allocation the driver hands out
   for (auto _ : state) {
     if (mem_free(nobodys) == CUDA_SUCCESS) {
       state.SkipWithError("cuMemFree accepted an address nobody allocated");
@@ -129,11 +130,16 @@ void unknown_free(benchmark::State& state)
   }
   state.SetItemsProcessed(state.iterations());
 }
+
+void unknown_free(benchmark::State& state)
+{
+  static auto const mem_free = driver_entry_point<mem_free_fn>("cuMemFree");
+  free_unknown_address(state, mem_free);
+}
 BENCHMARK(unknown_free);
 
 void unknown_free_driver_own(benchmark::State& state)
 {
-  using mem_free_fn = CUresult (*)(CUdeviceptr);
   // glibc's own dlsym (dlvsym is not wrapped), asked for the driver's own function.
   static auto const mem_free = []() -> mem_free_fn {
     using dlsym_fn = void* (*)(void*, char const*);
@@ -150,14 +156,7 @@ void unknown_free_driver_own(benchmark::State& state)
     state.SkipWithError("cannot find the driver's own cuMemFree_v2 through glibc's dlsym");
     return;
   }
-  CUdeviceptr const nobodys = 0x1000;
-  for (auto _ : state) {
-    if (mem_free(nobodys) == CUDA_SUCCESS) {
-      state.SkipWithError("cuMemFree accepted an address nobody allocated");
-      break;
-    }
-  }
-  state.SetItemsProcessed(state.iterations());
+  free_unknown_address(state, mem_free);
 }
 BENCHMARK(unknown_free_driver_own);
 
