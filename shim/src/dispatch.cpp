@@ -488,8 +488,7 @@ void note_capture_ended(CUstream stream, bool per_thread) noexcept
 
 void note_passed_by(pass_reason reason) noexcept
 {
-  if (passing_through()) { return; }
-  state().count.passed(settings().enabled ? reason : pass_reason::disabled);
+  state().count.passed(!settings().enabled ? pass_reason::disabled : exiting() ? pass_reason::exiting : reason);
 }
 
 void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept

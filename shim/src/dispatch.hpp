@@ -57,11 +57,6 @@ void adjust_memory_info(std::size_t* free, std::size_t* total) noexcept;
 /// would export the pool's whole mapping, not the block); nullopt for other memory.
 [[nodiscard]] std::optional<CUresult> refuse_ipc_export(CUdeviceptr ptr);
 
-/// An allocation the shim does not serve by design (managed memory, a pool the program names,
-/// memory it maps itself): counted under `reason`, unless it is the inner half of a call already
-/// passed through.
-void note_passed_by(pass_reason reason) noexcept;
-
 /// What the program did with its streams and pools, which the free policy and the async path
 /// need to know.
 void note_stream_created(CUstream stream, unsigned int flags) noexcept;
@@ -99,6 +94,21 @@ auto pass_through(Call&& real)
 {
   passing_through_scope const scope;
   return real();
+}
+
+/// Counts a successful allocation the shim does not serve by design (managed memory, a pool the
+/// program names, memory it maps itself) under `reason`, unless it is the inner half of a call
+/// already passed through.
+void note_passed_by(pass_reason reason) noexcept;
+
+/// Runs `real` (such an allocation) with the shim out of the way, and counts it when it succeeded.
+template <class Call>
+CUresult passed_by(pass_reason reason, Call&& real)
+{
+  bool const inner  = passing_through();
+  auto const result = pass_through(std::forward<Call>(real));
+  if (result == CUDA_SUCCESS && !inner) { note_passed_by(reason); }
+  return result;
 }
 
 }  // namespace rmm::shim

@@ -105,8 +105,9 @@ RMM_SHIM_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr d
 
 RMM_SHIM_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, std::size_t bytes, unsigned int flags)
 {
-  rmm::shim::note_passed_by(rmm::shim::pass_reason::managed);
-  return pass_through([&] { return real()->mem_alloc_managed(dptr, bytes, flags); });
+  auto const fn = real()->mem_alloc_managed;
+  if (fn == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  return rmm::shim::passed_by(rmm::shim::pass_reason::managed, [&] { return fn(dptr, bytes, flags); });
 }
 
 RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr,
@@ -114,8 +115,9 @@ RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr,
                                                  CUmemoryPool pool,
                                                  CUstream stream)
 {
-  rmm::shim::note_passed_by(rmm::shim::pass_reason::program_pool);
-  return pass_through([&] { return real()->mem_alloc_from_pool_async(dptr, bytes, pool, stream); });
+  auto const fn = real()->mem_alloc_from_pool_async;
+  if (fn == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  return rmm::shim::passed_by(rmm::shim::pass_reason::program_pool, [&] { return fn(dptr, bytes, pool, stream); });
 }
 
 RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr,
@@ -123,8 +125,9 @@ RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr,
                                                       CUmemoryPool pool,
                                                       CUstream stream)
 {
-  rmm::shim::note_passed_by(rmm::shim::pass_reason::program_pool);
-  return pass_through([&] { return real()->mem_alloc_from_pool_async_ptsz(dptr, bytes, pool, stream); });
+  auto const fn = real()->mem_alloc_from_pool_async_ptsz;
+  if (fn == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  return rmm::shim::passed_by(rmm::shim::pass_reason::program_pool, [&] { return fn(dptr, bytes, pool, stream); });
 }
 
 RMM_SHIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
@@ -132,8 +135,9 @@ RMM_SHIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
                                      CUmemAllocationProp const* prop,
                                      unsigned long long flags)
 {
-  rmm::shim::note_passed_by(rmm::shim::pass_reason::virtual_memory);
-  return pass_through([&] { return real()->mem_create(handle, bytes, prop, flags); });
+  auto const fn = real()->mem_create;
+  if (fn == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  return rmm::shim::passed_by(rmm::shim::pass_reason::virtual_memory, [&] { return fn(handle, bytes, prop, flags); });
 }
 
 RMM_SHIM_EXPORT CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool)

@@ -67,14 +67,16 @@ std::span<wrapped_entry_point const> wrapped_entry_points() noexcept { return ta
 
 wrapped_entry_point const* wrapper_for_proc(char const* name, int version, cuuint64_t flags) noexcept
 {
-  bool const per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+  bool const per_thread           = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+  wrapped_entry_point const* same = nullptr;  // the default flavour's row, for a per-thread request
   for (auto const& entry : table) {
-    if (entry.per_thread == per_thread && version >= entry.first_version && version < entry.end_version &&
-        entry.base_name == name) {
-      return &entry;
-    }
+    if (version < entry.first_version || version >= entry.end_version || entry.base_name != name) { continue; }
+    if (entry.per_thread == per_thread) { return &entry; }
+    if (!entry.per_thread) { same = &entry; }
   }
-  return nullptr;
+  // Asked for its per-thread flavour, an entry point without a stream argument (it has no row of
+  // that flavour here) is the same function as the default one: the driver answers with that.
+  return per_thread ? same : nullptr;
 }
 
 wrapped_entry_point const* wrapper_for_symbol(char const* name) noexcept

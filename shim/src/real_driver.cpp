@@ -41,11 +41,7 @@ bool bind_all(real_driver& d)
     bind(d, d.mem_free, "cuMemFree", 12000) && bind(d, d.mem_alloc_async, "cuMemAllocAsync", 12000) &&
     bind(d, d.mem_alloc_async_ptsz, "cuMemAllocAsync", 12000, true) &&
     bind(d, d.mem_free_async, "cuMemFreeAsync", 12000) &&
-    bind(d, d.mem_free_async_ptsz, "cuMemFreeAsync", 12000, true) &&
-    bind(d, d.mem_alloc_managed, "cuMemAllocManaged", 12000) &&
-    bind(d, d.mem_alloc_from_pool_async, "cuMemAllocFromPoolAsync", 12000) &&
-    bind(d, d.mem_alloc_from_pool_async_ptsz, "cuMemAllocFromPoolAsync", 12000, true) &&
-    bind(d, d.mem_create, "cuMemCreate", 12000) && bind(d, d.mem_get_info, "cuMemGetInfo", 12000) &&
+    bind(d, d.mem_free_async_ptsz, "cuMemFreeAsync", 12000, true) && bind(d, d.mem_get_info, "cuMemGetInfo", 12000) &&
     bind(d, d.mem_get_address_range, "cuMemGetAddressRange", 12000) &&
     bind(d, d.device_set_mem_pool, "cuDeviceSetMemPool", 12000) && bind(d, d.stream_create, "cuStreamCreate", 12000) &&
     bind(d, d.stream_create_with_priority, "cuStreamCreateWithPriority", 12000) &&
@@ -67,7 +63,12 @@ bool bind_all(real_driver& d)
     bind(d, d.event_create, "cuEventCreate", 12000) && bind(d, d.event_record, "cuEventRecord", 12000) &&
     bind(d, d.event_query, "cuEventQuery", 12000) && bind(d, d.event_synchronize, "cuEventSynchronize", 12000) &&
     bind(d, d.event_destroy, "cuEventDestroy", 12000) && bind(d, d.get_error_name, "cuGetErrorName", 12000);
-  (void)bind(d, d.ipc_get_mem_handle, "cuIpcGetMemHandle", 12000);  // optional
+  // Optional: the shim only counts these, so a driver without one loses nothing else.
+  (void)bind(d, d.ipc_get_mem_handle, "cuIpcGetMemHandle", 12000);
+  (void)bind(d, d.mem_alloc_managed, "cuMemAllocManaged", 12000);
+  (void)bind(d, d.mem_alloc_from_pool_async, "cuMemAllocFromPoolAsync", 12000);
+  (void)bind(d, d.mem_alloc_from_pool_async_ptsz, "cuMemAllocFromPoolAsync", 12000, true);
+  (void)bind(d, d.mem_create, "cuMemCreate", 12000);
   return required;
 }
 

@@ -28,6 +28,7 @@ struct real_driver {
   PFN_cuMemAllocAsync_v11020_ptsz mem_alloc_async_ptsz{};
   PFN_cuMemFreeAsync_v11020 mem_free_async{};
   PFN_cuMemFreeAsync_v11020_ptsz mem_free_async_ptsz{};
+  // Counted only, and may be null (the wrapper then answers CUDA_ERROR_NOT_SUPPORTED).
   PFN_cuMemAllocManaged_v6000 mem_alloc_managed{};
   PFN_cuMemAllocFromPoolAsync_v11020 mem_alloc_from_pool_async{};
   PFN_cuMemAllocFromPoolAsync_v11020_ptsz mem_alloc_from_pool_async_ptsz{};

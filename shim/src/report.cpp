@@ -65,6 +65,8 @@ thread_local bool block_folded = false;
 /// Folds a thread's block into the shared counts when the thread ends. A pthread key's destructor,
 /// not a thread-local's: a block made while the thread ends (its first count made by another key's
 /// destructor, after the C++ thread-locals are gone) is then still folded in, in the next round.
+/// A block made in glibc's last round is never folded: it stays listed (its counts reported) and
+/// is not freed, about 1.1 KiB for such a thread.
 void fold_thread_block(void* value)
 {
   auto* block = static_cast<thread_block*>(value);

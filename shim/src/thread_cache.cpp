@@ -6,14 +6,15 @@
 
 #include <algorithm>
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace rmm::shim {
 
 namespace {
 
-/// The threads that keep blocks, for the sweeps. A thread leaves it at its end, under the lock,
-/// so a sweep never reads the blocks of a thread that is gone.
+/// The records of the threads that keep blocks, for the sweeps. A thread's record leaves it at the
+/// thread's end, under the lock, before it is deleted.
 struct registry {
   std::mutex mutex;
   std::vector<detail::kept_blocks*> threads;
@@ -27,15 +28,19 @@ registry& the_registry()
 
 void thread_ended(void* value) noexcept
 {
-  auto* blocks  = static_cast<detail::kept_blocks*>(value);
-  blocks->ended = true;  // a free made after this (another key's destructor) goes to the stack
+  auto* blocks       = static_cast<detail::kept_blocks*>(value);
+  detail::kept_ended = true;  // a free made after this (another key's destructor) goes to the stack
+  detail::kept       = nullptr;
   for (int device = 0; device < detail::kept_devices; ++device) {
     auto const word = blocks->words[static_cast<std::size_t>(device)].exchange(0, std::memory_order_acquire);
     if (word != 0) { give_back_at_thread_end(detail::decode(word, device)); }
   }
   auto& r = the_registry();
-  std::lock_guard lock{r.mutex};
-  std::erase(r.threads, blocks);
+  {
+    std::lock_guard lock{r.mutex};
+    std::erase(r.threads, blocks);
+  }
+  delete blocks;
 }
 
 struct thread_end_key {
@@ -51,26 +56,32 @@ thread_end_key const& end_key()
 
 }  // namespace
 
-bool detail::register_thread(kept_blocks& blocks) noexcept
+detail::kept_blocks* detail::register_thread() noexcept
 {
   auto const& end = end_key();
-  if (!end.made) { return false; }
+  if (!end.made) { return nullptr; }
+  auto* blocks = new (std::nothrow) kept_blocks;
+  if (blocks == nullptr) { return nullptr; }
   auto& r = the_registry();
   {
     std::lock_guard lock{r.mutex};
     try {
-      r.threads.push_back(&blocks);
+      r.threads.push_back(blocks);
     } catch (...) {
-      return false;
+      delete blocks;
+      return nullptr;
     }
   }
-  if (pthread_setspecific(end.key, &blocks) != 0) {
-    std::lock_guard lock{r.mutex};
-    std::erase(r.threads, &blocks);
-    return false;
+  if (pthread_setspecific(end.key, blocks) != 0) {
+    {
+      std::lock_guard lock{r.mutex};
+      std::erase(r.threads, blocks);
+    }
+    delete blocks;
+    return nullptr;
   }
-  blocks.registered = true;
-  return true;
+  kept = blocks;
+  return blocks;
 }
 
 std::size_t thread_cache::sweep(int device, void (*give_back)(parked_block const& block) noexcept) noexcept
@@ -124,9 +135,11 @@ void thread_cache::after_fork_in_parent() noexcept { the_registry().mutex.unlock
 void thread_cache::after_fork_in_child() noexcept
 {
   auto& r = the_registry();
-  r.threads.clear();  // the other threads do not exist here
-  for (auto& word : detail::kept.words) { word.store(0, std::memory_order_relaxed); }
-  detail::kept.registered = false;  // registered again (and the key set again) when it keeps a block
+  r.threads.clear();  // the other threads do not exist here (their records stay unreached)
+  if (auto* mine = detail::kept; mine != nullptr) {
+    for (auto& word : mine->words) { word.store(0, std::memory_order_relaxed); }
+    r.threads.push_back(mine);  // cannot allocate: it was in the list, whose capacity clear() kept
+  }
   r.mutex.unlock();
 }
 

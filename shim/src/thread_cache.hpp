@@ -32,17 +32,20 @@ struct parked_block {
 namespace detail {
 inline constexpr int kept_devices = 64;
 /// A thread's kept blocks, one word per device: the block's address / 256 above its size - 1 (24
-/// bits); 0 when none. Trivially destructible, so reaching it costs no guard; the thread's end is
-/// seen through a pthread key (registered with the thread's first kept block).
+/// bits); 0 when none. On the heap, owned by the registry of the sweeps, made at the thread's
+/// first kept block and deleted by a pthread key's destructor at its end. A thread that keeps its
+/// first block during the last round of key destructors is never seen ending: its record stays
+/// with the registry, where the sweeps still give its block back.
 struct kept_blocks {
   std::array<std::atomic<std::uint64_t>, kept_devices> words{};
-  bool registered{false};
-  bool ended{false};  ///< the thread's end gave its blocks back: keep no more
 };
-inline thread_local kept_blocks kept{};
-/// Registers the calling thread's blocks with the sweeps and its end. False when that cannot be
-/// arranged (out of memory): then nothing may be kept.
-[[nodiscard]] bool register_thread(kept_blocks& blocks) noexcept;
+/// The calling thread's record once it kept a block. Trivially destructible: no guard to reach it.
+inline thread_local kept_blocks* kept = nullptr;
+/// Set when the thread's end gave its blocks back: it keeps no more.
+inline thread_local bool kept_ended = false;
+/// Makes and registers the calling thread's record. Null when that cannot be arranged (out of
+/// memory): then nothing may be kept.
+[[nodiscard]] kept_blocks* register_thread() noexcept;
 
 inline constexpr unsigned size_bits = 24;
 [[nodiscard]] inline parked_block decode(std::uint64_t word, int device) noexcept
@@ -60,8 +63,9 @@ class thread_cache {
   /// The calling thread's kept block on `device` if it is `size` bytes: its address, taken out.
   [[nodiscard]] static std::optional<std::uintptr_t> take(int device, std::size_t size) noexcept
   {
-    if (device < 0 || device >= detail::kept_devices) { return std::nullopt; }
-    auto& word       = detail::kept.words[static_cast<std::size_t>(device)];
+    auto* const blocks = detail::kept;
+    if (blocks == nullptr || device < 0 || device >= detail::kept_devices) { return std::nullopt; }
+    auto& word       = blocks->words[static_cast<std::size_t>(device)];
     auto const found = word.load(std::memory_order_relaxed);
     if (found == 0 || (found & (max_bytes - 1)) != size - 1) { return std::nullopt; }
     // Only a sweep changes it meanwhile, and only to 0.
@@ -72,8 +76,9 @@ class thread_cache {
   /// Whatever the calling thread keeps on `device`, taken out.
   [[nodiscard]] static std::optional<parked_block> take_any(int device) noexcept
   {
-    if (device < 0 || device >= detail::kept_devices) { return std::nullopt; }
-    auto& word = detail::kept.words[static_cast<std::size_t>(device)];
+    auto* const blocks = detail::kept;
+    if (blocks == nullptr || device < 0 || device >= detail::kept_devices) { return std::nullopt; }
+    auto& word = blocks->words[static_cast<std::size_t>(device)];
     if (word.load(std::memory_order_relaxed) == 0) { return std::nullopt; }
     auto const found = word.exchange(0, std::memory_order_acquire);
     if (found == 0) { return std::nullopt; }
@@ -85,14 +90,14 @@ class thread_cache {
   /// not fit the word, the thread ending, no memory to watch the thread's end with).
   [[nodiscard]] static std::optional<parked_block> park(parked_block block) noexcept
   {
-    auto& blocks = detail::kept;
     if (block.size == 0 || block.size > max_bytes || block.device < 0 || block.device >= detail::kept_devices ||
-        (block.ptr & 0xFF) != 0 || (block.ptr >> 48) != 0 || blocks.ended ||
-        (!blocks.registered && !detail::register_thread(blocks))) {
+        (block.ptr & 0xFF) != 0 || (block.ptr >> 48) != 0 || detail::kept_ended) {
       return block;
     }
+    auto* blocks = detail::kept;
+    if (blocks == nullptr && (blocks = detail::register_thread()) == nullptr) { return block; }
     auto const kept_word = (static_cast<std::uint64_t>(block.ptr >> 8) << detail::size_bits) | (block.size - 1);
-    auto& word           = blocks.words[static_cast<std::size_t>(block.device)];
+    auto& word           = blocks->words[static_cast<std::size_t>(block.device)];
     if (word.load(std::memory_order_relaxed) == 0) {  // only this thread makes it non-zero
       word.store(kept_word, std::memory_order_release);
       return std::nullopt;

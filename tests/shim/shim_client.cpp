@@ -132,6 +132,9 @@ int null_and_foreign()
   std::printf("interior_free=%s\n", cudaGetErrorName(interior));
   (void)cudaGetLastError();
   expect(interior != cudaSuccess, "freeing a pointer inside a served block fails");
+  auto const outside = cudaFree(reinterpret_cast<void*>(0x1234500));  // now below the served blocks
+  (void)cudaGetLastError();
+  expect(outside == bogus, "a pointer outside them gets the same error as before");
   expect(usable(first, 1 << 20, 0x51) && usable(second, 1 << 20, 0x52), "the blocks around it are intact");
   check(cudaFree(second), "cudaFree (second)");
   check(cudaFree(first), "cudaFree (first)");
@@ -208,7 +211,13 @@ int driver_lookup()
   check(set_ctx(context), "cuCtxSetCurrent");
   CUdeviceptr ptr{};
   check(reinterpret_cast<CUresult (*)(CUdeviceptr*, std::size_t)>(alloc)(&ptr, 4096), "wrapped cuMemAlloc");
-  check(reinterpret_cast<CUresult (*)(CUdeviceptr)>(free_fn)(ptr), "wrapped cuMemFree");
+  // Asked with the per-thread flag, an entry point with no stream argument (no per-thread flavour)
+  // is the same function: the same wrapper, so the block goes back to the stack that served it.
+  void* free_ptds = nullptr;
+  check(get_proc("cuMemFree", &free_ptds, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, nullptr),
+        "resolve cuMemFree (per-thread)");
+  std::printf("per_thread_free_is_wrapped=%d\n", free_ptds == free_fn);
+  check(reinterpret_cast<CUresult (*)(CUdeviceptr)>(free_ptds)(ptr), "wrapped cuMemFree (per-thread lookup)");
   return 0;
 }
 
@@ -434,6 +443,10 @@ int first_call_in_key_destructor()
 /// names, and physical memory the program maps itself. Each must work and be counted.
 int passed_by()
 {
+  // The stack itself maps memory with cuMemCreate as it grows: that is not the program's.
+  void* served = nullptr;
+  check(cudaMalloc(&served, 1 << 20), "cudaMalloc");
+  check(cudaFree(served), "cudaFree");
   void* managed = nullptr;
   check(cudaMallocManaged(&managed, 1 << 20), "cudaMallocManaged");
   expect(usable(managed, 1 << 20, 0x41), "managed memory is usable");
@@ -456,6 +469,46 @@ int passed_by()
   CUmemGenericAllocationHandle handle{};
   check(cuMemCreate(&handle, granularity, &prop, 0), "cuMemCreate");
   check(cuMemRelease(handle), "cuMemRelease");
+  // A call the driver refuses allocated nothing: not counted.
+  std::printf("refused_create=%d\n", cuMemCreate(&handle, granularity + 1, &prop, 0) != CUDA_SUCCESS);
+  return 0;
+}
+
+/// Threads whose first cudaMalloc/cudaFree come in the last round of pthread key destructors: the
+/// shim never sees them end, yet the blocks they keep must stay safe to reach (their threads'
+/// storage is gone) and go back when the program asks for memory.
+int free_in_last_destructor_round()
+{
+  // The shim's own keys first, as in a program that allocated before: within one round glibc
+  // calls the destructors in the keys' order, so a key made later would still be seen.
+  void* early = nullptr;
+  check(cudaMalloc(&early, 1 << 20), "cudaMalloc (before the key)");
+  check(cudaFree(early), "cudaFree (before the key)");
+  static pthread_key_t key{};
+  static thread_local int round = 0;
+  if (pthread_key_create(&key, [](void* value) {
+        if (++round < 4) {  // glibc runs the destructors in four rounds at most
+          pthread_setspecific(key, value);
+          return;
+        }
+        void* ptr = nullptr;
+        check(cudaMalloc(&ptr, 1 << 20), "cudaMalloc (in the last destructor round)");
+        check(cudaFree(ptr), "cudaFree (in the last destructor round)");
+      }) != 0) {
+    std::printf("FAIL: pthread_key_create\n");
+    return 1;
+  }
+  std::vector<std::thread> threads;  // at once: more stacks than glibc keeps cached, so theirs are unmapped
+  for (int i = 0; i < 32; ++i) {
+    threads.emplace_back([] { pthread_setspecific(key, &key); });
+  }
+  for (auto& thread : threads) { thread.join(); }
+  std::size_t free  = 0;
+  std::size_t total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo (counts every kept block)");
+  auto const release = reinterpret_cast<std::size_t (*)()>(dlsym(RTLD_DEFAULT, "rmm_shim_release"));
+  expect(release != nullptr, "the shim exports rmm_shim_release");
+  if (release != nullptr) { std::printf("released=%zu\n", release()); }
   return 0;
 }
 
@@ -875,6 +928,8 @@ int main(int argc, char** argv)
     result = first_call_in_key_destructor();
   } else if (scenario == "passed-by") {
     result = passed_by();
+  } else if (scenario == "free-in-last-destructor-round") {
+    result = free_in_last_destructor_round();
   } else if (scenario == "two-devices") {
     result = two_devices();
   } else if (scenario == "kept-blocks-of-other-threads") {

@@ -74,7 +74,7 @@ TEST(Shim, NullAndForeignPointersGetTheRealFunctionAndItsErrors)
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("bogus_free"), "cudaErrorInvalidValue");
   EXPECT_EQ(r.value("interior_free"), "cudaErrorInvalidValue");
-  EXPECT_EQ(r.reported("foreign_pointer"), 3) << r.report;
+  EXPECT_EQ(r.reported("foreign_pointer"), 4) << r.report;
   EXPECT_GE(r.reported("null_or_empty"), 2) << r.report;
   EXPECT_EQ(r.reported("frees"), 2) << r.report;
   EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
@@ -98,7 +98,9 @@ TEST(Shim, DriverLookupsHandOutOneWrapperPerVariantAndNothingElse)
   EXPECT_EQ(r.value("raw_cuMemAlloc_from"), "libcuda.so.1") << "the 32-bit ABI must stay the driver's";
   EXPECT_EQ(r.value("cublas_lookup"), "null");
   EXPECT_EQ(r.value("rtld_next_malloc"), "found");
+  EXPECT_EQ(r.value("per_thread_free_is_wrapped"), "1");
   EXPECT_EQ(r.reported("allocations"), 1) << r.report;
+  EXPECT_EQ(r.reported("frees"), 1) << r.report;
 }
 
 TEST(Shim, StreamOrderedCallsAreServedAndTheDriversOwnPoolPassesThrough)
@@ -145,11 +147,14 @@ TEST(Shim, AFreeMadeWhileItsThreadEndsIsCounted)
 
 TEST(Shim, AThreadWhoseFirstCallComesAtItsEndLeavesNothingBehind)
 {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the heap is the sanitizer's, which glibc's mallinfo2 does not see";
+#endif
   auto const r = run("first-call-in-key-destructor");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.reported("allocations"), 600) << r.report;
   EXPECT_EQ(r.reported("frees"), 600) << r.report;
-  // The thread's counters (over 2 KiB) are folded in and freed even then; a few bytes of
+  // The thread's counters (about 1.1 KiB) are folded in and freed even then; a few bytes of
   // allocator noise are allowed.
   EXPECT_LT(std::stoll(r.value("heap_growth_per_thread")), 256) << r.output;
 }
@@ -160,8 +165,24 @@ TEST(Shim, MemoryTheShimDoesNotServeIsCountedByKind)
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.reported("managed"), 1) << r.report;
   EXPECT_EQ(r.reported("program_pool"), 1) << r.report;
-  EXPECT_EQ(r.reported("virtual_memory"), 1) << "the stack's own growth is not the program's: " << r.report;
-  EXPECT_THAT(r.report, HasSubstr(R"("devices":[])")) << "nothing was served: " << r.report;
+  EXPECT_EQ(r.value("refused_create"), "1") << "a size that is not a multiple of the granularity";
+  EXPECT_EQ(r.reported("virtual_memory"), 1)
+    << "the stack's own growth and a refused call are not counted: " << r.report;
+  EXPECT_EQ(r.reported("allocations"), 1) << r.report;
+}
+
+TEST(Shim, ABlockKeptByAThreadNeverSeenEndingIsStillGivenBack)
+{
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "ThreadSanitizer ends a thread's own state in the last round of key destructors: any "
+                  "instrumented code run after it (a mutex, an atomic) crashes the sanitizer itself";
+#endif
+  auto const r = run("free-in-last-destructor-round");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.reported("allocations"), 33) << r.report;
+  EXPECT_EQ(r.reported("frees"), 33) << r.report;
+  EXPECT_EQ(r.reported("kept_bytes"), 0) << "rmm_shim_release takes every kept block: " << r.report;
+  EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
 }
 
 TEST(Shim, EachDeviceHasItsStackAndAFreeFindsItsOwnerWhateverDeviceIsCurrent)
