@@ -65,6 +65,8 @@ __attribute__((constructor(102))) void start()
 {
   load_settings();
   (void)state();
+  counters::prepare();
+  thread_cache::prepare();
   if (settings().enabled) { rmm::mr::set_before_growth_callback(give_back_waiting_frees, nullptr); }
   // A child gets a fresh state and counts of its own; no lock of the parent's threads comes along.
   pthread_atfork(

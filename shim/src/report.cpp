@@ -89,10 +89,16 @@ struct block_key {
   bool made{pthread_key_create(&key, fold_thread_block) == 0};
 };
 
+block_key const& folding_key()
+{
+  static block_key const made;  // never deleted: threads end until the process does
+  return made;
+}
+
 [[gnu::noinline]] thread_block* make_thread_block()
 {
-  if (block_folded) { return nullptr; }   // the thread is ending: its block is gone
-  static block_key const folding;         // never deleted: threads end until the process does
+  if (block_folded) { return nullptr; }  // the thread is ending: its block is gone
+  auto const& folding = folding_key();
   if (!folding.made) { return nullptr; }  // no key, no way to fold: the shared counts
   auto* block = new (std::nothrow) thread_block;
   if (block == nullptr) { return nullptr; }
@@ -269,6 +275,12 @@ std::uint64_t counters::passes(pass_reason reason) const noexcept
   auto total = r.shared_passes[p].load(std::memory_order_relaxed);
   for (auto const* block : r.threads) { total += block->passes[p].load(std::memory_order_relaxed); }
   return total;
+}
+
+void counters::prepare() noexcept
+{
+  (void)the_registry();
+  (void)folding_key();
 }
 
 void counters::before_fork() noexcept { the_registry().mutex.lock(); }

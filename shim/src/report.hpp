@@ -59,6 +59,9 @@ class counters {
 
   /// fork() handlers: the counting threads' registry is locked across the fork, and a child starts
   /// from zero.
+  /// Makes what the counts need once per process, at load: a fork can then never catch another
+  /// thread in the middle of making it.
+  static void prepare() noexcept;
   static void before_fork() noexcept;
   static void after_fork_in_parent() noexcept;
   static void after_fork_in_child() noexcept;

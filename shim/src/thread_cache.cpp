@@ -128,6 +128,12 @@ std::size_t thread_cache::kept_bytes(int device) noexcept
   return bytes;
 }
 
+void thread_cache::prepare() noexcept
+{
+  (void)the_registry();
+  (void)end_key();
+}
+
 void thread_cache::before_fork() noexcept { the_registry().mutex.lock(); }
 
 void thread_cache::after_fork_in_parent() noexcept { the_registry().mutex.unlock(); }

@@ -114,6 +114,9 @@ class thread_cache {
   /// Bytes every thread keeps on `device`.
   [[nodiscard]] static std::size_t kept_bytes(int device) noexcept;
 
+  /// Makes the registry and the thread-end key at load, before any fork can catch a thread making them.
+  static void prepare() noexcept;
+
   /// fork() handlers: the registry is locked across the fork, and the child forgets every block.
   static void before_fork() noexcept;
   static void after_fork_in_parent() noexcept;
