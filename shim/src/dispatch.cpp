@@ -161,13 +161,18 @@ bool capturing(CUstream stream) noexcept
 
 /// Takes a block the shim handed out back from the ownership record and counts its free; nothing
 /// (and the reason counted) when the shim is off or the pointer is not one of its blocks.
-[[gnu::always_inline]] inline std::optional<block_owner> claim_block(shim_state& s, CUdeviceptr ptr) noexcept
+/// `in_range`: the hook already found the pointer inside the range of the shim's blocks
+/// (foreign_free), so the record is searched at once.
+[[gnu::always_inline]] inline std::optional<block_owner> claim_block(shim_state& s,
+                                                                     CUdeviceptr ptr,
+                                                                     bool in_range = false) noexcept
 {
   if (!settings().enabled) {
     s.count.passed(pass_reason::disabled);
     return std::nullopt;
   }
-  auto const owner = s.ownership.extract(static_cast<std::uintptr_t>(ptr));
+  auto const address = static_cast<std::uintptr_t>(ptr);
+  auto const owner   = in_range ? s.ownership.extract_recorded(address) : s.ownership.extract(address);
   if (!owner) {
     s.count.passed(pass_reason::foreign_pointer);
     return std::nullopt;
@@ -312,7 +317,7 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
   }
   if (passing_through()) { return std::nullopt; }
   auto& s          = state();
-  auto const owner = claim_block(s, ptr);
+  auto const owner = claim_block(s, ptr, true);  // the hook checked the range (foreign_free)
   if (!owner) { return std::nullopt; }
   if (exiting()) { return CUDA_SUCCESS; }  // dropped with the process: no CUDA call during exit
   sampled_timer const timer{owner->device};

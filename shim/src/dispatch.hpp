@@ -4,6 +4,8 @@
 // the real function (and why). The hooks only translate between their API and these calls.
 
 #include "report.hpp"
+#include "settings.hpp"
+#include "state.hpp"
 #include "thread_cache.hpp"
 
 #include <cuda.h>
@@ -21,8 +23,30 @@ enum class api_level : unsigned char { driver, runtime };
 /// call through to the real function.
 [[nodiscard]] std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, api_level level);
 
-/// cuMemFree / cudaFree. nullopt: not the shim's pointer (or null): pass it through.
+/// cuMemFree / cudaFree, after foreign_free (below) said no. nullopt: not the shim's pointer (or
+/// null): pass it through.
 [[nodiscard]] std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level level);
+
+namespace detail {
+inline thread_local bool passing_through_flag = false;  // constant-initialized: no guard to reach it
+}  // namespace detail
+
+/// True while this thread runs the real function of a call the shim passed through: a call
+/// passed through at the runtime level reaches the driver-level wrappers, which must not serve it
+/// a second time.
+[[nodiscard]] inline bool& passing_through() noexcept { return detail::passing_through_flag; }
+
+/// Before serve_free, in the hook itself: true (and counted) for a free the shim surely did not
+/// serve, a non-null pointer outside every block it ever handed out, which then goes to the real
+/// function at once. The cheapest pass-through there is: other libraries' frees cost a few loads.
+[[nodiscard]] inline bool foreign_free(CUdeviceptr ptr) noexcept
+{
+  if (ptr == 0 || passing_through() || !settings().enabled) { return false; }
+  auto& s = state();
+  if (!s.ownership.surely_foreign(static_cast<std::uintptr_t>(ptr))) { return false; }
+  s.count.passed(pass_reason::foreign_pointer);
+  return true;
+}
 
 /// cuMemAllocAsync / cudaMallocAsync on `stream` (`per_thread`: the call came through the
 /// per-thread default stream flavour, where stream 0 means that thread's stream).
@@ -66,15 +90,6 @@ void note_stream_destroyed(CUstream stream) noexcept;
 void note_capture_beginning(CUstream stream, bool per_thread) noexcept;
 void note_capture_ended(CUstream stream, bool per_thread) noexcept;
 void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept;
-
-namespace detail {
-inline thread_local bool passing_through_flag = false;  // constant-initialized: no guard to reach it
-}  // namespace detail
-
-/// True while this thread runs the real function of a call the shim passed through: a call
-/// passed through at the runtime level reaches the driver-level wrappers, which must not serve it
-/// a second time.
-[[nodiscard]] inline bool& passing_through() noexcept { return detail::passing_through_flag; }
 
 class passing_through_scope {
  public:

@@ -53,6 +53,8 @@ RMM_SHIM_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, std::size_t bytes)
 
 RMM_SHIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
+  // The driver's own free calls no wrapper: no pass-through scope is needed.
+  if (rmm::shim::foreign_free(dptr)) { return real()->mem_free(dptr); }
   if (auto served = rmm::shim::serve_free(dptr, api_level::driver)) { return *served; }
   return pass_through([&] { return real()->mem_free(dptr); });
 }

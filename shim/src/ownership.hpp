@@ -33,12 +33,20 @@ class ownership_table {
 
   /// Records `ptr` (non-zero). Throws std::bad_alloc when the table cannot grow.
   void insert(std::uintptr_t ptr, block_owner owner);
+  /// Whether `ptr` lies outside every block ever recorded. Relaxed loads suffice: a free of a
+  /// block happens after its allocation returned, which widened the range first.
+  [[nodiscard]] bool surely_foreign(std::uintptr_t ptr) const noexcept
+  {
+    return ptr < lowest_.load(std::memory_order_relaxed) || ptr >= end_.load(std::memory_order_relaxed);
+  }
   /// Removes `ptr` and returns its owner, or nullopt when the shim did not hand it out.
   [[nodiscard]] std::optional<block_owner> extract(std::uintptr_t ptr) noexcept
   {
     if (surely_foreign(ptr)) { return std::nullopt; }
     return extract_recorded(ptr);
   }
+  /// The same, searching the record even when `ptr` is outside the range (one the caller checked).
+  [[nodiscard]] std::optional<block_owner> extract_recorded(std::uintptr_t ptr) noexcept;
   /// The block that starts at `ptr`, or nullopt.
   [[nodiscard]] std::optional<block_owner> find(std::uintptr_t ptr) const noexcept;
   /// The block that contains `ptr` (start and owner): a scan, for rare queries only.
@@ -66,14 +74,7 @@ class ownership_table {
   };
   static constexpr std::size_t shard_count = 64;
 
-  /// Whether `ptr` lies outside every block ever recorded. Relaxed loads suffice: a free of a
-  /// block happens after its allocation returned, which widened the range first.
-  [[nodiscard]] bool surely_foreign(std::uintptr_t ptr) const noexcept
-  {
-    return ptr < lowest_.load(std::memory_order_relaxed) || ptr >= end_.load(std::memory_order_relaxed);
-  }
   void widen_range(std::uintptr_t ptr, std::size_t size) noexcept;
-  [[nodiscard]] std::optional<block_owner> extract_recorded(std::uintptr_t ptr) noexcept;
 
   [[nodiscard]] static std::size_t hash(std::uintptr_t ptr) noexcept;
   [[nodiscard]] shard& shard_of(std::uintptr_t ptr) noexcept { return shards_[hash(ptr) % shard_count]; }

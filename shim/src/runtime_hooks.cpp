@@ -62,6 +62,10 @@ RMM_SHIM_EXPORT cudaError_t cudaMalloc(void** ptr, std::size_t bytes)
 
 RMM_SHIM_EXPORT cudaError_t cudaFree(void* ptr)
 {
+  // The runtime's free reaches the driver-level wrapper: in a pass-through scope, as below.
+  if (rmm::shim::foreign_free(as_device_pointer(ptr))) {
+    return pass_through([&] { return rmm::shim::real_cudart().free(ptr); });
+  }
   if (auto served = rmm::shim::serve_free(as_device_pointer(ptr), api_level::runtime)) { return to_runtime(*served); }
   return pass_through([&] { return rmm::shim::real_cudart().free(ptr); });
 }

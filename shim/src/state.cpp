@@ -4,7 +4,6 @@ namespace rmm::shim {
 
 namespace {
 
-std::atomic<shim_state*> current_state{nullptr};
 std::atomic<bool> exit_begun{false};
 
 shim_state* create() { return new shim_state; }  // never deleted: hooks run until the last moment
@@ -24,20 +23,19 @@ shim_state::shim_state()
 {
 }
 
-shim_state& state() noexcept
+shim_state& detail::first_state() noexcept
 {
-  if (auto* s = current_state.load(std::memory_order_acquire); s != nullptr) { return *s; }
   static std::once_flag first;
   std::call_once(first, [] {
     shim_state* expected = nullptr;
-    current_state.compare_exchange_strong(expected, create());
+    detail::current_state.compare_exchange_strong(expected, create());
   });
-  return *current_state.load(std::memory_order_acquire);
+  return *detail::current_state.load(std::memory_order_acquire);
 }
 
 void renew_state_after_fork() noexcept
 {
-  current_state.store(create(), std::memory_order_release);
+  detail::current_state.store(create(), std::memory_order_release);
   exit_begun.store(false, std::memory_order_relaxed);
 }
 

@@ -27,7 +27,16 @@ struct shim_state {
   std::array<std::atomic<bool>, device_stacks::max_devices> program_pool{};
 };
 
-[[nodiscard]] shim_state& state() noexcept;
+namespace detail {
+inline std::atomic<shim_state*> current_state{nullptr};  // made at load, replaced in a forked child
+[[nodiscard]] shim_state& first_state() noexcept;
+}  // namespace detail
+
+[[nodiscard]] inline shim_state& state() noexcept
+{
+  if (auto* s = detail::current_state.load(std::memory_order_acquire); s != nullptr) [[likely]] { return *s; }
+  return detail::first_state();
+}
 
 /// Replaces the state in a forked child (the parent's is abandoned, never touched again).
 void renew_state_after_fork() noexcept;
