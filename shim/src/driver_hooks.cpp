@@ -10,6 +10,7 @@
 namespace {
 
 using rmm::shim::api_level;
+using rmm::shim::pass_reason;
 using rmm::shim::pass_through;
 using rmm::shim::real;
 
@@ -21,6 +22,15 @@ void substitute(char const* symbol, void** pfn, int version, cuuint64_t flags)
     *pfn = entry->wrapper;
     rmm::shim::note_installed(*entry, rmm::shim::found_through::get_proc_address);
   }
+}
+
+/// An allocation the shim only counts: the driver's function (CUDA_ERROR_NOT_SUPPORTED when it has
+/// none), counted under `reason` when it succeeds.
+template <class Fn, class... Args>
+CUresult counted_pass_by(rmm::shim::pass_reason reason, Fn real_function, Args... args)
+{
+  if (real_function == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  return rmm::shim::passed_by(reason, [&] { return real_function(args...); });
 }
 
 }  // namespace
@@ -107,9 +117,7 @@ RMM_SHIM_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr d
 
 RMM_SHIM_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, std::size_t bytes, unsigned int flags)
 {
-  auto const fn = real()->mem_alloc_managed;
-  if (fn == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  return rmm::shim::passed_by(rmm::shim::pass_reason::managed, [&] { return fn(dptr, bytes, flags); });
+  return counted_pass_by(pass_reason::managed, real()->mem_alloc_managed, dptr, bytes, flags);
 }
 
 RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr,
@@ -117,9 +125,7 @@ RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr,
                                                  CUmemoryPool pool,
                                                  CUstream stream)
 {
-  auto const fn = real()->mem_alloc_from_pool_async;
-  if (fn == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  return rmm::shim::passed_by(rmm::shim::pass_reason::program_pool, [&] { return fn(dptr, bytes, pool, stream); });
+  return counted_pass_by(pass_reason::program_pool, real()->mem_alloc_from_pool_async, dptr, bytes, pool, stream);
 }
 
 RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr,
@@ -127,9 +133,7 @@ RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr,
                                                       CUmemoryPool pool,
                                                       CUstream stream)
 {
-  auto const fn = real()->mem_alloc_from_pool_async_ptsz;
-  if (fn == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  return rmm::shim::passed_by(rmm::shim::pass_reason::program_pool, [&] { return fn(dptr, bytes, pool, stream); });
+  return counted_pass_by(pass_reason::program_pool, real()->mem_alloc_from_pool_async_ptsz, dptr, bytes, pool, stream);
 }
 
 RMM_SHIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
@@ -137,9 +141,7 @@ RMM_SHIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
                                      CUmemAllocationProp const* prop,
                                      unsigned long long flags)
 {
-  auto const fn = real()->mem_create;
-  if (fn == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  return rmm::shim::passed_by(rmm::shim::pass_reason::virtual_memory, [&] { return fn(handle, bytes, prop, flags); });
+  return counted_pass_by(pass_reason::virtual_memory, real()->mem_create, handle, bytes, prop, flags);
 }
 
 RMM_SHIM_EXPORT CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool)
