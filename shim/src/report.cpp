@@ -4,18 +4,17 @@
 #include "device_stacks.hpp"
 #include "hook_table.hpp"
 #include "thread_cache.hpp"
+#include "thread_records.hpp"
 
 #include <rmm/format_bytes.hpp>
 
 #include <fmt/format.h>
 
-#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <mutex>
-#include <new>
 #include <vector>
 
 namespace rmm::shim {
@@ -43,9 +42,10 @@ struct thread_block {
   std::array<std::atomic<std::uint64_t>, reasons> passes{};
 };
 
+void fold_thread_block(void* value);
+
 struct registry {
-  std::mutex mutex;
-  std::vector<thread_block*> threads;
+  thread_records<thread_block> threads{fold_thread_block};
   std::array<std::array<std::atomic<std::uint64_t>, fields>, counters::max_devices> shared{};  // atomics
   std::array<std::atomic<std::uint64_t>, reasons> shared_passes{};
 };
@@ -62,58 +62,28 @@ thread_local thread_block* cached_block = nullptr;
 /// still counts after that (a free in another library's exit handler) goes to the shared counts.
 thread_local bool block_folded = false;
 
-/// Folds a thread's block into the shared counts when the thread ends. A pthread key's destructor,
-/// not a thread-local's: a block made while the thread ends (its first count made by another key's
-/// destructor, after the C++ thread-locals are gone) is then still folded in, in the next round.
-/// A block made in glibc's last round is never folded: it stays listed (its counts reported) and
-/// is not freed, about 1.1 KiB for such a thread.
+/// Folds a thread's block into the shared counts when the thread ends (thread_records.hpp says
+/// when that is), under the list's lock, so that the report counts it once.
 void fold_thread_block(void* value)
 {
-  auto* block = static_cast<thread_block*>(value);
-  auto& r     = the_registry();
-  std::lock_guard lock{r.mutex};
-  for (int d = 0; d < thread_block::devices; ++d) {
-    for (std::size_t f = 0; f < fields; ++f) {
-      r.shared[static_cast<std::size_t>(d)][f].fetch_add(block->device[static_cast<std::size_t>(d)][f].load());
+  auto& r = the_registry();
+  r.threads.remove(static_cast<thread_block*>(value), [&r](thread_block const& block) {
+    for (int d = 0; d < thread_block::devices; ++d) {
+      for (std::size_t f = 0; f < fields; ++f) {
+        r.shared[static_cast<std::size_t>(d)][f].fetch_add(block.device[static_cast<std::size_t>(d)][f].load());
+      }
     }
-  }
-  for (std::size_t p = 0; p < reasons; ++p) { r.shared_passes[p].fetch_add(block->passes[p].load()); }
-  std::erase(r.threads, block);
+    for (std::size_t p = 0; p < reasons; ++p) { r.shared_passes[p].fetch_add(block.passes[p].load()); }
+  });
   cached_block = nullptr;
   block_folded = true;
-  delete block;
-}
-
-struct block_key {
-  pthread_key_t key{};
-  bool made{pthread_key_create(&key, fold_thread_block) == 0};
-};
-
-block_key const& folding_key()
-{
-  static block_key const made;  // never deleted: threads end until the process does
-  return made;
 }
 
 [[gnu::noinline]] thread_block* make_thread_block()
 {
-  if (block_folded) { return nullptr; }  // the thread is ending: its block is gone
-  auto const& folding = folding_key();
-  if (!folding.made) { return nullptr; }  // no key, no way to fold: the shared counts
-  auto* block = new (std::nothrow) thread_block;
-  if (block == nullptr) { return nullptr; }
-  {
-    auto& r = the_registry();
-    std::lock_guard lock{r.mutex};
-    r.threads.push_back(block);
-  }
-  if (pthread_setspecific(folding.key, block) != 0) {
-    fold_thread_block(block);
-    block_folded = false;  // nothing was counted in it: a later count may try again
-    return nullptr;
-  }
-  cached_block = block;
-  return block;
+  if (block_folded) { return nullptr; }         // the thread is ending: its block is gone
+  cached_block = the_registry().threads.add();  // null: the shared counts
+  return cached_block;
 }
 
 /// The thread's own counters; null once the thread's end folded them into the shared ones.
@@ -242,12 +212,12 @@ counters::device_totals counters::totals(int device) const noexcept
   std::array<std::uint64_t, fields> sum{};
   auto& r = the_registry();
   {
-    std::lock_guard lock{r.mutex};
+    std::lock_guard lock{r.threads.mutex()};
     for (std::size_t f = 0; f < fields; ++f) {
       sum[f] = r.shared[static_cast<std::size_t>(device)][f].load(std::memory_order_relaxed);
     }
     if (device < thread_block::devices) {
-      for (auto const* block : r.threads) {
+      for (auto const* block : r.threads.records()) {
         for (std::size_t f = 0; f < fields; ++f) {
           sum[f] += block->device[static_cast<std::size_t>(device)][f].load(std::memory_order_relaxed);
         }
@@ -271,26 +241,22 @@ std::uint64_t counters::passes(pass_reason reason) const noexcept
 {
   auto const p = static_cast<std::size_t>(reason);
   auto& r      = the_registry();
-  std::lock_guard lock{r.mutex};
+  std::lock_guard lock{r.threads.mutex()};
   auto total = r.shared_passes[p].load(std::memory_order_relaxed);
-  for (auto const* block : r.threads) { total += block->passes[p].load(std::memory_order_relaxed); }
+  for (auto const* block : r.threads.records()) { total += block->passes[p].load(std::memory_order_relaxed); }
   return total;
 }
 
-void counters::prepare() noexcept
-{
-  (void)the_registry();
-  (void)folding_key();
-}
+void counters::prepare() noexcept { (void)the_registry(); }
 
-void counters::before_fork() noexcept { the_registry().mutex.lock(); }
+void counters::before_fork() noexcept { the_registry().threads.mutex().lock(); }
 
-void counters::after_fork_in_parent() noexcept { the_registry().mutex.unlock(); }
+void counters::after_fork_in_parent() noexcept { the_registry().threads.mutex().unlock(); }
 
 void counters::after_fork_in_child() noexcept
 {
   auto& r = the_registry();
-  for (auto* block : r.threads) {
+  for (auto* block : r.threads.records()) {
     for (auto& device : block->device) {
       for (auto& value : device) { value.store(0, std::memory_order_relaxed); }
     }
@@ -300,7 +266,7 @@ void counters::after_fork_in_child() noexcept
     for (auto& value : device) { value.store(0, std::memory_order_relaxed); }
   }
   for (auto& value : r.shared_passes) { value.store(0, std::memory_order_relaxed); }
-  r.mutex.unlock();
+  r.threads.mutex().unlock();
 }
 
 bool reached_cuda(counters const& c) noexcept

@@ -32,10 +32,9 @@ struct parked_block {
 namespace detail {
 inline constexpr int kept_devices = 64;
 /// A thread's kept blocks, one word per device: the block's address / 256 above its size - 1 (24
-/// bits); 0 when none. On the heap, owned by the registry of the sweeps, made at the thread's
-/// first kept block and deleted by a pthread key's destructor at its end. A thread that keeps its
-/// first block during the last round of key destructors is never seen ending: its record stays
-/// with the registry, where the sweeps still give its block back.
+/// bits); 0 when none. A thread record (thread_records.hpp), made at the thread's first kept block:
+/// one made in the last round of key destructors stays listed, and the sweeps still give its
+/// block back.
 struct kept_blocks {
   std::array<std::atomic<std::uint64_t>, kept_devices> words{};
 };
