@@ -10,7 +10,8 @@
 #   passthrough  the pass-through calls (null and unknown frees) natively, under the shim and switched
 #                off, five processes each, interleaved, with the minimum and median of their medians
 #   engine-bench random_allocations and stream_churn, this tree against the baseline
-#   random       random_allocations of the pool alone, this tree against the baseline
+#   random       random_allocations of the pool alone, this tree against the baseline, five rounds
+#                alternating, with the median of each case's process medians and their ratio
 #   bench        every other benchmark and rmm-replay (scripts/run-gpu-benchmarks.sh)
 #   apps         real programs three ways (scripts/run-gpu-apps.sh; RMM_APPS names some), and
 #                PyTorch through the Python package when the python stage ran before
@@ -95,13 +96,17 @@ for stage in "$@"; do
         echo "-- $tree"; grep -h "median\|reserved\|short_lived\|multi_stream" "$results/random_allocations_$tree.txt" "$results/stream_churn_$tree.txt" | head -30
       done ;;
     random)
-      for tree in new base; do
-        dir=build-gpu/bench; [[ $tree == base ]] && dir=$here/base/build-base/bench
-        [[ -x $dir/random_allocations_bench ]] || continue
-        $dir/random_allocations_bench --benchmark_filter='random_allocations(_default_stream)?/pool/' \
-          --benchmark_repetitions=3 --benchmark_report_aggregates_only=true $(json random_allocations_$tree) 2>&1 |
-          grep median | sed "s/^/$tree /"
+      # Five rounds, this tree and the baseline alternating, so that host drift hits both alike.
+      for round in 1 2 3 4 5; do
+        for tree in new base; do
+          dir=build-gpu/bench; [[ $tree == base ]] && dir=$here/base/build-base/bench
+          [[ -x $dir/random_allocations_bench ]] || continue
+          $dir/random_allocations_bench --benchmark_filter='random_allocations(_default_stream)?/pool/' \
+            --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+            $(json "random_${tree}_$round") > /dev/null 2>&1
+        done
       done
+      python3 scripts/random_summary.py "$results" | tee "$results/random.txt"
       $bench/cuda_calls_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 2>&1 | grep median ;;
     bench) OUT=$results scripts/run-gpu-benchmarks.sh > "$results/bench.log" 2>&1; echo "bench rc=$?" ;;
     apps)
