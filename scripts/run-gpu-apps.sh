@@ -20,6 +20,7 @@ export PYTHONUNBUFFERED=1 PYTHONPATH="$apps${PYTHONPATH:+:$PYTHONPATH}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 
 # run PROGRAM WAY [VAR=VALUE...]: one run, its RESULT line (plus the shim's figures) into runs.jsonl.
+# A second run of one way overwrites the first's output, report and log.
 run() {
   local program=$1 way=$2; shift 2
   local tag=$program-$way report=$out/$program-$way.report.json log=$out/$program-$way.log.csv
@@ -46,7 +47,8 @@ for program in "${programs[@]}"; do
       # With the Python package built (build-gpu/python): PyTorch through rmm_torch_allocator.
       [[ -d build-gpu/python/rmm ]] && run "$program" python PYTHONPATH="$PWD/build-gpu/python:$PYTHONPATH" ;;
     cupy_mix)
-      run "$program" own; run "$program" off; run "$program" shim ;;
+      # Its step is under a millisecond: one process says little, so three of each, alternating.
+      for round in 1 2 3; do run "$program" own; run "$program" off; run "$program" shim; done ;;
     jax_mlp)
       run "$program" own
       run "$program" own_growing XLA_PYTHON_CLIENT_PREALLOCATE=false
@@ -57,7 +59,7 @@ for program in "${programs[@]}"; do
       local_path=${RMM_APPS_NUMBA_PATH:+$RMM_APPS_NUMBA_PATH:}$PYTHONPATH
       run "$program" own PYTHONPATH="$local_path"; run "$program" shim PYTHONPATH="$local_path" ;;
     alloc_churn)
-      run "$program" own; run "$program" shim ;;
+      for round in 1 2 3; do run "$program" own; run "$program" shim; done ;;
     *) echo "unknown program $program" >&2 ;;
   esac
 done

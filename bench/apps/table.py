@@ -1,24 +1,61 @@
-"""The table of scripts/run-gpu-apps.sh (markdown), from its runs.jsonl.
+"""The table of scripts/run-gpu-apps.sh (markdown), from its runs.jsonl, and each program's ratios to
+its own allocator. A program run in several processes per way (short steps, where one process says
+little) shows the median of their step times, the list beside it; the rest comes from the last run.
 usage: table.py RUNS"""
 import json
+import statistics
 import sys
 
 runs = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+ways = {}  # (program, way) -> its runs, in the order first seen
+for r in runs:
+    ways.setdefault((r["program"], r["way"]), []).append(r)
 
 
 def mib(n):
     return f"{n / 2**20:,.0f}" if n else "-"
 
 
+def step_ms(group):
+    """The median step time of the runs that finished, or None."""
+    steps = [r["step_ms"] for r in group if "step_ms" in r]
+    return statistics.median(steps) if steps else None
+
+
+def peak(r):
+    """What a way held at its peak: the shim's reserved bytes, else the framework's own figure."""
+    return r.get("shim_peak_reserved") or r.get("framework_peak_reserved")
+
+
 print("| program | way | step ms (median) | result | peak memory MiB: framework / sampled / shim reserved | "
       "shim: served (log) / peak live MiB |")
 print("| --- | --- | --- | --- | --- | --- |")
-for r in runs:
-    if "step_ms" not in r:
-        print(f"| {r['program']} | {r['way']} | failed ({r['status']}) | {r.get('error', '')} | | |")
+for (program, way), group in ways.items():
+    last = group[-1]
+    failed = [r for r in group if "step_ms" not in r]
+    if failed:
+        r = failed[-1]
+        print(f"| {program} | {way} | failed ({r['status']}) | {r.get('error', '')} | | |")
         continue
-    memory = f"{mib(r.get('framework_peak_reserved'))} / {mib(r.get('sampled_peak'))} / {mib(r.get('shim_peak_reserved'))}"
+    step = f"{step_ms(group):.2f}"
+    if len(group) > 1:
+        step += " (" + ", ".join(f"{r['step_ms']:.2f}" for r in group) + ")"
+    results = list(dict.fromkeys(str(r.get("result", "")) for r in group))
+    memory = " / ".join(mib(last.get(k)) for k in ("framework_peak_reserved", "sampled_peak", "shim_peak_reserved"))
     shim = "-"
-    if r["way"] == "shim":
-        shim = f"{r.get('shim_allocations', '?')} ({r.get('log_allocations', '?')}) / {mib(r.get('shim_peak_live'))}"
-    print(f"| {r['program']} | {r['way']} | {r['step_ms']:.2f} | {r.get('result', '')} | {memory} | {shim} |")
+    if way == "shim":
+        shim = f"{last.get('shim_allocations', '?')} ({last.get('log_allocations', '?')}) / {mib(last.get('shim_peak_live'))}"
+    print(f"| {program} | {way} | {step} | {', '.join(results)} | {memory} | {shim} |")
+
+# The targets: the shim's step time against the framework's own allocator as shipped, and its peak
+# memory against the framework's own allocator growing on demand where there is such a way (JAX).
+print()
+print("| program | shim / own: step time | shim / own: peak memory |")
+print("| --- | --- | --- |")
+for (program, way), group in ways.items():
+    own = ways.get((program, "own"))
+    if way != "shim" or step_ms(group) is None or not own or step_ms(own) is None:
+        continue
+    own_memory = ways.get((program, "own_growing"), own)[-1]
+    memory = f"{peak(group[-1]) / peak(own_memory):.2f}" if peak(group[-1]) and peak(own_memory) else "-"
+    print(f"| {program} | {step_ms(group) / step_ms(own):.2f} | {memory} |")
