@@ -3,6 +3,8 @@
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/error.hpp>
 
+#include "mr/detail/stream_identity.hpp"
+
 #include <ostream>
 
 namespace rmm {
@@ -28,10 +30,14 @@ cuda_stream::cuda_stream(flags stream_flags)
   cudaStream_t stream{};
   RMM_CUDA_TRY(cudaStreamCreateWithFlags(&stream, static_cast<unsigned int>(stream_flags)));
   stream_.reset(stream);
+  // The library sees this stream's whole life: its identity is asked once, not per operation.
+  mr::detail::remember_stream(stream);
 }
 
 void cuda_stream::stream_deleter::operator()(CUstream_st* stream) const noexcept
 {
+  // Forgotten first: once destroyed, its handle may name the next stream created.
+  mr::detail::forget_stream(stream);
   // Work still queued on the stream completes; CUDA releases the stream afterwards.
   RMM_ASSERT_CUDA_SUCCESS(cudaStreamDestroy(stream));
 }

@@ -528,46 +528,80 @@ TEST_P(StreamSafety, NewThreadWithAnExitedThreadsIdHasItsOwnPerThreadStream)
   mr.deallocate(c_, taken.block, block);
 }
 
+/// Streams created until one gets `handle` (at most 64), destroyed at the end of the test.
+struct streams_reusing {
+  std::vector<cudaStream_t> created;
+  cudaStream_t found{};
+  explicit streams_reusing(cudaStream_t handle)
+  {
+    for (int i = 0; i < 64 && found != handle; ++i) {
+      cudaStream_t s{};
+      RMM_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      created.push_back(s);
+      if (s == handle) { found = s; }
+    }
+  }
+  streams_reusing(streams_reusing const&)            = delete;
+  streams_reusing& operator=(streams_reusing const&) = delete;
+  ~streams_reusing()
+  {
+    for (auto s : created) { RMM_ASSERT_CUDA_SUCCESS(cudaStreamDestroy(s)); }
+  }
+};
+
 // A driver may hand the handle of a destroyed stream to the next stream created, while the old
 // stream's work is still queued. The new stream is another stream: blocks freed on the old one
 // must reach it ordered. The emulator recycles handles on request; on a GPU the case runs when the
-// driver reuses the handle within 64 creations.
-TEST_P(StreamSafety, StreamCreatedWithADestroyedStreamsHandleIsAnotherStream)
+// driver reuses the handle within 64 creations. The old stream is the program's (asked for its
+// identity at every call) or the library's (rmm::cuda_stream, whose identity is remembered until
+// it is destroyed).
+template <class Stream>
+void check_stream_created_with_a_destroyed_streams_handle(resource_kind const& kind, Stream first)
 {
   std::optional<scoped_emulator_knob> recycle_handles;
   if (can_observe_streams()) { recycle_handles.emplace("RMM_EMU_REUSE_STREAM_HANDLES", "1"); }
-  auto mr = GetParam().make(1);
-  std::vector<cudaStream_t> created;
-  struct streams_destroyer {
-    std::vector<cudaStream_t>& streams;
-    ~streams_destroyer()
-    {
-      for (auto s : streams) { RMM_ASSERT_CUDA_SUCCESS(cudaStreamDestroy(s)); }
-    }
-  } const destroyer{created};
+  auto mr           = kind.make(1);
+  auto const handle = first.create();
+  void* ptr         = mr.allocate(handle, block);
+  stream_gate gate{handle};
+  fill(ptr, block, held_value, handle);
+  mr.deallocate(handle, ptr, block);
+  first.destroy();  // its write stays queued behind the gate
 
-  cudaStream_t first{};
-  RMM_CUDA_TRY(cudaStreamCreateWithFlags(&first, cudaStreamNonBlocking));
-  void* ptr = mr.allocate(first, block);
-  stream_gate gate{first};
-  fill(ptr, block, held_value, first);
-  mr.deallocate(first, ptr, block);
-  RMM_CUDA_TRY(cudaStreamDestroy(first));  // its write stays queued behind the gate
-
-  cudaStream_t second{};
-  for (int i = 0; i < 64 && second != first; ++i) {
-    cudaStream_t s{};
-    RMM_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    created.push_back(s);
-    if (s == first) { second = s; }
-  }
-  if (can_observe_streams()) { ASSERT_EQ(second, first) << "the emulator did not recycle the handle"; }
-  if (second != first) {
+  streams_reusing const next{handle};
+  if (can_observe_streams()) { ASSERT_EQ(next.found, handle) << "the emulator did not recycle the handle"; }
+  if (next.found != handle) {
     GTEST_SKIP() << "not exercised: the driver did not hand out the destroyed stream's handle again";
   }
-  auto const taken = take_while_gated(mr, second, block, {&gate});
+  auto const taken = take_while_gated(mr, next.found, block, {&gate});
   EXPECT_TRUE(taken.intact) << taken;
-  mr.deallocate(second, taken.block, block);
+  mr.deallocate(next.found, taken.block, block);
+}
+
+struct program_stream {
+  cudaStream_t stream{};
+  cudaStream_t create()
+  {
+    RMM_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    return stream;
+  }
+  void destroy() { RMM_CUDA_TRY(cudaStreamDestroy(stream)); }
+};
+
+struct library_stream {
+  std::optional<rmm::cuda_stream> stream;
+  cudaStream_t create() { return stream.emplace(rmm::cuda_stream::flags::non_blocking).value(); }
+  void destroy() { stream.reset(); }
+};
+
+TEST_P(StreamSafety, StreamCreatedWithADestroyedStreamsHandleIsAnotherStream)
+{
+  check_stream_created_with_a_destroyed_streams_handle(GetParam(), program_stream{});
+}
+
+TEST_P(StreamSafety, StreamCreatedWithADestroyedLibraryStreamsHandleIsAnotherStream)
+{
+  check_stream_created_with_a_destroyed_streams_handle(GetParam(), library_stream{});
 }
 
 // R4, in sequence: the freeing stream frees many blocks and misses, so an event covering those

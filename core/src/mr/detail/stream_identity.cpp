@@ -5,13 +5,17 @@
 #include <array>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
 
 namespace rmm::mr::detail {
 
 namespace {
 
-/// The driver's answer, on the common path of every operation on a user stream: one driver call,
-/// through a pointer looked up once.
+/// The driver's answer, on every operation on a stream the library did not create: one driver
+/// call, through a pointer looked up once.
 std::uint64_t ask_driver(cudaStream_t stream)
 {
   static auto const get_id = rmm::detail::cuda_driver_table().cuStreamGetId;
@@ -22,7 +26,67 @@ std::uint64_t ask_driver(cudaStream_t stream)
   return id;
 }
 
+/// The remembered streams. Every change moves the generation on, which makes every thread's
+/// cached answers stale: a forgotten stream's before its handle can be reused.
+struct remembered_streams {
+  std::shared_mutex mutex;
+  std::unordered_map<cudaStream_t, std::uint64_t> ids;
+};
+
+remembered_streams& remembered()
+{
+  // Never destroyed: streams may be destroyed by other static objects' destructors.
+  static auto* const streams = new remembered_streams;
+  return *streams;
+}
+
+constexpr std::uint64_t nothing_remembered_yet = 1;
+constinit std::atomic<std::uint64_t> remembered_generation{nothing_remembered_yet};
+
+/// One of a thread's latest answers: a stream's id, or that it is not remembered (a thread may
+/// alternate between a few streams, the program's own among them).
+struct cached_answer {
+  cudaStream_t stream{};
+  std::optional<std::uint64_t> id;
+  std::uint64_t generation{0};  // 0: empty
+};
+constexpr std::size_t cached_answers = 4;
+
 }  // namespace
+
+void remember_stream(cudaStream_t stream)
+{
+  auto const id = ask_driver(stream);
+  auto& streams = remembered();
+  std::unique_lock lock{streams.mutex};
+  streams.ids[stream] = id;
+  remembered_generation.fetch_add(1, std::memory_order_release);
+}
+
+void forget_stream(cudaStream_t stream) noexcept
+{
+  auto& streams = remembered();
+  std::unique_lock lock{streams.mutex};
+  if (streams.ids.erase(stream) != 0) { remembered_generation.fetch_add(1, std::memory_order_release); }
+}
+
+std::optional<std::uint64_t> remembered_id(cudaStream_t stream) noexcept
+{
+  thread_local std::array<cached_answer, cached_answers> cache{};
+  auto& entry = cache[(reinterpret_cast<std::uintptr_t>(stream) >> 4) % cached_answers];
+  // Read before the lookup: a change after it makes the answer cached below stale at once.
+  auto const generation = remembered_generation.load(std::memory_order_acquire);
+  if (generation == nothing_remembered_yet) { return std::nullopt; }
+  if (entry.stream == stream && entry.generation == generation) { return entry.id; }
+  std::optional<std::uint64_t> id;
+  {
+    auto& streams = remembered();
+    std::shared_lock lock{streams.mutex};
+    if (auto const it = streams.ids.find(stream); it != streams.ids.end()) { id = it->second; }
+  }
+  entry = {stream, id, generation};
+  return id;
+}
 
 std::uint64_t stream_id(cudaStream_t stream, int device)
 {
@@ -42,6 +106,7 @@ std::uint64_t stream_id(cudaStream_t stream, int device)
     }
     return slot - 1;
   }
+  if (auto const id = remembered_id(stream)) { return *id; }
   return ask_driver(stream);
 }
 

@@ -1,0 +1,143 @@
+// Stream identity (mr/detail/stream_identity.hpp): the streams the library creates are asked for
+// their id once and remembered until just before they are destroyed; any other stream is asked
+// every time. A handle the driver hands out again must never carry a destroyed stream's id.
+
+#include "mr/detail/stream_identity.hpp"
+
+#include "stream_gate.hpp"
+
+#include <rmm/cuda_device.hpp>
+#include <rmm/cuda_stream.hpp>
+#include <rmm/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace rmm::test {
+namespace {
+
+using rmm::mr::detail::remembered_id;
+using rmm::mr::detail::stream_id;
+
+std::uint64_t driver_id(cudaStream_t stream)
+{
+  unsigned long long id = 0;
+  RMM_CUDA_TRY(cudaStreamGetId(stream, &id));
+  return id;
+}
+
+int current_device() { return rmm::get_current_cuda_device().value(); }
+
+/// Raw streams, destroyed at the end of the test.
+struct raw_streams {
+  std::vector<cudaStream_t> streams;
+  raw_streams()                              = default;
+  raw_streams(raw_streams const&)            = delete;
+  raw_streams& operator=(raw_streams const&) = delete;
+  ~raw_streams()
+  {
+    for (auto s : streams) { RMM_ASSERT_CUDA_SUCCESS(cudaStreamDestroy(s)); }
+  }
+  /// Creates streams until one gets `handle` (at most 64), or returns the last one created.
+  cudaStream_t create_until(cudaStream_t handle)
+  {
+    cudaStream_t s{};
+    for (int i = 0; i < 64 && s != handle; ++i) {
+      RMM_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      streams.push_back(s);
+    }
+    return s;
+  }
+};
+
+TEST(StreamIdentity, ALibraryStreamIsRememberedWithItsDriverIdUntilItIsDestroyed)
+{
+  cudaStream_t handle{};
+  {
+    rmm::cuda_stream stream{rmm::cuda_stream::flags::non_blocking};
+    handle = stream.value();
+    ASSERT_EQ(remembered_id(handle), driver_id(handle));
+    EXPECT_EQ(stream_id(handle, current_device()), driver_id(handle));
+  }
+  EXPECT_EQ(remembered_id(handle), std::nullopt);
+}
+
+TEST(StreamIdentity, AStreamTheProgramCreatedIsNotRememberedAndIsAskedEveryTime)
+{
+  rmm::cuda_stream remembered_one;  // something is remembered, so the lookup is not skipped
+  raw_streams raw;
+  auto const stream = raw.create_until(nullptr);
+  EXPECT_EQ(remembered_id(stream), std::nullopt);
+  EXPECT_EQ(stream_id(stream, current_device()), driver_id(stream));
+}
+
+TEST(StreamIdentity, AMovedOverStreamIsForgotten)
+{
+  rmm::cuda_stream kept;
+  rmm::cuda_stream replaced;
+  auto const old_handle = replaced.value();
+  auto const kept_handle = kept.value();
+  replaced              = std::move(kept);
+  EXPECT_EQ(remembered_id(old_handle), std::nullopt);
+  EXPECT_EQ(remembered_id(kept_handle), driver_id(kept_handle));
+}
+
+// The thread asked for the library stream's id (and cached it) before the stream was destroyed
+// and the driver handed its handle to a stream the program created: the new stream's id comes
+// back, on that thread and on another.
+TEST(StreamIdentity, AHandleReusedAfterALibraryStreamIsDestroyedNamesTheNewStream)
+{
+  std::optional<scoped_emulator_knob> recycle_handles;
+  if (can_observe_streams()) { recycle_handles.emplace("RMM_EMU_REUSE_STREAM_HANDLES", "1"); }
+  std::optional<rmm::cuda_stream> library_stream{std::in_place, rmm::cuda_stream::flags::non_blocking};
+  auto const handle = library_stream->value();
+  auto const old_id = stream_id(handle, current_device());
+  library_stream.reset();
+
+  raw_streams raw;
+  auto const reused = raw.create_until(handle);
+  if (can_observe_streams()) { ASSERT_EQ(reused, handle) << "the emulator did not recycle the handle"; }
+  if (reused != handle) { GTEST_SKIP() << "not exercised: the driver did not hand out the destroyed stream's handle again"; }
+  auto const new_id = driver_id(reused);
+  ASSERT_NE(new_id, old_id);
+  EXPECT_EQ(stream_id(reused, current_device()), new_id);
+  std::uint64_t on_another_thread = 0;
+  std::thread{[&] { on_another_thread = stream_id(reused, current_device()); }}.join();
+  EXPECT_EQ(on_another_thread, new_id);
+}
+
+// The reverse: the thread saw the program's stream (not remembered) before a library stream got
+// its handle.
+TEST(StreamIdentity, AHandleReusedByALibraryStreamNamesTheLibraryStream)
+{
+  std::optional<scoped_emulator_knob> recycle_handles;
+  if (can_observe_streams()) { recycle_handles.emplace("RMM_EMU_REUSE_STREAM_HANDLES", "1"); }
+  rmm::cuda_stream remembered_one;
+  cudaStream_t handle{};
+  RMM_CUDA_TRY(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking));
+  auto const old_id = stream_id(handle, current_device());
+  ASSERT_EQ(remembered_id(handle), std::nullopt);
+  RMM_CUDA_TRY(cudaStreamDestroy(handle));
+
+  std::vector<rmm::cuda_stream> library_streams;
+  for (int i = 0; i < 64 && (library_streams.empty() || library_streams.back().value() != handle); ++i) {
+    library_streams.emplace_back(rmm::cuda_stream::flags::non_blocking);
+  }
+  if (can_observe_streams()) { ASSERT_EQ(library_streams.back().value(), handle) << "the emulator did not recycle the handle"; }
+  if (library_streams.back().value() != handle) {
+    GTEST_SKIP() << "not exercised: the driver did not hand out the destroyed stream's handle again";
+  }
+  auto const new_id = driver_id(handle);
+  ASSERT_NE(new_id, old_id);
+  EXPECT_EQ(remembered_id(handle), new_id);
+  EXPECT_EQ(stream_id(handle, current_device()), new_id);
+}
+
+}  // namespace
+}  // namespace rmm::test
