@@ -10,8 +10,8 @@
 #   passthrough  the pass-through calls (null and unknown frees) natively, under the shim and switched
 #                off, five processes each, interleaved, with the minimum and median of their medians
 #   engine-bench random_allocations and stream_churn, this tree against the baseline
-#   random       random_allocations of the pool alone, this tree against the baseline, five rounds
-#                alternating, with the median of each case's process medians and their ratio
+#   random       random_allocations of the pool on its own stream, this tree against the baseline, in
+#                rounds alternating on one core, with the median of each case's process medians
 #   bench        every other benchmark and rmm-replay (scripts/run-gpu-benchmarks.sh)
 #   apps         real programs three ways (scripts/run-gpu-apps.sh; RMM_APPS names some), and
 #                PyTorch through the Python package when the python stage ran before
@@ -96,14 +96,17 @@ for stage in "$@"; do
         echo "-- $tree"; grep -h "median\|reserved\|short_lived\|multi_stream" "$results/random_allocations_$tree.txt" "$results/stream_churn_$tree.txt" | head -30
       done ;;
     random)
-      # Five rounds, this tree and the baseline alternating, so that host drift hits both alike.
-      for round in 1 2 3 4 5; do
+      # Rounds (RMM_RANDOM_ROUNDS, default 5) of this tree and the baseline alternating, each process
+      # on the same core, so that host drift and placement hit both alike. Each process's medians
+      # are printed as they come.
+      pin=(); command -v taskset > /dev/null && pin=(taskset -c 1)
+      for round in $(seq "${RMM_RANDOM_ROUNDS:-5}"); do
         for tree in new base; do
           dir=build-gpu/bench; [[ $tree == base ]] && dir=$here/base/build-base/bench
           [[ -x $dir/random_allocations_bench ]] || continue
-          $dir/random_allocations_bench --benchmark_filter='random_allocations(_default_stream)?/pool/' \
-            --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-            $(json "random_${tree}_$round") > /dev/null 2>&1
+          "${pin[@]}" $dir/random_allocations_bench --benchmark_filter='random_allocations/pool/' \
+            --benchmark_repetitions=3 --benchmark_min_time=0.2 --benchmark_report_aggregates_only=true \
+            $(json "random_${tree}_$round") 2>&1 | awk -v t=$tree -v r=$round '/median/ {print t, r, $1, $NF}'
         done
       done
       python3 scripts/random_summary.py "$results" | tee "$results/random.txt"
