@@ -65,6 +65,9 @@ void remember_stream(cudaStream_t stream)
 
 void forget_stream(cudaStream_t stream) noexcept
 {
+  // Nothing to forget (and nothing to allocate) when no stream was ever remembered: a stream whose
+  // remembering failed is destroyed too.
+  if (remembered_generation.load(std::memory_order_acquire) == nothing_remembered_yet) { return; }
   auto& streams = remembered();
   std::unique_lock lock{streams.mutex};
   if (streams.ids.erase(stream) != 0) { remembered_generation.fetch_add(1, std::memory_order_release); }
