@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <future>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -44,20 +45,25 @@ struct raw_streams {
   {
     for (auto s : streams) { RMM_ASSERT_CUDA_SUCCESS(cudaStreamDestroy(s)); }
   }
+  cudaStream_t create()
+  {
+    cudaStream_t s{};
+    RMM_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    streams.push_back(s);
+    return s;
+  }
   /// Creates streams until one gets `handle` (at most 64), or returns the last one created.
   cudaStream_t create_until(cudaStream_t handle)
   {
     cudaStream_t s{};
-    for (int i = 0; i < 64 && s != handle; ++i) {
-      RMM_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      streams.push_back(s);
-    }
+    for (int i = 0; i < 64 && s != handle; ++i) { s = create(); }
     return s;
   }
 };
 
 TEST(StreamIdentity, ALibraryStreamIsRememberedWithItsDriverIdUntilItIsDestroyed)
 {
+  rmm::cuda_stream another;  // still remembered after the first is forgotten: the caches are read
   cudaStream_t handle{};
   {
     rmm::cuda_stream stream{rmm::cuda_stream::flags::non_blocking};
@@ -68,48 +74,70 @@ TEST(StreamIdentity, ALibraryStreamIsRememberedWithItsDriverIdUntilItIsDestroyed
   EXPECT_EQ(remembered_id(handle), std::nullopt);
 }
 
-TEST(StreamIdentity, AStreamTheProgramCreatedIsNotRememberedAndIsAskedEveryTime)
+TEST(StreamIdentity, AStreamTheProgramCreatedIsNotRemembered)
 {
-  rmm::cuda_stream remembered_one;  // something is remembered, so the lookup is not skipped
   raw_streams raw;
-  auto const stream = raw.create_until(nullptr);
-  EXPECT_EQ(remembered_id(stream), std::nullopt);
-  EXPECT_EQ(stream_id(stream, current_device()), driver_id(stream));
+  auto const before_any = raw.create();
+  EXPECT_EQ(remembered_id(before_any), std::nullopt);
+  rmm::cuda_stream remembered_one;  // something is remembered: the lookup is not skipped
+  std::vector<cudaStream_t> streams{before_any};
+  for (int i = 0; i < 16; ++i) { streams.push_back(raw.create()); }
+  for (int round = 0; round < 2; ++round) {  // the second round from the thread's cached answers
+    for (auto s : streams) {
+      EXPECT_EQ(remembered_id(s), std::nullopt);
+      EXPECT_EQ(stream_id(s, current_device()), driver_id(s));
+    }
+  }
+  EXPECT_EQ(remembered_id(remembered_one.value()), driver_id(remembered_one.value()));
 }
 
 TEST(StreamIdentity, AMovedOverStreamIsForgotten)
 {
   rmm::cuda_stream kept;
   rmm::cuda_stream replaced;
-  auto const old_handle = replaced.value();
+  auto const old_handle  = replaced.value();
   auto const kept_handle = kept.value();
-  replaced              = std::move(kept);
+  replaced               = std::move(kept);
   EXPECT_EQ(remembered_id(old_handle), std::nullopt);
   EXPECT_EQ(remembered_id(kept_handle), driver_id(kept_handle));
 }
 
-// The thread asked for the library stream's id (and cached it) before the stream was destroyed
-// and the driver handed its handle to a stream the program created: the new stream's id comes
-// back, on that thread and on another.
+// Threads asked for the library stream's id (and cached it) before the stream was destroyed and
+// the driver handed its handle to a stream the program created: the new stream's id comes back,
+// on the thread that destroyed it and on a thread that lived through it.
 TEST(StreamIdentity, AHandleReusedAfterALibraryStreamIsDestroyedNamesTheNewStream)
 {
   std::optional<scoped_emulator_knob> recycle_handles;
   if (can_observe_streams()) { recycle_handles.emplace("RMM_EMU_REUSE_STREAM_HANDLES", "1"); }
+  rmm::cuda_stream another;  // still remembered after the first is forgotten: the caches are read
   std::optional<rmm::cuda_stream> library_stream{std::in_place, rmm::cuda_stream::flags::non_blocking};
   auto const handle = library_stream->value();
-  auto const old_id = stream_id(handle, current_device());
+  auto const device = current_device();
+  auto const old_id = stream_id(handle, device);
+
+  std::promise<std::uint64_t> seen_before;
+  std::promise<bool> reused_now;  // false: the handle names no stream, nothing to ask
+  std::promise<std::uint64_t> seen_after;
+  std::thread worker{[&, handle, device] {
+    seen_before.set_value(stream_id(handle, device));
+    seen_after.set_value(reused_now.get_future().get() ? stream_id(handle, device) : 0);
+  }};
+  EXPECT_EQ(seen_before.get_future().get(), old_id);
   library_stream.reset();
 
   raw_streams raw;
   auto const reused = raw.create_until(handle);
+  reused_now.set_value(reused == handle);
+  auto const on_worker = seen_after.get_future().get();
+  worker.join();
   if (can_observe_streams()) { ASSERT_EQ(reused, handle) << "the emulator did not recycle the handle"; }
-  if (reused != handle) { GTEST_SKIP() << "not exercised: the driver did not hand out the destroyed stream's handle again"; }
+  if (reused != handle) {
+    GTEST_SKIP() << "not exercised: the driver did not hand out the destroyed stream's handle again";
+  }
   auto const new_id = driver_id(reused);
   ASSERT_NE(new_id, old_id);
-  EXPECT_EQ(stream_id(reused, current_device()), new_id);
-  std::uint64_t on_another_thread = 0;
-  std::thread{[&] { on_another_thread = stream_id(reused, current_device()); }}.join();
-  EXPECT_EQ(on_another_thread, new_id);
+  EXPECT_EQ(stream_id(reused, device), new_id);
+  EXPECT_EQ(on_worker, new_id);
 }
 
 // The reverse: the thread saw the program's stream (not remembered) before a library stream got
@@ -129,7 +157,9 @@ TEST(StreamIdentity, AHandleReusedByALibraryStreamNamesTheLibraryStream)
   for (int i = 0; i < 64 && (library_streams.empty() || library_streams.back().value() != handle); ++i) {
     library_streams.emplace_back(rmm::cuda_stream::flags::non_blocking);
   }
-  if (can_observe_streams()) { ASSERT_EQ(library_streams.back().value(), handle) << "the emulator did not recycle the handle"; }
+  if (can_observe_streams()) {
+    ASSERT_EQ(library_streams.back().value(), handle) << "the emulator did not recycle the handle";
+  }
   if (library_streams.back().value() != handle) {
     GTEST_SKIP() << "not exercised: the driver did not hand out the destroyed stream's handle again";
   }

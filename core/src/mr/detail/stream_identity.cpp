@@ -40,17 +40,23 @@ remembered_streams& remembered()
   return *streams;
 }
 
-constexpr std::uint64_t nothing_remembered_yet = 1;
-constinit std::atomic<std::uint64_t> remembered_generation{nothing_remembered_yet};
+constinit std::atomic<std::uint64_t> remembered_generation{1};
+constinit std::atomic<std::size_t> remembered_count{0};
 
-/// One of a thread's latest answers: a stream's id, or that it is not remembered (a thread may
-/// alternate between a few streams, the program's own among them).
+/// One of a thread's latest answers: a stream's id, or that it is not remembered. Eight of them,
+/// placed by a hash of the handle: a thread may alternate between a few streams.
 struct cached_answer {
   cudaStream_t stream{};
   std::optional<std::uint64_t> id;
   std::uint64_t generation{0};  // 0: empty
 };
-constexpr std::size_t cached_answers = 4;
+constexpr unsigned cached_answer_bits = 3;
+
+std::size_t cache_slot(cudaStream_t stream) noexcept
+{
+  auto const bits = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(stream));
+  return static_cast<std::size_t>((bits * 0x9E3779B97F4A7C15ULL) >> (64 - cached_answer_bits));
+}
 
 }  // namespace
 
@@ -59,27 +65,32 @@ void remember_stream(cudaStream_t stream)
   auto const id = ask_driver(stream);
   auto& streams = remembered();
   std::unique_lock lock{streams.mutex};
-  streams.ids[stream] = id;
+  if (streams.ids.insert_or_assign(stream, id).second) { remembered_count.fetch_add(1, std::memory_order_relaxed); }
   remembered_generation.fetch_add(1, std::memory_order_release);
 }
 
 void forget_stream(cudaStream_t stream) noexcept
 {
-  // Nothing to forget (and nothing to allocate) when no stream was ever remembered: a stream whose
+  // Nothing to forget (and nothing to allocate) while nothing is remembered: a stream whose
   // remembering failed is destroyed too.
-  if (remembered_generation.load(std::memory_order_acquire) == nothing_remembered_yet) { return; }
+  if (remembered_count.load(std::memory_order_acquire) == 0) { return; }
   auto& streams = remembered();
   std::unique_lock lock{streams.mutex};
-  if (streams.ids.erase(stream) != 0) { remembered_generation.fetch_add(1, std::memory_order_release); }
+  if (streams.ids.erase(stream) != 0) {
+    remembered_count.fetch_sub(1, std::memory_order_relaxed);
+    remembered_generation.fetch_add(1, std::memory_order_release);
+  }
 }
 
 std::optional<std::uint64_t> remembered_id(cudaStream_t stream) noexcept
 {
-  thread_local std::array<cached_answer, cached_answers> cache{};
-  auto& entry = cache[(reinterpret_cast<std::uintptr_t>(stream) >> 4) % cached_answers];
+  // A forgotten stream was erased before its handle could be reused, so seeing no stream
+  // remembered means this one is not.
+  if (remembered_count.load(std::memory_order_acquire) == 0) { return std::nullopt; }
+  thread_local std::array<cached_answer, std::size_t{1} << cached_answer_bits> cache{};
+  auto& entry = cache[cache_slot(stream)];
   // Read before the lookup: a change after it makes the answer cached below stale at once.
   auto const generation = remembered_generation.load(std::memory_order_acquire);
-  if (generation == nothing_remembered_yet) { return std::nullopt; }
   if (entry.stream == stream && entry.generation == generation) { return entry.id; }
   std::optional<std::uint64_t> id;
   {

@@ -7,8 +7,10 @@
 //
 // Asking costs a driver call on every operation on a user stream. The streams whose whole life the
 // library sees (rmm::cuda_stream, and so cuda_stream_pool) are asked once, when created: their ids
-// are remembered until just before they are destroyed, so no other stream can carry their handle
-// while the handle maps to their id.
+// are remembered until just before the library destroys them, so no other stream can carry their
+// handle while the handle maps to their id. That holds as long as nothing else destroys them: a
+// cudaStreamDestroy of an rmm::cuda_stream's handle is a double destroy, and a device reset ends
+// every stream and every resource's memory alike.
 
 #include <cuda_runtime_api.h>
 
