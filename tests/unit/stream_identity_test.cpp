@@ -4,6 +4,7 @@
 
 #include "mr/detail/stream_identity.hpp"
 
+#include "program_streams.hpp"
 #include "stream_gate.hpp"
 
 #include <rmm/cuda_device.hpp>
@@ -35,32 +36,6 @@ std::uint64_t driver_id(cudaStream_t stream)
 
 int current_device() { return rmm::get_current_cuda_device().value(); }
 
-/// Raw streams, destroyed at the end of the test.
-struct raw_streams {
-  std::vector<cudaStream_t> streams;
-  raw_streams()                              = default;
-  raw_streams(raw_streams const&)            = delete;
-  raw_streams& operator=(raw_streams const&) = delete;
-  ~raw_streams()
-  {
-    for (auto s : streams) { RMM_ASSERT_CUDA_SUCCESS(cudaStreamDestroy(s)); }
-  }
-  cudaStream_t create()
-  {
-    cudaStream_t s{};
-    RMM_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    streams.push_back(s);
-    return s;
-  }
-  /// Creates streams until one gets `handle` (at most 64), or returns the last one created.
-  cudaStream_t create_until(cudaStream_t handle)
-  {
-    cudaStream_t s{};
-    for (int i = 0; i < 64 && s != handle; ++i) { s = create(); }
-    return s;
-  }
-};
-
 TEST(StreamIdentity, ALibraryStreamIsRememberedWithItsDriverIdUntilItIsDestroyed)
 {
   rmm::cuda_stream another;  // still remembered after the first is forgotten: the caches are read
@@ -76,12 +51,12 @@ TEST(StreamIdentity, ALibraryStreamIsRememberedWithItsDriverIdUntilItIsDestroyed
 
 TEST(StreamIdentity, AStreamTheProgramCreatedIsNotRemembered)
 {
-  raw_streams raw;
-  auto const before_any = raw.create();
+  program_streams program;
+  auto const before_any = program.create();
   EXPECT_EQ(remembered_id(before_any), std::nullopt);
   rmm::cuda_stream remembered_one;  // something is remembered: the lookup is not skipped
   std::vector<cudaStream_t> streams{before_any};
-  for (int i = 0; i < 16; ++i) { streams.push_back(raw.create()); }
+  for (int i = 0; i < 16; ++i) { streams.push_back(program.create()); }
   for (int round = 0; round < 2; ++round) {  // the second round from the thread's cached answers
     for (auto s : streams) {
       EXPECT_EQ(remembered_id(s), std::nullopt);
@@ -125,8 +100,8 @@ TEST(StreamIdentity, AHandleReusedAfterALibraryStreamIsDestroyedNamesTheNewStrea
   EXPECT_EQ(seen_before.get_future().get(), old_id);
   library_stream.reset();
 
-  raw_streams raw;
-  auto const reused = raw.create_until(handle);
+  program_streams program;
+  auto const reused = program.create_until(handle);
   reused_now.set_value(reused == handle);
   auto const on_worker = seen_after.get_future().get();
   worker.join();

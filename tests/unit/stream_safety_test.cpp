@@ -10,6 +10,7 @@
 //      after all their work on it;
 //   R4 an event covers only the frees made before it was recorded.
 
+#include "program_streams.hpp"
 #include "stream_gate.hpp"
 
 #include <rmm/cuda_stream.hpp>
@@ -528,27 +529,6 @@ TEST_P(StreamSafety, NewThreadWithAnExitedThreadsIdHasItsOwnPerThreadStream)
   mr.deallocate(c_, taken.block, block);
 }
 
-/// Streams created until one gets `handle` (at most 64), destroyed at the end of the test.
-struct streams_reusing {
-  std::vector<cudaStream_t> created;
-  cudaStream_t found{};
-  explicit streams_reusing(cudaStream_t handle)
-  {
-    for (int i = 0; i < 64 && found != handle; ++i) {
-      cudaStream_t s{};
-      RMM_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      created.push_back(s);
-      if (s == handle) { found = s; }
-    }
-  }
-  streams_reusing(streams_reusing const&)            = delete;
-  streams_reusing& operator=(streams_reusing const&) = delete;
-  ~streams_reusing()
-  {
-    for (auto s : created) { RMM_ASSERT_CUDA_SUCCESS(cudaStreamDestroy(s)); }
-  }
-};
-
 // A driver may hand the handle of a destroyed stream to the next stream created, while the old
 // stream's work is still queued. The new stream is another stream: blocks freed on the old one
 // must reach it ordered. The emulator recycles handles on request; on a GPU the case runs when the
@@ -568,14 +548,15 @@ void check_stream_created_with_a_destroyed_streams_handle(resource_kind const& k
   mr.deallocate(handle, ptr, block);
   first.destroy();  // its write stays queued behind the gate
 
-  streams_reusing const next{handle};
-  if (can_observe_streams()) { ASSERT_EQ(next.found, handle) << "the emulator did not recycle the handle"; }
-  if (next.found != handle) {
+  program_streams next;
+  auto const reused = next.create_until(handle);
+  if (can_observe_streams()) { ASSERT_EQ(reused, handle) << "the emulator did not recycle the handle"; }
+  if (reused != handle) {
     GTEST_SKIP() << "not exercised: the driver did not hand out the destroyed stream's handle again";
   }
-  auto const taken = take_while_gated(mr, next.found, block, {&gate});
+  auto const taken = take_while_gated(mr, reused, block, {&gate});
   EXPECT_TRUE(taken.intact) << taken;
-  mr.deallocate(next.found, taken.block, block);
+  mr.deallocate(reused, taken.block, block);
 }
 
 struct program_stream {
