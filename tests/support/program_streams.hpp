@@ -13,7 +13,7 @@ namespace rmm::test {
 
 class program_streams {
  public:
-  program_streams() = default;
+  program_streams()                                  = default;
   program_streams(program_streams const&)            = delete;
   program_streams& operator=(program_streams const&) = delete;
   ~program_streams()
