@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs real programs on a GPU three ways and prints their table (docs/apps.md): with the framework's
 # own allocator, with it switched off (every tensor or array a cudaMalloc), and switched off under
-# the preload shim with its built-in stack (rmm-run --report --log). Programs: bench/apps/*.py
-# (PyTorch ResNet-50 and GPT-2, CuPy, JAX, Numba) and examples/alloc_churn (static CUDA runtime).
-# Needs the GPU build (build-gpu, preset gpu). Results: $OUT (or build-gpu/apps): one JSON line per
-# run in runs.jsonl, the shim's reports and logs, and the table in apps.md.
+# the preload shim with its built-in stack (rmm-run --report --log); each shim run's log is then
+# replayed through a pool (rmm-replay), which must find the peak the report counted. Programs:
+# bench/apps/*.py (PyTorch ResNet-50 and GPT-2, CuPy, JAX, Numba) and examples/alloc_churn (static
+# CUDA runtime); a program that cannot run here (no GPU, its framework missing) says so and is
+# skipped. Needs the GPU build (build-gpu, preset gpu). Results: $OUT (or build-gpu/apps): one JSON
+# line per run in runs.jsonl, the shim's reports, logs and replays, and the table in apps.md.
 # usage: scripts/run-gpu-apps.sh [PROGRAM...]     (default: all; names as in bench/apps, or alloc_churn)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -13,29 +15,42 @@ mkdir -p "$out"
 runs=$out/runs.jsonl
 : > "$runs"
 rmm_run=$PWD/build-gpu/tools/rmm-run
+rmm_replay=$PWD/build-gpu/tools/rmm-replay
 apps=$PWD/bench/apps
 programs=("$@")
 ((${#programs[@]})) || programs=(torch_resnet50 torch_gpt2 cupy_mix jax_mlp numba_arrays alloc_churn)
 export PYTHONUNBUFFERED=1 PYTHONPATH="$apps${PYTHONPATH:+:$PYTHONPATH}"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
+if [[ ! -x $rmm_run || ! -x $rmm_replay ]]; then
+  echo "run-gpu-apps.sh: build-gpu/tools has no rmm-run or rmm-replay: build build-gpu first" \
+    "(scripts/build-gpu-bundle.sh, or cmake --preset gpu && cmake --build --preset gpu)" >&2
+  exit 1
+fi
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee "$out/gpu.txt" ||
+  echo "no GPU here (nvidia-smi failed): the programs will say they skipped"
 
 # run PROGRAM WAY [VAR=VALUE...]: one run, its RESULT line (plus the shim's figures) into runs.jsonl.
 # A second run of one way overwrites the first's output, report and log.
 run() {
   local program=$1 way=$2; shift 2
   local tag=$program-$way report=$out/$program-$way.report.json log=$out/$program-$way.log.csv
+  local replay=$out/$program-$way.replay.json
   local command=(python3 "$apps/$program.py" "$way")
   [[ $program == alloc_churn ]] && command=("$PWD/build-gpu/examples/alloc_churn/alloc_churn" 50)
   echo "== $tag ($(date +%T))"
   if [[ $way == shim ]]; then
-    rm -f "$report" "$log"
+    rm -f "$report" "$log" "$replay"
     env "$@" "$rmm_run" --report "$report" --log "$log" -- "${command[@]}" > "$out/$tag.out" 2>&1
   else
     env "$@" "${command[@]}" > "$out/$tag.out" 2>&1
   fi
   local status=$?
   tail -3 "$out/$tag.out" | grep -v '^RESULT' | sed 's/^/   /'
-  python3 "$apps/collect.py" "$program" "$way" "$status" "$out/$tag.out" "$report" "$log" >> "$runs"
+  # The log, replayed through a pool on the same device, must have the peak live bytes the report counted.
+  if [[ $way == shim && -s $log ]]; then
+    "$rmm_replay" "$log" --resource pool --json "$replay" > "$out/$tag.replay.out" 2>&1 ||
+      tail -3 "$out/$tag.replay.out" | sed 's/^/   replay: /'
+  fi
+  python3 "$apps/collect.py" "$program" "$way" "$status" "$out/$tag.out" "$report" "$log" "$replay" >> "$runs"
 }
 
 for program in "${programs[@]}"; do

@@ -1,12 +1,14 @@
 """One run of scripts/run-gpu-apps.sh as a JSON line: the program's RESULT line, or its failure, and
-under the shim the report's figures and the number of rows in its allocation log.
-usage: collect.py PROGRAM WAY STATUS OUTPUT REPORT LOG"""
+under the shim the report's figures, the number of rows in its allocation log and what a replay of
+that log through a pool found.
+usage: collect.py PROGRAM WAY STATUS OUTPUT REPORT LOG [REPLAY]"""
 import json
 import os
 import re
 import sys
 
 program, way, status, output, report_path, log_path = sys.argv[1:7]
+replay_path = sys.argv[7] if len(sys.argv) > 7 else ""
 text = open(output, errors="replace").read()
 line = {"program": program, "way": way, "status": int(status)}
 for row in text.splitlines():
@@ -15,7 +17,10 @@ for row in text.splitlines():
 churn = re.search(r"([\d.]+) ms per step, checksum (\d+)", text)
 if churn:  # alloc_churn prints text, not a RESULT line
     line.update({"step_ms": float(churn.group(1)), "result": churn.group(2)})
-if "step_ms" not in line:
+skipped = re.search(r"^SKIP [^:]*: (.*)$", text, re.MULTILINE)
+if skipped:  # the driver cannot run here (no GPU, a framework missing) and said why
+    line["skipped"] = skipped.group(1)
+elif "step_ms" not in line:
     line["error"] = text.strip().splitlines()[-1][-300:] if text.strip() else "no output"
 if way == "shim" and os.path.exists(report_path):
     shim = json.load(open(report_path))
@@ -34,4 +39,11 @@ if way == "shim":
         rows = open(logs[0]).read().splitlines()[1:]
         line["log_allocations"] = sum(1 for r in rows if ",allocate," in r)
         line["log_frees"] = sum(1 for r in rows if ",free," in r)
+if way == "shim" and replay_path and os.path.exists(replay_path):
+    results = json.load(open(replay_path)).get("results", [])
+    if results:
+        replayed = results[0]
+        line["replay_status"] = replayed["status"]
+        line["replay_peak_live"] = replayed.get("peak_live_bytes")
+        line["replay_peak_reserved"] = replayed.get("peak_reserved_bytes")
 print(json.dumps(line))

@@ -1,9 +1,11 @@
 """A CuPy workload of many temporaries: matrix products, FFTs, sorts and reductions, 40 steps.
 usage: cupy_mix.py WAY   (own: CuPy's memory pool; off/shim: cupy.cuda.set_allocator(None), every
 array a cudaMalloc)"""
-import cupy
-
 import harness
+
+harness.require("cupy_mix", "cupy")
+
+import cupy  # noqa: E402 (after the check: without CuPy or a GPU the run is skipped)
 
 if harness.way() != "own":
     cupy.cuda.set_allocator(None)

@@ -8,12 +8,40 @@ Each driver runs a fixed number of warm-up steps, then timed steps, and prints
 for scripts/run-gpu-apps.sh to collect. The device's used memory is sampled through NVML every
 millisecond on a thread of its own; its peak, minus what was used before the program allocated
 anything, is the program's footprint as the device sees it."""
+import ctypes
+import importlib.util
 import json
 import os
 import statistics
 import sys
 import threading
 import time
+
+SKIPPED = 77  # the exit status of a driver that cannot run here (the convention of test harnesses)
+
+
+def require(program, *modules):
+    """Ends the driver with status SKIPPED and a `SKIP program: reason` line when there is no CUDA
+    device or a module it needs is not installed: the run is skipped, saying why, not failed."""
+    reason = _missing_device()
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if reason is None and missing:
+        reason = f"{', '.join(missing)} not installed"
+    if reason is not None:
+        print(f"SKIP {program}: {reason}", flush=True)
+        sys.exit(SKIPPED)
+
+
+def _missing_device():
+    """Why no CUDA device can be used here, or None."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return "no CUDA driver (libcuda.so.1 not found)"
+    count = ctypes.c_int(0)
+    if driver.cuInit(0) != 0 or driver.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        return "no CUDA device"
+    return None
 
 
 class DeviceMemorySampler:

@@ -2,10 +2,12 @@
 usage: jax_mlp.py WAY   (own: XLA's BFC allocator, preallocating 75% of the device; own_growing:
 XLA_PYTHON_CLIENT_PREALLOCATE=false; off/shim: XLA_PYTHON_CLIENT_ALLOCATOR=platform; set by
 run-gpu-apps.sh)"""
-import jax
-import jax.numpy as jnp
-
 import harness
+
+harness.require("jax_mlp", "jax")
+
+import jax  # noqa: E402 (after the check: without JAX or a GPU the run is skipped)
+import jax.numpy as jnp  # noqa: E402
 
 key = jax.random.PRNGKey(0)
 sizes = [1024, 4096, 4096, 4096, 10]

@@ -1,9 +1,11 @@
 """Numba CUDA kernels over device arrays created and dropped every step, 40 steps.
 usage: numba_arrays.py WAY"""
-import numpy as np
-from numba import cuda
-
 import harness
+
+harness.require("numba_arrays", "numpy", "numba")
+
+import numpy as np  # noqa: E402 (after the check: without Numba or a GPU the run is skipped)
+from numba import cuda  # noqa: E402
 
 
 @cuda.jit

@@ -32,6 +32,10 @@ print("| program | way | step ms (median) | result | peak memory MiB: framework 
 print("| --- | --- | --- | --- | --- | --- |")
 for (program, way), group in ways.items():
     last = group[-1]
+    skipped = [r for r in group if "skipped" in r]
+    if skipped:
+        print(f"| {program} | {way} | skipped | {skipped[-1]['skipped']} | | |")
+        continue
     failed = [r for r in group if "step_ms" not in r]
     if failed:
         r = failed[-1]
@@ -59,3 +63,35 @@ for (program, way), group in ways.items():
     own_memory = ways.get((program, "own_growing"), own)[-1]
     memory = f"{peak(group[-1]) / peak(own_memory):.2f}" if peak(group[-1]) and peak(own_memory) else "-"
     print(f"| {program} | {step_ms(group) / step_ms(own):.2f} | {memory} |")
+
+# Nothing lost: every allocation and free the shim served is a row of its log, what passed it by is
+# counted by reason (a foreign pointer: a free of memory it did not hand out), and the log replayed
+# through a pool finds the peak live bytes the report counted.
+def same(a, b):
+    return f"{a} = {b}" if a == b else f"**{a} != {b}**"
+
+
+def replayed_peaks(run):
+    """Peak live bytes, report / replay (in bytes where they differ: MiB could round them alike), and
+    the replay's peak reserved bytes."""
+    reported, replayed = run.get("shim_peak_live"), run.get("replay_peak_live")
+    if replayed is None:
+        return f"{mib(reported)} / -", "-"
+    live = f"{mib(reported)} / {mib(replayed)}" if replayed == reported else f"**{reported:,} B / {replayed:,} B**"
+    return live, mib(run.get("replay_peak_reserved")) if run.get("replay_status") == "ok" else run.get("replay_status")
+
+
+print()
+print("| program | served = log rows: allocations / frees | passed through (null or empty calls aside) | "
+      "peak live MiB: report / replay | replay through a pool: peak reserved MiB |")
+print("| --- | --- | --- | --- | --- |")
+for (program, way), group in ways.items():
+    last = group[-1]
+    if way != "shim" or "shim_allocations" not in last:
+        continue
+    counts = f"{same(last['shim_allocations'], last.get('log_allocations'))} / " \
+             f"{same(last['shim_frees'], last.get('log_frees'))}"
+    passed = {k: v for k, v in last.get("shim_passed_through", {}).items() if v and k != "null_or_empty"}
+    passed_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in passed.items()) or "none"
+    live, reserved = replayed_peaks(last)
+    print(f"| {program} | {counts} | {passed_text} | {live} | {reserved} |")

@@ -1,9 +1,11 @@
 """GPT-2-style transformer training (6 layers, width 768, 12 heads), batch 8, sequence length
 varying step to step (a fixed pseudo-random sequence of lengths from 128 to 1024), fixed seed.
 usage: torch_gpt2.py WAY"""
-import torch
-
 import harness
+
+harness.require("torch_gpt2", "torch")
+
+import torch  # noqa: E402 (after the check: without PyTorch or a GPU the run is skipped)
 
 harness.torch_allocator_for_way()
 

@@ -1,10 +1,12 @@
 """ResNet-50 training steps with PyTorch: batch 32 of synthetic 224x224 images, fixed seed.
 usage: torch_resnet50.py WAY   (own: PyTorch's caching allocator; off/shim: every tensor a
 cudaMalloc, PYTORCH_NO_CUDA_MEMORY_CACHING=1, set by run-gpu-apps.sh)"""
-import torch
-import torchvision
-
 import harness
+
+harness.require("torch_resnet50", "torch", "torchvision")
+
+import torch  # noqa: E402 (after the check: without PyTorch or a GPU the run is skipped)
+import torchvision  # noqa: E402
 
 harness.torch_allocator_for_way()
 

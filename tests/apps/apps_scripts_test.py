@@ -1,0 +1,105 @@
+"""The real-program drivers (bench/apps) and the table of scripts/run-gpu-apps.sh, without a GPU: a
+driver that cannot run says why and exits with the skip status, and collect.py and table.py turn
+runs into the table, marking what does not add up. Run by CTest (tests/apps/CMakeLists.txt), whose
+environment provides a device (the emulator's, or the GPU)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+APPS = Path(__file__).resolve().parents[2] / "bench" / "apps"
+DRIVERS = ["torch_resnet50", "torch_gpt2", "cupy_mix", "jax_mlp", "numba_arrays"]
+SKIPPED = 77
+MiB = 2**20
+
+
+def python(*args, env=None):
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, env=env, timeout=60)
+
+
+class DriversSkip(unittest.TestCase):
+    def test_without_a_device_each_driver_skips_saying_why(self):
+        no_device = dict(os.environ, CUDA_VISIBLE_DEVICES="", RMM_EMU_DEVICE_COUNT="0")
+        for name in DRIVERS:
+            with self.subTest(driver=name):
+                r = python(APPS / f"{name}.py", "own", env=no_device)
+                self.assertEqual(r.returncode, SKIPPED, r.stdout + r.stderr)
+                self.assertRegex(r.stdout, rf"^SKIP {name}: no CUDA (driver|device)")
+
+    def test_a_missing_framework_is_named(self):
+        env = dict(os.environ, PYTHONPATH=str(APPS))
+        r = python("-c", "import harness; harness.require('probe', 'json', 'no_such_framework_here')", env=env)
+        self.assertEqual(r.returncode, SKIPPED, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.strip(), "SKIP probe: no_such_framework_here not installed")
+
+    def test_with_a_device_and_its_modules_a_driver_goes_on(self):
+        env = dict(os.environ, PYTHONPATH=str(APPS))
+        r = python("-c", "import harness; harness.require('probe', 'json'); print('ran')", env=env)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "ran"), r.stderr)
+
+
+class Table(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = Path(self.dir.name)
+        self.runs = self.path / "runs.jsonl"
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def collect(self, program, way, status, output, report=None, log=None, replay=None):
+        files = {}
+        for name, content in (("out", output), ("report.json", report), ("log.csv", log), ("replay.json", replay)):
+            files[name] = self.path / f"{program}-{way}.{name}"
+            if content is not None:
+                files[name].write_text(content if isinstance(content, str) else json.dumps(content))
+        r = python(APPS / "collect.py", program, way, status, *files.values())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.runs, "a") as runs:
+            runs.write(r.stdout)
+
+    def table(self):
+        r = python(APPS / "table.py", self.runs)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    @staticmethod
+    def result(step_ms, **extra):
+        return "RESULT " + json.dumps({"program": "prog", "step_ms": step_ms, "result": "1.5", **extra}) + "\n"
+
+    def test_the_shim_row_its_ratios_and_what_does_not_add_up(self):
+        self.collect("prog", "own", 0, self.result(10.0, framework_peak_reserved=100 * MiB))
+        report = {"devices": [{"allocations": 3, "frees": 3, "peak_reserved_bytes": 90 * MiB,
+                               "peak_live_bytes": 80 * MiB, "failures": 0}],
+                  "passed_through": {"null_or_empty": 5, "foreign_pointer": 1, "virtual_memory": 0}}
+        log = "Thread,Time,Action,Pointer,Size,Stream\n" + "".join(
+            f"1,00:00:00.{i:06d},{action},0x{i:x}00,256,0x0\n"
+            for i, action in enumerate(["allocate", "allocate", "free", "allocate", "free"]))
+        replay = {"results": [{"status": "ok", "peak_live_bytes": 80 * MiB + 1, "peak_reserved_bytes": 96 * MiB}]}
+        self.collect("prog", "shim", 0, self.result(9.0), report, log, replay)
+        table = self.table()
+        self.assertIn("| prog | shim | 9.00 | 1.5 | - / - / 90 | 3 (3) / 80 |", table)
+        self.assertIn("| prog | 0.90 | 0.90 |", table)  # step time and peak memory against its own allocator
+        # Three allocations and three frees counted, but the log holds two frees; one foreign free
+        # passed through; the replay's peak live is a byte above the report's.
+        self.assertIn("| prog | 3 = 3 / **3 != 2** | foreign pointer 1 | **83,886,080 B / 83,886,081 B** | 96 |",
+                      table)
+
+    def test_processes_of_one_way_show_their_median_and_list(self):
+        for step in (0.7, 0.4, 0.5):
+            self.collect("prog", "own", 0, self.result(step))
+        self.assertIn("| prog | own | 0.50 (0.70, 0.40, 0.50) | 1.5 |", self.table())
+
+    def test_skipped_and_failed_runs_say_why(self):
+        self.collect("prog", "own", SKIPPED, "SKIP prog: cupy not installed\n")
+        self.collect("prog", "shim", 1, "Traceback (most recent call last):\nRuntimeError: out of memory\n")
+        table = self.table()
+        self.assertIn("| prog | own | skipped | cupy not installed | | |", table)
+        self.assertIn("| prog | shim | failed (1) | RuntimeError: out of memory | | |", table)
+
+
+if __name__ == "__main__":
+    unittest.main()
