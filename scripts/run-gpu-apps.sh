@@ -29,7 +29,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee "$ou
   echo "no GPU here (nvidia-smi failed): the programs will say they skipped"
 
 # run PROGRAM WAY [VAR=VALUE...]: one run, its RESULT line (plus the shim's figures) into runs.jsonl.
-# A second run of one way overwrites the first's output, report and log.
+# A later run of one way overwrites the earlier one's output, report, log and replay.
 run() {
   local program=$1 way=$2; shift 2
   local tag=$program-$way report=$out/$program-$way.report.json log=$out/$program-$way.log.csv
@@ -56,11 +56,14 @@ run() {
 for program in "${programs[@]}"; do
   case $program in
     torch_resnet50 | torch_gpt2)
-      run "$program" own
-      run "$program" off PYTORCH_NO_CUDA_MEMORY_CACHING=1
-      run "$program" shim PYTORCH_NO_CUDA_MEMORY_CACHING=1
-      # With the Python package built (build-gpu/python): PyTorch through rmm_torch_allocator.
-      [[ -d build-gpu/python/rmm ]] && run "$program" python PYTHONPATH="$PWD/build-gpu/python:$PYTHONPATH" ;;
+      # A process's step time moves by up to 20% from one to the next: three of each, alternating.
+      for round in 1 2 3; do
+        run "$program" own
+        run "$program" off PYTORCH_NO_CUDA_MEMORY_CACHING=1
+        run "$program" shim PYTORCH_NO_CUDA_MEMORY_CACHING=1
+        # With the Python package built (build-gpu/python): PyTorch through rmm_torch_allocator.
+        [[ -d build-gpu/python/rmm ]] && run "$program" python PYTHONPATH="$PWD/build-gpu/python:$PYTHONPATH"
+      done ;;
     cupy_mix)
       # Its step is under a millisecond, and whole processes run 15% faster or slower than others
       # of the same way: five of each, alternating, and the median of their medians.

@@ -1,6 +1,7 @@
 """The table of scripts/run-gpu-apps.sh (markdown), from its runs.jsonl, and each program's ratios to
-its own allocator. A program run in several processes per way (short steps, where one process says
-little) shows the median of their step times, the list beside it; the rest comes from the last run.
+its own allocator. A program run in several processes per way (where one process says little)
+shows the median of their step times, the list beside it, and the ratios compare the medians of
+step time and peak memory; the rest of a row comes from the way's last run.
 usage: table.py RUNS"""
 import json
 import statistics
@@ -22,9 +23,12 @@ def step_ms(group):
     return statistics.median(steps) if steps else None
 
 
-def peak(r):
-    """What a way held at its peak: the shim's reserved bytes, else the framework's own figure."""
-    return r.get("shim_peak_reserved") or r.get("framework_peak_reserved")
+def peak(group):
+    """What a way held at its peak, the median over its runs: the shim's reserved bytes, else the
+    framework's own figure; None where no run has one."""
+    peaks = [r.get("shim_peak_reserved") or r.get("framework_peak_reserved") for r in group]
+    peaks = [p for p in peaks if p]
+    return statistics.median(peaks) if peaks else None
 
 
 print("| program | way | step ms (median) | result | peak memory MiB: framework / sampled / shim reserved | "
@@ -60,15 +64,22 @@ for (program, way), group in ways.items():
     own = ways.get((program, "own"))
     if way != "shim" or step_ms(group) is None or not own or step_ms(own) is None:
         continue
-    own_memory = ways.get((program, "own_growing"), own)[-1]
-    memory = f"{peak(group[-1]) / peak(own_memory):.2f}" if peak(group[-1]) and peak(own_memory) else "-"
+    own_memory = peak(ways.get((program, "own_growing"), own))
+    memory = f"{peak(group) / own_memory:.2f}" if peak(group) and own_memory else "-"
+    # Memory the program mapped itself or took from a pool of its own never reaches the shim's stack.
+    passed = group[-1].get("shim_passed_through", {})
+    unserved = sum(passed.get(k, 0) for k in ("virtual_memory", "program_pool", "managed"))
+    if unserved:
+        memory = f"- ({unserved} allocations not served)"
     print(f"| {program} | {step_ms(group) / step_ms(own):.2f} | {memory} |")
 
 # Nothing lost: every allocation and free the shim served is a row of its log, what passed it by is
 # counted by reason (a foreign pointer: a free of memory it did not hand out), and the log replayed
 # through a pool finds the peak live bytes the report counted.
-def same(a, b):
-    return f"{a} = {b}" if a == b else f"**{a} != {b}**"
+def same(counted, logged):
+    if logged is None:
+        return f"**{counted}, no log**"
+    return f"{counted} = {logged}" if counted == logged else f"**{counted} != {logged}**"
 
 
 def replayed_peaks(run):

@@ -88,6 +88,16 @@ class Table(unittest.TestCase):
         self.assertIn("| prog | 3 = 3 / **3 != 2** | foreign pointer 1 | **83,886,080 B / 83,886,081 B** | 96 |",
                       table)
 
+    def test_no_memory_ratio_where_allocations_passed_the_shim_by(self):
+        self.collect("prog", "own", 0, self.result(2.0, framework_peak_reserved=600 * MiB))
+        report = {"devices": [{"allocations": 7, "frees": 0, "peak_reserved_bytes": 66 * MiB,
+                               "peak_live_bytes": 64 * MiB, "failures": 0}],
+                  "passed_through": {"null_or_empty": 0, "virtual_memory": 944}}
+        self.collect("prog", "shim", 0, self.result(3.0), report)
+        table = self.table()
+        self.assertIn("| prog | 1.50 | - (944 allocations not served) |", table)
+        self.assertIn("| prog | **7, no log** / **0, no log** | virtual memory 944 | 64 / - | - |", table)
+
     def test_processes_of_one_way_show_their_median_and_list(self):
         for step in (0.7, 0.4, 0.5):
             self.collect("prog", "own", 0, self.result(step))
