@@ -65,8 +65,8 @@ for program in "${programs[@]}"; do
         [[ -d build-gpu/python/rmm ]] && run "$program" python PYTHONPATH="$PWD/build-gpu/python:$PYTHONPATH"
       done ;;
     cupy_mix)
-      # Its step is under a millisecond, and whole processes run 15% faster or slower than others
-      # of the same way: five of each, alternating, and the median of their medians.
+      # Its step is under a millisecond, and whole processes of one way differ by up to 1.8x: five
+      # of each, alternating, and the median of their medians.
       for round in 1 2 3 4 5; do run "$program" own; run "$program" off; run "$program" shim; done ;;
     jax_mlp)
       run "$program" own
