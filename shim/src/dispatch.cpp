@@ -6,6 +6,8 @@
 #include "state.hpp"
 #include "thread_cache.hpp"
 
+#include "mr/detail/stream_identity.hpp"
+
 #include <rmm/config/error.hpp>
 #include <rmm/error.hpp>
 
@@ -153,10 +155,13 @@ CUstream resolve_stream(CUstream stream, bool per_thread) noexcept
   return (per_thread && stream == nullptr) ? CU_STREAM_PER_THREAD : stream;
 }
 
-bool capturing(CUstream stream) noexcept
+/// Whether `stream` is capturing; nothing when the driver does not know it (a destroyed stream),
+/// whose call is then the real function's, with the error a program gets without the shim.
+std::optional<bool> capturing(CUstream stream) noexcept
 {
   CUstreamCaptureStatus status{CU_STREAM_CAPTURE_STATUS_NONE};
-  return real()->stream_is_capturing(stream, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+  if (real()->stream_is_capturing(stream, &status) != CUDA_SUCCESS) { return std::nullopt; }
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 /// Takes a block the shim handed out back from the ownership record and counts its free; nothing
@@ -361,9 +366,10 @@ std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
     s.count.passed(pass_reason::program_pool);
     return std::nullopt;
   }
-  stream = resolve_stream(stream, per_thread);
-  if (capturing(stream)) {
-    s.count.passed(pass_reason::stream_capture);
+  stream                = resolve_stream(stream, per_thread);
+  auto const in_capture = capturing(stream);
+  if (!in_capture || *in_capture) {
+    s.count.passed(in_capture ? pass_reason::stream_capture : pass_reason::unknown_stream);
     return std::nullopt;
   }
   give_back_kept(s, *device);
@@ -382,12 +388,21 @@ std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
 std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool per_thread, api_level)
 {
   if (ptr == 0 || passing_through()) { return std::nullopt; }
-  auto& s          = state();
+  auto& s = state();
+  stream  = resolve_stream(stream, per_thread);
+  std::optional<bool> in_capture{false};
+  if (settings().enabled && !exiting()) {
+    in_capture = capturing(stream);
+    if (!in_capture) {
+      // Not freed: as without the shim, the block stays the program's, for a free that works.
+      s.count.passed(pass_reason::unknown_stream);
+      return std::nullopt;
+    }
+  }
   auto const owner = claim_block(s, ptr);
   if (!owner) { return std::nullopt; }
-  if (exiting()) { return CUDA_SUCCESS; }
-  stream = resolve_stream(stream, per_thread);
-  if (capturing(stream)) {
+  if (exiting() || !in_capture) { return CUDA_SUCCESS; }
+  if (*in_capture) {
     // In a graph the free would run when the graph is launched, and the driver does not know the
     // block. The graph's own kernels may use it until then: it stays reserved for good.
     s.count.passed(pass_reason::stream_capture);
@@ -454,11 +469,23 @@ void note_stream_created(CUstream stream, unsigned int flags) noexcept
     state().deferred.stream_created(stream, flags, device);
   } catch (...) {  // out of host memory: the stream gets no event of its own (legacy still covers blocking work)
   }
+  // The stacks key their memory by the driver's stream id; a stream whose creation and destruction
+  // the shim sees has it looked up once, not at every allocation and free on it. Only streams of
+  // a primary context: the stacks serve no other, and their streams end with their context, which
+  // the shim does not watch.
+  if (!current_primary_device()) { return; }
+  try {
+    rmm::mr::detail::remember_stream(stream);  // CUstream and cudaStream_t are one type
+  } catch (...) {
+    // Not remembered: its id is asked for at every use instead.
+  }
 }
 
 void note_stream_destroyed(CUstream stream) noexcept
 {
-  if (settings().enabled) { state().deferred.stream_destroyed(stream); }
+  if (!settings().enabled) { return; }
+  rmm::mr::detail::forget_stream(stream);  // before its handle can be reused
+  state().deferred.stream_destroyed(stream);
 }
 
 namespace {

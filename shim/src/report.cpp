@@ -139,6 +139,7 @@ char const* to_string(pass_reason reason) noexcept
     case pass_reason::foreign_pointer: return "not the shim's memory";
     case pass_reason::other_context: return "not a primary context";
     case pass_reason::stream_capture: return "stream capture";
+    case pass_reason::unknown_stream: return "a stream the driver does not know";
     case pass_reason::program_pool: return "program's own memory pool";
     case pass_reason::managed: return "managed memory";
     case pass_reason::virtual_memory: return "memory the program maps itself";
@@ -156,6 +157,7 @@ char const* json_name(pass_reason reason) noexcept
     case pass_reason::foreign_pointer: return "foreign_pointer";
     case pass_reason::other_context: return "other_context";
     case pass_reason::stream_capture: return "stream_capture";
+    case pass_reason::unknown_stream: return "unknown_stream";
     case pass_reason::program_pool: return "program_pool";
     case pass_reason::managed: return "managed";
     case pass_reason::virtual_memory: return "virtual_memory";

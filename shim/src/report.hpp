@@ -24,6 +24,7 @@ enum class pass_reason : std::uint8_t {
   foreign_pointer,  ///< a free of memory the shim did not hand out
   other_context,    ///< no current context, or not a device's primary context
   stream_capture,   ///< an asynchronous call on a capturing stream (it becomes a graph node)
+  unknown_stream,   ///< an asynchronous call on a stream the driver does not know (destroyed): its error
   program_pool,     ///< cudaMallocAsync while the program set its own pool as the device's current,
                     ///< or an allocation from a pool the program names (cuMemAllocFromPoolAsync)
   managed,          ///< managed memory (cudaMallocManaged / cuMemAllocManaged)

@@ -864,6 +864,48 @@ int stream_ordered_free_then_malloc()
   return 0;
 }
 
+/// A block freed with cudaFreeAsync on a stream whose write to it is still queued, the stream then
+/// destroyed and a new one created, which the driver may give the destroyed stream's handle: the
+/// new stream is another stream (the shim looked its id up once, when it was created), so it must
+/// not take the block in the old stream's order, before that write landed. Then a stream used after
+/// it was destroyed: allocating and freeing on it fail, as without the shim.
+int reused_stream_handle()
+{
+  cudaStream_t doomed{};
+  check(cudaStreamCreateWithFlags(&doomed, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (first stream)");
+  void* first = nullptr;
+  check(cudaMallocAsync(&first, block_size, doomed), "cudaMallocAsync (first owner)");
+  gate held;
+  held.hold(doomed);
+  check(cudaMemsetAsync(first, 0xAA, block_size, doomed), "cudaMemsetAsync (pending write)");
+  check(cudaFreeAsync(first, doomed), "cudaFreeAsync (write pending)");
+  check(cudaStreamDestroy(doomed), "cudaStreamDestroy (work pending)");
+  cudaStream_t fresh{};
+  check(cudaStreamCreateWithFlags(&fresh, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (second stream)");
+  std::printf("same_handle=%d\n", fresh == doomed);
+  auto opener  = open_later(held);  // the new owner may have to wait for the pending write
+  void* second = nullptr;
+  check(cudaMallocAsync(&second, block_size, fresh), "cudaMallocAsync (second owner)");
+  std::printf("same_block=%d\n", second == first);
+  check(cudaMemsetAsync(second, 0x55, block_size, fresh), "cudaMemsetAsync (second owner)");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  opener.join();
+  std::printf("second_owner_sees=%s\n", ends_of(second, block_size).c_str());
+  check(cudaFreeAsync(second, fresh), "cudaFreeAsync");
+  check(cudaStreamDestroy(fresh), "cudaStreamDestroy");
+  // A stream used after the program destroyed it: the calls fail, and the block stays allocated.
+  cudaStream_t gone{};
+  check(cudaStreamCreateWithFlags(&gone, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (third stream)");
+  check(cudaStreamDestroy(gone), "cudaStreamDestroy (third stream)");
+  void* on_gone = nullptr;
+  std::printf("malloc_on_destroyed_stream=%s\n", cudaGetErrorName(cudaMallocAsync(&on_gone, 256, gone)));
+  void* kept = nullptr;
+  check(cudaMalloc(&kept, 256), "cudaMalloc (to be freed on the destroyed stream)");
+  std::printf("free_on_destroyed_stream=%s\n", cudaGetErrorName(cudaFreeAsync(kept, gone)));
+  std::printf("free_after_that=%s\n", cudaGetErrorName(cudaFree(kept)));
+  return 0;
+}
+
 /// The program captures a blocking stream and meanwhile allocates and frees far more blocks than an
 /// epoch holds: first with only blocking streams (frees in the legacy stream's order), then with a
 /// non-blocking stream too (frees in epochs). Work on the legacy stream while a blocking stream
@@ -950,6 +992,8 @@ int main(int argc, char** argv)
     result = fenced_reuse();
   } else if (scenario == "stream-ordered-free-then-malloc") {
     result = stream_ordered_free_then_malloc();
+  } else if (scenario == "reused-stream-handle") {
+    result = reused_stream_handle();
   } else if (scenario == "capture") {
     result = capture_of_a_blocking_stream();
   } else if (scenario == "live-at-exit") {
