@@ -867,8 +867,7 @@ int stream_ordered_free_then_malloc()
 /// A block freed with cudaFreeAsync on a stream whose write to it is still queued, the stream then
 /// destroyed and a new one created, which the driver may give the destroyed stream's handle: the
 /// new stream is another stream (the shim looked its id up once, when it was created), so it must
-/// not take the block in the old stream's order, before that write landed. Then a stream used after
-/// it was destroyed: allocating and freeing on it fail, as without the shim.
+/// not take the block in the old stream's order, before that write landed.
 int reused_stream_handle()
 {
   cudaStream_t doomed{};
@@ -893,7 +892,13 @@ int reused_stream_handle()
   std::printf("second_owner_sees=%s\n", ends_of(second, block_size).c_str());
   check(cudaFreeAsync(second, fresh), "cudaFreeAsync");
   check(cudaStreamDestroy(fresh), "cudaStreamDestroy");
-  // A stream used after the program destroyed it: the calls fail, and the block stays allocated.
+  return 0;
+}
+
+/// A stream used after the program destroyed it, where the driver checks handles (the emulator; a
+/// real driver may crash instead): the calls fail, and the block stays allocated.
+int destroyed_stream()
+{
   cudaStream_t gone{};
   check(cudaStreamCreateWithFlags(&gone, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (third stream)");
   check(cudaStreamDestroy(gone), "cudaStreamDestroy (third stream)");
@@ -994,6 +999,8 @@ int main(int argc, char** argv)
     result = stream_ordered_free_then_malloc();
   } else if (scenario == "reused-stream-handle") {
     result = reused_stream_handle();
+  } else if (scenario == "destroyed-stream") {
+    result = destroyed_stream();
   } else if (scenario == "capture") {
     result = capture_of_a_blocking_stream();
   } else if (scenario == "live-at-exit") {
