@@ -390,18 +390,16 @@ std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool 
   if (ptr == 0 || passing_through()) { return std::nullopt; }
   auto& s = state();
   stream  = resolve_stream(stream, per_thread);
-  std::optional<bool> in_capture{false};
-  if (settings().enabled && !exiting()) {
-    in_capture = capturing(stream);
-    if (!in_capture) {
-      // Not freed: as without the shim, the block stays the program's, for a free that works.
-      s.count.passed(pass_reason::unknown_stream);
-      return std::nullopt;
-    }
+  // Asked before the block is claimed: on a stream the driver does not know nothing is freed, as
+  // without the shim, and the block stays the program's for a free that works.
+  auto const in_capture = settings().enabled && !exiting() ? capturing(stream) : std::optional<bool>{false};
+  if (!in_capture) {
+    s.count.passed(pass_reason::unknown_stream);
+    return std::nullopt;
   }
   auto const owner = claim_block(s, ptr);
   if (!owner) { return std::nullopt; }
-  if (exiting() || !in_capture) { return CUDA_SUCCESS; }
+  if (exiting()) { return CUDA_SUCCESS; }
   if (*in_capture) {
     // In a graph the free would run when the graph is launched, and the driver does not know the
     // block. The graph's own kernels may use it until then: it stays reserved for good.

@@ -412,17 +412,21 @@ int free_at_thread_exit()
   return 0;
 }
 
+/// One cudaMalloc and cudaFree of 1 MiB, from a pthread key's destructor.
+void allocate_and_free_at_thread_exit()
+{
+  void* ptr = nullptr;
+  check(cudaMalloc(&ptr, 1 << 20), "cudaMalloc (in a key destructor)");
+  check(cudaFree(ptr), "cudaFree (in a key destructor)");
+}
+
 /// Threads whose first call into CUDA is made by a pthread key's destructor, after the thread's C++
 /// thread-locals are gone (a library freeing a per-thread buffer at thread exit does this): the
 /// heap must not grow with the number of such threads.
 int first_call_in_key_destructor()
 {
   static pthread_key_t key{};
-  if (pthread_key_create(&key, [](void*) {
-        void* ptr = nullptr;
-        check(cudaMalloc(&ptr, 1 << 20), "cudaMalloc (in a key destructor)");
-        check(cudaFree(ptr), "cudaFree (in a key destructor)");
-      }) != 0) {
+  if (pthread_key_create(&key, [](void*) { allocate_and_free_at_thread_exit(); }) != 0) {
     std::printf("FAIL: pthread_key_create\n");
     return 1;
   }
@@ -491,9 +495,7 @@ int free_in_last_destructor_round()
           pthread_setspecific(key, value);
           return;
         }
-        void* ptr = nullptr;
-        check(cudaMalloc(&ptr, 1 << 20), "cudaMalloc (in the last destructor round)");
-        check(cudaFree(ptr), "cudaFree (in the last destructor round)");
+        allocate_and_free_at_thread_exit();
       }) != 0) {
     std::printf("FAIL: pthread_key_create\n");
     return 1;

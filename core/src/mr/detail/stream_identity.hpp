@@ -5,12 +5,13 @@
 // driver's stream id (cuStreamGetId) is unique for the life of the context, so memory kept per
 // stream is kept per id.
 //
-// Asking costs a driver call on every operation on a user stream. The streams whose whole life the
-// library sees (rmm::cuda_stream, and so cuda_stream_pool) are asked once, when created: their ids
-// are remembered until just before the library destroys them, so no other stream can carry their
-// handle while the handle maps to their id. That holds as long as nothing else destroys them: a
-// cudaStreamDestroy of an rmm::cuda_stream's handle is a double destroy, and a device reset ends
-// every stream and every resource's memory alike.
+// Asking costs a driver call on every operation on a user stream. The streams whose whole life is
+// seen (rmm::cuda_stream, and so cuda_stream_pool; under the preload shim, every stream the program
+// creates in a primary context) are asked once, when created: their ids are remembered until just
+// before they are destroyed, so no other stream can carry their handle while the handle maps to
+// their id. That holds as long as nothing unseen destroys them: a cudaStreamDestroy of an
+// rmm::cuda_stream's handle is a double destroy, and a device reset ends every stream and every
+// resource's memory alike.
 
 #include <cuda_runtime_api.h>
 
