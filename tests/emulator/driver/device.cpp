@@ -47,6 +47,7 @@ CUresult device_attribute(int* value, CUdevice_attribute attrib, Device const& d
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: v = 65536; break;
     case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: v = 1980000; break;
     case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: v = 512; break;
+    case CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: v = 32; break;
     case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: v = 1; break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: v = 132; break;
     case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: v = 0; break;

@@ -80,6 +80,8 @@ std::vector<Entry> const& entries()
     RMM_EMU_PROC(cuMemAllocHost, 3020, cuMemAllocHost_v2),
     RMM_EMU_PROC(cuMemHostAlloc, 2020, cuMemHostAlloc),
     RMM_EMU_PROC(cuMemFreeHost, 2000, cuMemFreeHost),
+    RMM_EMU_PROC(cuTexObjectCreate, 5000, cuTexObjectCreate),
+    RMM_EMU_PROC(cuTexObjectDestroy, 5000, cuTexObjectDestroy),
     RMM_EMU_PROC(cuMemGetAddressRange, 2000, cuMemGetAddressRange),
     RMM_EMU_PROC(cuMemGetAddressRange, 3020, cuMemGetAddressRange_v2),
     RMM_EMU_PROC(cuMemHostGetDevicePointer, 2020, cuMemHostGetDevicePointer),

@@ -105,6 +105,8 @@ cudaError_t load()
   RMM_RT_LOAD(memHostGetFlags, cuMemHostGetFlags, 2030);
   RMM_RT_LOAD(pointerGetAttribute, cuPointerGetAttribute, 4000);
   RMM_RT_LOAD(pointerGetAttributes, cuPointerGetAttributes, 7000);
+  RMM_RT_LOAD(texObjectCreate, cuTexObjectCreate, 5000);
+  RMM_RT_LOAD(texObjectDestroy, cuTexObjectDestroy, 5000);
   RMM_RT_LOAD_PT(memAllocAsync, cuMemAllocAsync, 11020, 11020, ptsz);
   RMM_RT_LOAD_PT(memAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, 11020, ptsz);
   RMM_RT_LOAD_PT(memFreeAsync, cuMemFreeAsync, 11020, 11020, ptsz);

@@ -112,6 +112,8 @@ struct Driver {
   PFN_cuThreadExchangeStreamCaptureMode_v10010 threadExchangeStreamCaptureMode;
   PFN_cuMemAdvise_v12020 memAdvise;
   Flavours<PFN_cuMemPrefetchAsync_v12020> memPrefetchAsync;
+  PFN_cuTexObjectCreate_v5000 texObjectCreate;
+  PFN_cuTexObjectDestroy_v5000 texObjectDestroy;
   PFN_cuGetErrorString_v6000 getErrorString;
   PFN_cuGetErrorName_v6000 getErrorName;
 };

@@ -303,3 +303,40 @@ TEST(EmulatorMemory, PrefetchAndAdvise)
 }
 
 }  // namespace
+
+namespace {
+
+cudaError_t texture_over(void* p, std::size_t bytes)
+{
+  cudaResourceDesc resource{};
+  resource.resType                = cudaResourceTypeLinear;
+  resource.res.linear.devPtr      = p;
+  resource.res.linear.desc        = cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
+  resource.res.linear.sizeInBytes = bytes;
+  cudaTextureDesc texture{};
+  cudaTextureObject_t object{};
+  auto const e = cudaCreateTextureObject(&object, &resource, &texture, nullptr);
+  if (e == cudaSuccess) { EXPECT_CUDA(cudaDestroyTextureObject(object)); }
+  (void)cudaGetLastError();
+  return e;
+}
+
+// A texture object over linear memory needs device memory at the device's texture alignment, as
+// on the H200 (a 256-aligned address is refused), within one allocation.
+TEST(EmulatorMemory, TextureObjectsNeedTheTextureAlignment)
+{
+  int alignment = 0;
+  ASSERT_CUDA(cudaDeviceGetAttribute(&alignment, cudaDevAttrTextureAlignment, 0));
+  EXPECT_EQ(alignment, 512);
+  void* p = nullptr;
+  ASSERT_CUDA(cudaMalloc(&p, 8192));
+  EXPECT_EQ(texture_over(p, 4096), cudaSuccess);
+  EXPECT_EQ(texture_over(static_cast<char*>(p) + 256, 4096), cudaErrorInvalidValue);
+  EXPECT_EQ(texture_over(static_cast<char*>(p) + 512, 4096), cudaSuccess);
+  EXPECT_EQ(texture_over(p, 8192 + 512), cudaErrorInvalidValue) << "beyond the allocation";
+  std::vector<char> host(8192);
+  EXPECT_EQ(texture_over(host.data(), 4096), cudaErrorInvalidValue) << "host memory";
+  EXPECT_CUDA(cudaFree(p));
+}
+
+}  // namespace
