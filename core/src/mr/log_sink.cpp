@@ -35,6 +35,11 @@ file_log_sink::file_log_sink(std::string path) : path_{std::move(path)}, fd_{ope
   }
 }
 
+file_log_sink::file_log_sink(int fd, std::string path) : path_{std::move(path)}, fd_{fd}
+{
+  RMM_EXPECTS(fd_ >= 0, "file_log_sink for '" + path_ + "' needs an open file descriptor, got " + std::to_string(fd));
+}
+
 file_log_sink::~file_log_sink() { ::close(fd_); }
 
 void file_log_sink::write(std::string_view text)

@@ -49,6 +49,14 @@ class file_log_sink final : public log_sink {
    * name holds a NUL character
    */
   explicit file_log_sink(std::string path);
+  /**
+   * @brief Writes to a file its caller opened (one it locked, say), and closes it when destroyed.
+   *
+   * @param fd an open file descriptor, writable; the sink owns it from now on
+   * @param path the file's name, for messages
+   * @throws rmm::logic_error when `fd` is negative
+   */
+  file_log_sink(int fd, std::string path);
   /// @brief Closes the file.
   ~file_log_sink() override;
 

@@ -82,6 +82,16 @@ void forget_stream(cudaStream_t stream) noexcept
   }
 }
 
+void forget_every_stream() noexcept
+{
+  if (remembered_count.load(std::memory_order_acquire) == 0) { return; }
+  auto& streams = remembered();
+  std::unique_lock lock{streams.mutex};
+  streams.ids.clear();
+  remembered_count.store(0, std::memory_order_relaxed);
+  remembered_generation.fetch_add(1, std::memory_order_release);
+}
+
 std::optional<std::uint64_t> remembered_id(cudaStream_t stream) noexcept
 {
   // A forgotten stream was erased before its handle could be reused, so seeing no stream

@@ -34,6 +34,10 @@ void remember_stream(cudaStream_t stream);
 /// not remembered.
 void forget_stream(cudaStream_t stream) noexcept;
 
+/// Forgets every remembered stream: a device reset destroyed them without a cudaStreamDestroy,
+/// and their handles may come back for new streams.
+void forget_every_stream() noexcept;
+
 /// The remembered id of `stream`, or nothing when it is not remembered.
 [[nodiscard]] std::optional<std::uint64_t> remembered_id(cudaStream_t stream) noexcept;
 
