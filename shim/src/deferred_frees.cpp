@@ -180,6 +180,25 @@ std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
   return bytes;
 }
 
+void deferred_frees::forget_device(int device) noexcept
+{
+  if (device < 0 || device >= max_devices) { return; }
+  auto& d = devices_[static_cast<std::size_t>(device)];
+  {
+    std::lock_guard lock{d.mutex};
+    d.open = {};
+    d.closed.clear();
+    d.spare_events.clear();
+    d.pending_bytes = 0;
+    d.stream_ordered_frees.store(false, std::memory_order_seq_cst);  // the new stack has no unfenced block
+  }
+  std::lock_guard streams{streams_mutex_};
+  std::erase_if(non_blocking_streams_, [device](auto const& s) { return s.second == device; });
+  std::erase_if(draining_, [device](draining_stream const& s) { return s.device == device; });
+  draining_count_.store(static_cast<int>(draining_.size()), std::memory_order_release);
+  d.non_blocking_streams.store(0, std::memory_order_seq_cst);
+}
+
 std::size_t deferred_frees::pending_bytes(int device) const noexcept
 {
   if (device < 0 || device >= max_devices) { return 0; }

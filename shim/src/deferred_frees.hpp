@@ -46,6 +46,10 @@ class deferred_frees {
   /// bytes given back. `device`'s primary context must be current.
   std::size_t reclaim(int device, bool wait_for_one);
 
+  /// Forgets everything pending on `device` after the device was reset: the blocks went with its
+  /// memory, the events and streams with its context (their handles are dropped, not destroyed).
+  void forget_device(int device) noexcept;
+
   /// Bytes freed on `device` and not yet given back.
   [[nodiscard]] std::size_t pending_bytes(int device) const noexcept;
 

@@ -1,7 +1,10 @@
 #include "device_stacks.hpp"
 
+#include "log_files.hpp"
+#include "real_driver.hpp"
 #include "settings.hpp"
 
+#include <rmm/aligned.hpp>
 #include <rmm/config/build.hpp>
 #include <rmm/config/file_name_pattern.hpp>
 #include <rmm/error.hpp>
@@ -43,6 +46,24 @@ bool is_suballocator(rmm::mr::any_device_resource const& layer) noexcept
          layer.target<rmm::mr::binning_memory_resource>() != nullptr;
 }
 
+/// max(256, the device's texture alignment): what native cudaMalloc results are aligned to at
+/// least, whatever their size.
+std::size_t block_alignment(int device)
+{
+  int texture_alignment = 0;
+  if (auto const r = real()->device_get_attribute(&texture_alignment, CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, device);
+      r != CUDA_SUCCESS) {
+    throw rmm::cuda_error{fmt::format("rmm shim: cannot read the texture alignment of device {}: CUresult {}", device,
+                                      static_cast<int>(r))};
+  }
+  auto const alignment = std::max<std::size_t>(256, static_cast<std::size_t>(texture_alignment));
+  RMM_EXPECTS(rmm::is_pow2(alignment) && alignment <= device_stacks::max_alignment,
+              fmt::format("rmm shim: device {} reports a texture alignment of {} bytes; the shim supports powers of "
+                          "two up to {}",
+                          device, texture_alignment, device_stacks::max_alignment));
+  return alignment;
+}
+
 }  // namespace
 
 rmm::mr::any_device_resource& device_stacks::get(int device)
@@ -54,17 +75,39 @@ rmm::mr::any_device_resource& device_stacks::get(int device)
   auto& slot = stacks_[static_cast<std::size_t>(device)];
   if (auto* built = slot.load(std::memory_order_acquire)) { return built->layers.front(); }
   auto fresh         = std::make_unique<stack>();
+  fresh->alignment   = block_alignment(device);
   fresh->layers      = rmm::config::build_layers(settings().stack, cuda_device_id{device});
   fresh->parks_frees = is_suballocator(fresh->layers.front());
-  if (auto const& log = settings().log_file; !log.empty()) {
-    auto const file = rmm::config::expand_file_name_pattern(log, static_cast<long>(::getpid()), device);
-    std::vector<rmm::mr::log_sink_ptr> sinks;
-    sinks.push_back(std::make_shared<rmm::mr::file_log_sink>(file));
-    fresh->log = std::make_unique<event_log>(std::move(sinks), false);
-  }
-  auto* built = fresh.release();  // never destroyed: dropped at exit, not freed
+  auto* const log    = make_log(device);
+  auto* built        = fresh.release();  // never destroyed: dropped at exit, not freed
+  logs_[static_cast<std::size_t>(device)].store(log, std::memory_order_release);
   slot.store(built, std::memory_order_release);
   return built->layers.front();
+}
+
+device_stacks::event_log* device_stacks::make_log(int device)
+{
+  if (auto* made = logs_[static_cast<std::size_t>(device)].load(std::memory_order_acquire)) { return made; }
+  auto const& pattern = settings().log_file;
+  if (pattern.empty()) { return nullptr; }
+  auto const name = rmm::config::expand_file_name_pattern(pattern, static_cast<long>(::getpid()), device);
+  // Devices logging to one file share its writer: two writers on one file would lose rows.
+  for (auto const& [file, log] : log_files_) {
+    if (file == name) { return log.get(); }
+  }
+  auto const opened = open_event_log(name);
+  std::vector<rmm::mr::log_sink_ptr> sinks;
+  sinks.push_back(std::make_shared<rmm::mr::file_log_sink>(opened.fd, opened.path));
+  log_files_.emplace_back(name, std::make_unique<event_log>(std::move(sinks), false));
+  return log_files_.back().second.get();
+}
+
+void device_stacks::forget(int device) noexcept
+{
+  if (device < 0 || device >= max_devices) { return; }
+  std::lock_guard lock{building_};
+  // Leaked, as every stack is at exit: destroying it would call CUDA on memory the reset destroyed.
+  (void)stacks_[static_cast<std::size_t>(device)].exchange(nullptr, std::memory_order_acq_rel);
 }
 
 std::optional<rmm::mr::suballocator_statistics> device_stacks::statistics(int device) const
@@ -101,10 +144,12 @@ std::size_t device_stacks::release(int device)
 
 void device_stacks::flush_logs() const noexcept
 {
+  for (auto const& slot : logs_) {
+    if (auto* log = slot.load(std::memory_order_acquire)) { log->flush(); }
+  }
   for (auto const& slot : stacks_) {
     auto const* built = slot.load(std::memory_order_acquire);
     if (built == nullptr) { continue; }
-    if (built->log) { built->log->flush(); }
     for (auto const& layer : built->layers) {
       if (auto* log = layer.target<rmm::mr::logging_resource_adaptor>()) {
         try {

@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -40,12 +41,27 @@ class device_stacks {
     auto* s = built(device);
     return s == nullptr ? nullptr : &s->layers.front();
   }
-  /// `device`'s event log, or null when the log is off (or the stack was not built).
+  /// `device`'s event log, or null when the log is off (or the device's first stack was not
+  /// built). Devices whose log name is one file share its writer; a device keeps its log when its
+  /// stack is rebuilt after a reset.
   [[nodiscard]] event_log* log(int device) const noexcept
   {
-    auto const* s = built(device);
-    return s == nullptr ? nullptr : s->log.get();
+    if (device < 0 || device >= max_devices) { return nullptr; }
+    return logs_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
   }
+  /// The alignment of every block handed out on `device`: what a native cudaMalloc gives and
+  /// programs rely on without saying so (a texture object over linear memory needs the device's
+  /// texture alignment, 512 bytes on current GPUs). CUDA_ALLOCATION_ALIGNMENT before the stack is
+  /// built.
+  [[nodiscard]] std::size_t alignment(int device) const noexcept
+  {
+    auto const* s = built(device);
+    return s == nullptr ? std::size_t{256} : s->alignment;
+  }
+  /// The largest alignment a block can be given (its offset in an over-allocated block must fit
+  /// the ownership record).
+  static constexpr std::size_t max_alignment = std::size_t{1} << 15;
+
   /// Whether frees of `device` may wait in the freeing thread's cache (thread_cache.hpp): only when
   /// the stack's top layer is a sub-allocator, with nothing above it that counts, logs, limits or
   /// tracks each call (it would miss the calls the cache serves).
@@ -63,11 +79,16 @@ class device_stacks {
   /// Writes what the event logs and the stacks' logging layers hold (no CUDA).
   void flush_logs() const noexcept;
 
+  /// Forgets `device`'s stack after the device was reset: its memory is gone with the context, so
+  /// the stack is dropped without a CUDA call (never destroyed), and the next allocation builds a
+  /// new one. Its log stays.
+  void forget(int device) noexcept;
+
  private:
   struct stack {
     std::vector<rmm::mr::any_device_resource> layers;  // top first; layers[0] is the stack
-    std::unique_ptr<event_log> log;                    // null: the event log is off
     bool parks_frees{false};
+    std::size_t alignment{256};
   };
   [[nodiscard]] stack* built(int device) const noexcept
   {
@@ -75,7 +96,12 @@ class device_stacks {
     return stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
   }
 
+  /// The event log of `device` (its file opened once per file), made with its first stack.
+  [[nodiscard]] event_log* make_log(int device);
+
   std::array<std::atomic<stack*>, max_devices> stacks_{};
+  std::array<std::atomic<event_log*>, max_devices> logs_{};
+  std::vector<std::pair<std::string, std::unique_ptr<event_log>>> log_files_;  // under building_
   std::mutex building_;
 };
 

@@ -8,8 +8,10 @@
 
 #include "mr/detail/stream_identity.hpp"
 
+#include <rmm/aligned.hpp>
 #include <rmm/config/error.hpp>
 #include <rmm/error.hpp>
+#include <rmm/mr/device_memory_resource.hpp>
 
 #include <fmt/format.h>
 
@@ -108,9 +110,44 @@ void log_event(shim_state& s,
   if (auto* log = s.stacks.log(device)) [[unlikely]] { log->record(action, ptr, bytes, rmm::cuda_stream_view{stream}); }
 }
 
+/// Where a block the shim handed out lies in its stack: the stack's pointer and size (a kept or
+/// deferred block is in these terms too).
+parked_block stack_block(shim_state const& s, std::uintptr_t ptr, block_owner const& owner) noexcept
+{
+  auto const alignment = s.stacks.alignment(owner.device);
+  auto const bytes     = rmm::align_up(owner.size, alignment) + (owner.over_allocated ? alignment : 0);
+  return {ptr - owner.offset, bytes, owner.device};
+}
+
+/// A block the stack allocated for the program: the program's pointer and how it lies in the
+/// stack's allocation.
+struct aligned_block {
+  void* ptr;
+  std::uint16_t offset;
+  bool over_allocated;
+};
+
+/// `bytes` from the stack, aligned as native cudaMalloc results are (device_stacks::alignment):
+/// `allocate(n)` allocates n bytes, `release(p, n)` gives them back. The size is rounded up to the
+/// alignment, which every sub-allocator then keeps: it cuts blocks at multiples of the sizes it is
+/// asked for, from memory at least that aligned. A stack that does not (a fixed_size layer with an
+/// odd block size) is asked for `alignment` bytes more, and the block starts inside.
+template <class Allocate, class Release>
+aligned_block allocate_aligned(std::size_t bytes, std::size_t alignment, Allocate&& allocate, Release&& release)
+{
+  if (bytes > rmm::mr::max_allocation_size) { return {allocate(bytes), 0, false}; }  // refused, with its reason
+  auto const rounded = rmm::align_up(bytes, alignment);
+  void* ptr          = allocate(rounded);
+  if (rmm::is_pointer_aligned(ptr, alignment)) { return {ptr, 0, false}; }
+  release(ptr, rounded);
+  auto const larger = reinterpret_cast<std::uintptr_t>(allocate(rounded + alignment));
+  auto const offset = rmm::align_up(larger, alignment) - larger;
+  return {reinterpret_cast<void*>(larger + offset), static_cast<std::uint16_t>(offset), true};
+}
+
 /// Records a block the stack handed out; gives it back if the record cannot be kept.
 CUresult hand_out(shim_state& s,
-                  void* ptr,
+                  aligned_block const& block,
                   std::size_t bytes,
                   int device,
                   block_kind kind,
@@ -119,14 +156,17 @@ CUresult hand_out(shim_state& s,
                   CUstream stream,
                   bool kept_block = false)
 {
-  auto const address = reinterpret_cast<std::uintptr_t>(ptr);
+  auto const address = reinterpret_cast<std::uintptr_t>(block.ptr);
+  block_owner const owner{bytes, device, kind, block.over_allocated, block.offset};
   try {
-    s.ownership.insert(address, {bytes, device, kind});
+    s.ownership.insert(address, owner);
   } catch (std::bad_alloc const&) {
+    auto const in_stack = stack_block(s, address, owner);
+    auto* const start   = reinterpret_cast<void*>(in_stack.ptr);
     if (kind == block_kind::synchronous) {
-      stack.deallocate_sync(ptr, bytes);
+      stack.deallocate_sync(start, in_stack.size);
     } else {
-      stack.deallocate(cuda::stream_ref{stream}, ptr, bytes);
+      stack.deallocate(cuda::stream_ref{stream}, start, in_stack.size);
     }
     s.count.failed_allocation(device);
     log_event(s, device, log_action::allocate_failure, nullptr, bytes, stream);
@@ -134,8 +174,25 @@ CUresult hand_out(shim_state& s,
   }
   *out = static_cast<CUdeviceptr>(address);
   s.count.served_allocation(device, bytes, kept_block);
-  log_event(s, device, log_action::allocate, ptr, bytes, stream);
+  log_event(s, device, log_action::allocate, block.ptr, bytes, stream);
   return CUDA_SUCCESS;
+}
+
+/// allocate_aligned in `stream`'s order (none: memory any stream may use at once).
+aligned_block allocate_on(rmm::mr::any_device_resource& stack,
+                          std::size_t bytes,
+                          std::size_t alignment,
+                          std::optional<CUstream> stream)
+{
+  if (!stream) {
+    return allocate_aligned(
+      bytes, alignment, [&](std::size_t n) { return stack.allocate_sync(n); },
+      [&](void* p, std::size_t n) { stack.deallocate_sync(p, n); });
+  }
+  cuda::stream_ref const order{*stream};
+  return allocate_aligned(
+    bytes, alignment, [&](std::size_t n) { return stack.allocate(order, n); },
+    [&](void* p, std::size_t n) { stack.deallocate(order, p, n); });
 }
 
 /// What a failed allocation returns: out of memory whatever the cause, never an exception across the
@@ -276,12 +333,16 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
   if (!device) { return std::nullopt; }
   bool const legacy_order = in_legacy_order(s, *device);
   if (legacy_order) {
-    if (auto const kept = thread_cache::take(*device, bytes)) {
+    // Kept in the stack's terms: its size is the request's, rounded up to the alignment.
+    auto const alignment = s.stacks.alignment(*device);
+    if (auto const kept = bytes <= thread_cache::max_bytes
+                            ? thread_cache::take(*device, rmm::align_up(bytes, alignment))
+                            : std::nullopt) {
       // The block this thread freed last, of this size: reused in the order the stack would have.
       sampled_timer const timer{*device};
       passing_through_scope const own_work;
       fence_late_non_blocking_stream(s, *device);
-      return hand_out(s, reinterpret_cast<void*>(*kept), bytes, *device, block_kind::stream_ordered, out,
+      return hand_out(s, {reinterpret_cast<void*>(*kept), 0, false}, bytes, *device, block_kind::stream_ordered, out,
                       *s.stacks.find(*device), CU_STREAM_LEGACY, true);
     }
   }
@@ -290,25 +351,26 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
   passing_through_scope const own_work;  // whatever the stack calls never comes back into the shim
   auto& stack = stack_of(s, *device);
   sampled_timer const timer{*device};
+  auto const alignment           = s.stacks.alignment(*device);
   bool const fenced_legacy_order = !legacy_order && in_fenced_legacy_order(s, *device);
   CUstream const order           = legacy_order || fenced_legacy_order ? CU_STREAM_LEGACY : nullptr;
   try {
     if (legacy_order) {
-      void* ptr = stack.allocate(cuda::stream_ref{CU_STREAM_LEGACY}, bytes);
+      auto const block = allocate_on(stack, bytes, alignment, CU_STREAM_LEGACY);
       fence_late_non_blocking_stream(s, *device);
-      return hand_out(s, ptr, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
+      return hand_out(s, block, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
     }
     if (fenced_legacy_order) {
       // Every block of the legacy stream's order is safe for the non-blocking streams too: their
       // fences wait for the legacy work its old owner queued (deferred_frees.hpp).
-      void* ptr = stack.allocate(cuda::stream_ref{CU_STREAM_LEGACY}, bytes);
+      auto const block = allocate_on(stack, bytes, alignment, CU_STREAM_LEGACY);
       if (!s.deferred.fenced_reuse(*device)) {
         (void)real()->ctx_synchronize();  // a cudaFreeAsync meanwhile may have put an unfenced block there
       }
-      return hand_out(s, ptr, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
+      return hand_out(s, block, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
     }
-    void* ptr = stack.allocate_sync(bytes);
-    return hand_out(s, ptr, bytes, *device, block_kind::synchronous, out, stack, nullptr);
+    auto const block = allocate_on(stack, bytes, alignment, std::nullopt);
+    return hand_out(s, block, bytes, *device, block_kind::synchronous, out, stack, nullptr);
   } catch (std::exception const& e) {
     return failed(s, *device, bytes, order, e);
   }
@@ -330,8 +392,8 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
   bool const legacy_order = in_legacy_order(s, owner->device);
   log_event(s, owner->device, log_action::free, reinterpret_cast<void*>(ptr), owner->size,
             legacy_order ? CU_STREAM_LEGACY : nullptr);
-  parked_block const block{static_cast<std::uintptr_t>(ptr), owner->size, owner->device};
-  if (legacy_order && s.stacks.parks_frees(owner->device)) {
+  auto const block = stack_block(s, static_cast<std::uintptr_t>(ptr), *owner);
+  if (legacy_order && !owner->over_allocated && s.stacks.parks_frees(owner->device)) {
     // Kept for this thread's next allocation of the same size; what it displaces goes back.
     if (auto const back = thread_cache::park(block)) { give_back(s, *back); }
     return CUDA_SUCCESS;
@@ -378,8 +440,8 @@ std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
   auto& stack = stack_of(s, *device);
   sampled_timer const timer{*device};
   try {
-    void* ptr = stack.allocate(cuda::stream_ref{stream}, bytes);
-    return hand_out(s, ptr, bytes, *device, block_kind::stream_ordered, out, stack, stream);
+    auto const block = allocate_on(stack, bytes, s.stacks.alignment(*device), stream);
+    return hand_out(s, block, bytes, *device, block_kind::stream_ordered, out, stack, stream);
   } catch (std::exception const& e) {
     return failed(s, *device, bytes, stream, e);
   }
@@ -410,8 +472,8 @@ std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool 
   passing_through_scope const own_work;
   s.deferred.note_stream_ordered_free(owner->device);  // before the block can be taken in the legacy order
   log_event(s, owner->device, log_action::free, reinterpret_cast<void*>(ptr), owner->size, stream);
-  auto* stack = s.stacks.find(owner->device);
-  stack->deallocate(cuda::stream_ref{stream}, reinterpret_cast<void*>(ptr), owner->size);
+  auto const block = stack_block(s, static_cast<std::uintptr_t>(ptr), *owner);
+  s.stacks.find(owner->device)->deallocate(cuda::stream_ref{stream}, reinterpret_cast<void*>(block.ptr), block.size);
   return CUDA_SUCCESS;
 }
 
@@ -527,6 +589,20 @@ void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept
   CUmemoryPool default_pool{};
   if (real()->device_get_default_mem_pool(&default_pool, device) != CUDA_SUCCESS) { return; }
   state().program_pool[static_cast<std::size_t>(device)].store(pool != default_pool, std::memory_order_relaxed);
+}
+
+void note_device_reset(CUdevice device) noexcept
+{
+  if (!settings().enabled || device < 0 || device >= device_stacks::max_devices) { return; }
+  auto& s = state();
+  // Kept blocks first: a thread's next allocation must not take one.
+  (void)thread_cache::sweep(device, [](parked_block const&) noexcept {});
+  s.stacks.forget(device);
+  auto const [blocks, bytes] = s.ownership.forget_device(device);
+  s.deferred.forget_device(device);
+  s.program_pool[static_cast<std::size_t>(device)].store(false, std::memory_order_relaxed);
+  rmm::mr::detail::forget_every_stream();
+  s.count.device_reset(device, blocks, bytes);
 }
 
 }  // namespace rmm::shim

@@ -90,6 +90,10 @@ void note_stream_destroyed(CUstream stream) noexcept;
 void note_capture_beginning(CUstream stream, bool per_thread) noexcept;
 void note_capture_ended(CUstream stream, bool per_thread) noexcept;
 void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept;
+/// After the program reset `device`'s primary context (cudaDeviceReset): everything the shim keeps
+/// for it describes memory, streams and events the reset destroyed, and is forgotten. The next
+/// allocation builds a new stack; a free of a pointer from before gets the driver's answer.
+void note_device_reset(CUdevice device) noexcept;
 
 class passing_through_scope {
  public:

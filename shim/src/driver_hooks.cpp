@@ -201,3 +201,20 @@ RMM_SHIM_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph
   rmm::shim::note_capture_ended(stream, true);
   return result;
 }
+
+// Forgotten after the reset: until it returns, the device's memory is still there.
+RMM_SHIM_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice device)
+{
+  auto const reset = real()->primary_ctx_reset_v1;
+  if (reset == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  auto const result = pass_through([&] { return reset(device); });
+  if (result == CUDA_SUCCESS) { rmm::shim::note_device_reset(device); }
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice device)
+{
+  auto const result = pass_through([&] { return real()->primary_ctx_reset(device); });
+  if (result == CUDA_SUCCESS) { rmm::shim::note_device_reset(device); }
+  return result;
+}

@@ -42,4 +42,6 @@ CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode);
 CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode);
 CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph);
 CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph);
+CUresult cuDevicePrimaryCtxReset(CUdevice device);
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice device);
 }

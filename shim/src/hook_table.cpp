@@ -15,7 +15,7 @@ constexpr int current = INT_MAX;
 // Versions: the CUDA version that introduced the ABI each wrapper has (cuda.h's _v2 forms of the
 // memory functions came with 3.2; cuGetProcAddress gained its status argument in 12.0).
 // clang-format off
-std::array<wrapped_entry_point, 25> const table{{
+std::array<wrapped_entry_point, 27> const table{{
   {"cuGetProcAddress", 11030, 12000, false, "cuGetProcAddress", reinterpret_cast<void*>(&::cuGetProcAddress)},
   {"cuGetProcAddress", 12000, current, false, "cuGetProcAddress_v2", reinterpret_cast<void*>(&::cuGetProcAddress_v2)},
   {"cuMemAlloc", 3020, current, false, "cuMemAlloc_v2", reinterpret_cast<void*>(&::cuMemAlloc_v2)},
@@ -48,6 +48,11 @@ std::array<wrapped_entry_point, 25> const table{{
   {"cuStreamEndCapture", 10000, current, false, "cuStreamEndCapture", reinterpret_cast<void*>(&::cuStreamEndCapture)},
   {"cuStreamEndCapture", 10000, current, true, "cuStreamEndCapture_ptsz",
    reinterpret_cast<void*>(&::cuStreamEndCapture_ptsz)},
+  // A reset destroys the device's memory: what the shim keeps for it is forgotten.
+  {"cuDevicePrimaryCtxReset", 7000, 11000, false, "cuDevicePrimaryCtxReset",
+   reinterpret_cast<void*>(&::cuDevicePrimaryCtxReset)},
+  {"cuDevicePrimaryCtxReset", 11000, current, false, "cuDevicePrimaryCtxReset_v2",
+   reinterpret_cast<void*>(&::cuDevicePrimaryCtxReset_v2)},
   // The stream flavour of these two does not matter: one wrapper serves both requests.
   {"cuStreamCreate", 2000, current, true, "", reinterpret_cast<void*>(&::cuStreamCreate)},
   {"cuStreamDestroy", 4000, current, true, "", reinterpret_cast<void*>(&::cuStreamDestroy_v2)},

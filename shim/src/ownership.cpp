@@ -93,6 +93,13 @@ std::optional<block_owner> ownership_table::extract_recorded(std::uintptr_t ptr)
     i = (i + 1) & mask;
   }
   auto const owner = s.slots[i].owner;
+  erase_at(s, i);
+  return owner;
+}
+
+void ownership_table::erase_at(shard& s, std::size_t i) noexcept
+{
+  auto const mask = s.slots.size() - 1;
   // Backward-shift deletion: later members of the probe run move into the hole while they stay
   // reachable from their home slot, so no tombstones pile up.
   for (auto j = (i + 1) & mask;; j = (j + 1) & mask) {
@@ -105,7 +112,26 @@ std::optional<block_owner> ownership_table::extract_recorded(std::uintptr_t ptr)
   }
   s.slots[i] = {};
   --s.size;
-  return owner;
+}
+
+std::pair<std::size_t, std::size_t> ownership_table::forget_device(int device) noexcept
+{
+  std::size_t blocks = 0;
+  std::size_t bytes  = 0;
+  for (auto& s : shards_) {
+    std::lock_guard lock{s.lock};
+    for (std::size_t i = 0; i < s.slots.size();) {
+      auto const& entry = s.slots[i];
+      if (entry.key == 0 || entry.owner.device != device) {
+        ++i;
+        continue;
+      }
+      ++blocks;
+      bytes += entry.owner.size;
+      erase_at(s, i);  // another entry may have moved into slot i: look at it again
+    }
+  }
+  return {blocks, bytes};
 }
 
 std::optional<block_owner> ownership_table::find(std::uintptr_t ptr) const noexcept

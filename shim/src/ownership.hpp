@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace rmm::shim {
@@ -20,9 +21,13 @@ namespace rmm::shim {
 enum class block_kind : std::uint8_t { synchronous, stream_ordered };
 
 struct block_owner {
-  std::size_t size{};
+  std::size_t size{};  ///< what the program asked for
   int device{};
   block_kind kind{};
+  /// The block came from a stack whose answer was not aligned enough: it was allocated `alignment`
+  /// bytes larger, and the program's pointer is `offset` bytes into it (dispatch.cpp).
+  bool over_allocated{false};
+  std::uint16_t offset{0};
 };
 
 class ownership_table {
@@ -51,6 +56,9 @@ class ownership_table {
   [[nodiscard]] std::optional<block_owner> find(std::uintptr_t ptr) const noexcept;
   /// The block that contains `ptr` (start and owner): a scan, for rare queries only.
   [[nodiscard]] std::optional<std::pair<std::uintptr_t, block_owner>> find_containing(std::uintptr_t ptr) const;
+  /// Removes every block of `device` (its memory was destroyed by a reset): returns how many
+  /// blocks and bytes. Frees of them then pass through, and get the driver's answer.
+  std::pair<std::size_t, std::size_t> forget_device(int device) noexcept;
   /// Live blocks and their bytes, per device (index = device).
   [[nodiscard]] std::vector<std::pair<std::size_t, std::size_t>> live_per_device() const;
 
@@ -80,6 +88,8 @@ class ownership_table {
   [[nodiscard]] shard& shard_of(std::uintptr_t ptr) noexcept { return shards_[hash(ptr) % shard_count]; }
   [[nodiscard]] shard const& shard_of(std::uintptr_t ptr) const noexcept { return shards_[hash(ptr) % shard_count]; }
   static void grow(shard& s);
+  /// Empties slot `i` of `s` (its lock held).
+  static void erase_at(shard& s, std::size_t i) noexcept;
   [[nodiscard]] static std::size_t home(shard const& s, std::uintptr_t ptr) noexcept;
 
   std::array<shard, shard_count> shards_;

@@ -50,10 +50,12 @@ bool bind_all(real_driver& d)
     bind(d, d.stream_begin_capture_ptsz, "cuStreamBeginCapture", 12000, true) &&
     bind(d, d.stream_end_capture, "cuStreamEndCapture", 12000) &&
     bind(d, d.stream_end_capture_ptsz, "cuStreamEndCapture", 12000, true) &&
+    bind(d, d.primary_ctx_reset, "cuDevicePrimaryCtxReset", 12000) &&
     bind(d, d.ctx_get_current, "cuCtxGetCurrent", 12000) && bind(d, d.ctx_set_current, "cuCtxSetCurrent", 12000) &&
     bind(d, d.ctx_get_device, "cuCtxGetDevice", 12000) && bind(d, d.ctx_synchronize, "cuCtxSynchronize", 12000) &&
     bind(d, d.primary_ctx_retain, "cuDevicePrimaryCtxRetain", 12000) &&
     bind(d, d.device_get_count, "cuDeviceGetCount", 12000) &&
+    bind(d, d.device_get_attribute, "cuDeviceGetAttribute", 12000) &&
     bind(d, d.device_get_mem_pool, "cuDeviceGetMemPool", 12000) &&
     bind(d, d.device_get_default_mem_pool, "cuDeviceGetDefaultMemPool", 12000) &&
     bind(d, d.stream_is_capturing, "cuStreamIsCapturing", 12000) && bind(d, d.stream_query, "cuStreamQuery", 12000) &&
@@ -69,6 +71,7 @@ bool bind_all(real_driver& d)
   (void)bind(d, d.mem_alloc_from_pool_async, "cuMemAllocFromPoolAsync", 12000);
   (void)bind(d, d.mem_alloc_from_pool_async_ptsz, "cuMemAllocFromPoolAsync", 12000, true);
   (void)bind(d, d.mem_create, "cuMemCreate", 12000);
+  (void)bind(d, d.primary_ctx_reset_v1, "cuDevicePrimaryCtxReset", 7000);
   return required;
 }
 

@@ -44,6 +44,8 @@ struct real_driver {
   PFN_cuStreamBeginCapture_v10010_ptsz stream_begin_capture_ptsz{};
   PFN_cuStreamEndCapture_v10000 stream_end_capture{};
   PFN_cuStreamEndCapture_v10000_ptsz stream_end_capture_ptsz{};
+  PFN_cuDevicePrimaryCtxReset_v7000 primary_ctx_reset_v1{};  // may be null: a driver without the old ABI
+  PFN_cuDevicePrimaryCtxReset_v11000 primary_ctx_reset{};
 
   // Used by the shim itself.
   PFN_cuCtxGetCurrent_v4000 ctx_get_current{};
@@ -52,6 +54,7 @@ struct real_driver {
   PFN_cuCtxSynchronize_v2000 ctx_synchronize{};
   PFN_cuDevicePrimaryCtxRetain_v7000 primary_ctx_retain{};
   PFN_cuDeviceGetCount_v2000 device_get_count{};
+  PFN_cuDeviceGetAttribute_v2000 device_get_attribute{};
   PFN_cuDeviceGetMemPool_v11020 device_get_mem_pool{};
   PFN_cuDeviceGetDefaultMemPool_v11020 device_get_default_mem_pool{};
   PFN_cuStreamIsCapturing_v10000 stream_is_capturing{};

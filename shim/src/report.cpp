@@ -186,6 +186,16 @@ void counters::served_free(int device, std::size_t bytes) noexcept
 
 void counters::failed_allocation(int device) noexcept { add(device, failures, 1); }
 
+void counters::device_reset(int device, std::size_t blocks, std::size_t bytes) noexcept
+{
+  if (device < 0 || device >= max_devices) { return; }
+  auto const d = static_cast<std::size_t>(device);
+  live_[d].fetch_sub(std::min(bytes, live_[d].load(std::memory_order_relaxed)), std::memory_order_relaxed);
+  resets_[d].fetch_add(1, std::memory_order_relaxed);
+  reset_blocks_[d].fetch_add(blocks, std::memory_order_relaxed);
+  reset_bytes_[d].fetch_add(bytes, std::memory_order_relaxed);
+}
+
 void counters::passed(pass_reason reason) noexcept
 {
   auto const r = static_cast<std::size_t>(reason);
@@ -236,6 +246,9 @@ counters::device_totals counters::totals(int device) const noexcept
   t.timed_ns        = sum[timed_ns];
   t.live_bytes      = live_[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
   t.peak_live_bytes = peak_[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
+  t.resets          = resets_[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
+  t.reset_blocks    = reset_blocks_[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
+  t.reset_bytes     = reset_bytes_[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
   return t;
 }
 
@@ -317,12 +330,12 @@ void write_report(std::FILE* out,
         R"("live_bytes":{},"peak_live_bytes":{},"reserved_bytes":{},"peak_reserved_bytes":{},"free_bytes":{},"free_blocks":{},)"
         R"("largest_free_block":{},"fragmentation":{:.4f},"waiting_bytes":{},"frees_through_epochs":{},)"
         R"("non_blocking_streams_created":{},"fenced_epochs":{},"waited_epochs":{},"device_waits":{},"device_wait_ms":{:.3f},)"
-        R"("ns_per_call":{:.1f}}})",
+        R"("resets":{},"reset_blocks":{},"reset_bytes":{},"ns_per_call":{:.1f}}})",
         devices_json.empty() ? "" : ",", device, t.allocations, t.allocated_bytes, t.kept_reuses, kept, t.frees,
         t.freed_bytes, t.failures, t.live_bytes, t.peak_live_bytes, stats ? stats->reserved_bytes : 0,
         stats ? stats->peak_reserved_bytes : 0, stats ? stats->free_bytes : 0, stats ? stats->free_blocks : 0,
         stats ? stats->largest_free_block : 0, stats ? stats->fragmentation() : 0.0, waiting, through_epochs, streams,
-        epochs.fenced, epochs.waited, waits.count, waited_ms, per_call_ns);
+        epochs.fenced, epochs.waited, waits.count, waited_ms, t.resets, t.reset_blocks, t.reset_bytes, per_call_ns);
     } else {
       text += fmt::format("  device {}: {} allocations served ({}), {} frees, {} failed\n", device, t.allocations,
                           format_bytes(t.allocated_bytes), t.frees, t.failures);
@@ -330,6 +343,10 @@ void write_report(std::FILE* out,
                           format_bytes(kept));
       text += fmt::format("    live {} (peak {}), waiting to be reusable {}\n", format_bytes(t.live_bytes),
                           format_bytes(t.peak_live_bytes), format_bytes(waiting));
+      if (t.resets > 0) {
+        text += fmt::format("    device resets: {} (they destroyed {} live block{}, {})\n", t.resets, t.reset_blocks,
+                            t.reset_blocks == 1 ? "" : "s", format_bytes(t.reset_bytes));
+      }
       text += fmt::format("    frees through epochs: {} of {} ({} non-blocking stream{} created)\n", through_epochs,
                           t.frees, streams, streams == 1 ? "" : "s");
       if (through_epochs > 0) {

@@ -43,6 +43,8 @@ class counters {
   void served_allocation(int device, std::size_t bytes, bool kept_block = false) noexcept;
   void served_free(int device, std::size_t bytes) noexcept;
   void failed_allocation(int device) noexcept;
+  /// `device` was reset: its `blocks` live blocks (`bytes`) went with its memory.
+  void device_reset(int device, std::size_t blocks, std::size_t bytes) noexcept;
   void passed(pass_reason reason) noexcept;
   /// Nanoseconds of one sampled call (the caller samples: see should_time()).
   void timed(int device, std::uint64_t nanoseconds) noexcept;
@@ -54,6 +56,7 @@ class counters {
     std::uint64_t allocations{}, allocated_bytes{}, kept_reuses{}, frees{}, freed_bytes{}, failures{}, timed_calls{},
       timed_ns{};
     std::size_t live_bytes{}, peak_live_bytes{};
+    std::size_t resets{}, reset_blocks{}, reset_bytes{};  ///< device resets, and the live blocks they destroyed
   };
   [[nodiscard]] device_totals totals(int device) const noexcept;
   [[nodiscard]] std::uint64_t passes(pass_reason reason) const noexcept;
@@ -70,6 +73,9 @@ class counters {
  private:
   std::array<std::atomic<std::size_t>, max_devices> live_{};
   std::array<std::atomic<std::size_t>, max_devices> peak_{};
+  std::array<std::atomic<std::size_t>, max_devices> resets_{};
+  std::array<std::atomic<std::size_t>, max_devices> reset_blocks_{};
+  std::array<std::atomic<std::size_t>, max_devices> reset_bytes_{};
 };
 
 /// Whether this process reached CUDA through the shim at all: a wrapper handed out, an allocation

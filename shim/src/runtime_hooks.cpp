@@ -44,6 +44,20 @@ void let_the_runtime_start(rmm::shim::real_runtime const& runtime)
   started = true;
 }
 
+/// Memory no device has: asking the real runtime for it fails with out-of-memory.
+constexpr std::size_t impossible_size = std::size_t{1} << 60;
+
+/// What a served allocation returns to the program. A failure is also made the runtime's last
+/// error, as a native one is (programs and frameworks check cudaGetLastError after a failed
+/// cudaMalloc): `fail_in_runtime` asks the real function for impossible_size, which records it.
+template <class FailInRuntime>
+cudaError_t answer(CUresult served, FailInRuntime&& fail_in_runtime)
+{
+  auto const error = to_runtime(served);
+  if (error == cudaErrorMemoryAllocation) { (void)pass_through(fail_in_runtime); }
+  return error;
+}
+
 CUdeviceptr* as_device_pointer(void** ptr) noexcept { return reinterpret_cast<CUdeviceptr*>(ptr); }
 
 CUdeviceptr as_device_pointer(void* ptr) noexcept { return reinterpret_cast<CUdeviceptr>(ptr); }
@@ -55,7 +69,10 @@ RMM_SHIM_EXPORT cudaError_t cudaMalloc(void** ptr, std::size_t bytes)
   auto const& runtime = rmm::shim::real_cudart();
   let_the_runtime_start(runtime);
   if (auto served = rmm::shim::serve_allocation(as_device_pointer(ptr), bytes, api_level::runtime)) {
-    return to_runtime(*served);
+    return answer(*served, [&] {
+      void* unused = nullptr;
+      return runtime.malloc(&unused, impossible_size);
+    });
   }
   return pass_through([&] { return runtime.malloc(ptr, bytes); });
 }
@@ -76,7 +93,10 @@ RMM_SHIM_EXPORT cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaS
   let_the_runtime_start(runtime);
   if (auto served =
         rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, false, api_level::runtime)) {
-    return to_runtime(*served);
+    return answer(*served, [&] {
+      void* unused = nullptr;
+      return runtime.malloc_async(&unused, impossible_size, stream);
+    });
   }
   return pass_through([&] { return runtime.malloc_async(ptr, bytes, stream); });
 }
@@ -88,7 +108,10 @@ RMM_SHIM_EXPORT cudaError_t cudaMallocAsync_ptsz(void** ptr, std::size_t bytes, 
   let_the_runtime_start(runtime);
   if (auto served =
         rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, true, api_level::runtime)) {
-    return to_runtime(*served);
+    return answer(*served, [&] {
+      void* unused = nullptr;
+      return runtime.malloc_async_ptsz(&unused, impossible_size, stream);
+    });
   }
   return pass_through([&] { return runtime.malloc_async_ptsz(ptr, bytes, stream); });
 }
