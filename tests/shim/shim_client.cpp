@@ -543,6 +543,52 @@ int two_devices()
   return 0;
 }
 
+/// Allocation pairs on each device in turn (each logs every call); prints how many.
+int two_device_pairs()
+{
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  std::printf("devices=%d\n", count);
+  if (count < 2) { return 0; }
+  int pairs = 0;
+  for (int i = 0; i < 500; ++i) {
+    for (int device = 0; device < 2; ++device) {
+      check(cudaSetDevice(device), "cudaSetDevice");
+      void* p = nullptr;
+      check(cudaMalloc(&p, 4096 * static_cast<std::size_t>(1 + i % 5)), "cudaMalloc");
+      check(cudaFree(p), "cudaFree");
+      ++pairs;
+    }
+  }
+  check(cudaSetDevice(0), "cudaSetDevice(0)");
+  std::printf("pairs=%d\n", pairs);
+  return 0;
+}
+
+/// Forks before CUDA starts; parent and child then both allocate (and log, when the log is on).
+int fork_then_allocate()
+{
+  std::fflush(stdout);
+  pid_t const child = fork();
+  auto const pairs  = [](char const* who) {
+    for (int i = 0; i < 300; ++i) {
+      void* p = nullptr;
+      check(cudaMalloc(&p, 8192), who);
+      check(cudaFree(p), who);
+    }
+  };
+  if (child == 0) {
+    pairs("cudaMalloc (child)");
+    std::fflush(stdout);
+    std::exit(failures == 0 ? 0 : 1);
+  }
+  pairs("cudaMalloc (parent)");
+  int status = 0;
+  waitpid(child, &status, 0);
+  std::printf("child_pid=%d\nchild_exit=%d\n", static_cast<int>(child), WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  return 0;
+}
+
 int kept_blocks_of_other_threads()
 {
   // Run over a pool of exactly 32 MiB. A thread keeps a block and waits: the whole pool can still
@@ -979,6 +1025,10 @@ int main(int argc, char** argv)
     result = passed_by();
   } else if (scenario == "free-in-last-destructor-round") {
     result = free_in_last_destructor_round();
+  } else if (scenario == "two-device-pairs") {
+    result = two_device_pairs();
+  } else if (scenario == "fork-then-allocate") {
+    result = fork_then_allocate();
   } else if (scenario == "two-devices") {
     result = two_devices();
   } else if (scenario == "kept-blocks-of-other-threads") {

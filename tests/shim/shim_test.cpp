@@ -409,6 +409,43 @@ TEST(Shim, TheEventLogShowsEachFreeWhenTheProgramMadeIt)
   EXPECT_EQ(static_cast<long long>(facts.peak_live_bytes), r.reported("peak_live_bytes")) << r.report;
 }
 
+TEST(Shim, DevicesLoggingToOneFileShareItsWriterAndLoseNoRow)
+{
+  std::string const log = ::testing::TempDir() + "shim_two_device_log_" + std::to_string(::getpid()) + ".csv";
+  std::remove(log.c_str());
+  auto const r = run("two-device-pairs", {{"RMM_EMU_DEVICE_COUNT", "2"}, {"RMM_SHIM_LOG_FILE", log}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_EQ(r.value("devices"), "2") << r.output;
+  auto const events = rmm::trace::read_log(log);  // throws, naming the line, on a malformed row
+  std::remove(log.c_str());
+  EXPECT_EQ(events.size(), 2000U) << "500 pairs on each of two devices";
+  EXPECT_NO_THROW((void)rmm::trace::check_log(events, log));
+}
+
+TEST(Shim, AProcessNeverWritesIntoTheLogAnotherProcessIsWriting)
+{
+  // Forked before CUDA starts, parent and child both allocate with one log name: whichever opens
+  // it first writes it, the other writes NAME.<pid> and says so. Both files are whole.
+  std::string const log = ::testing::TempDir() + "shim_fork_log_" + std::to_string(::getpid()) + ".csv";
+  std::remove(log.c_str());
+  auto const r = run("fork-then-allocate", {{"RMM_SHIM_LOG_FILE", log}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_EQ(r.value("child_exit"), "0") << r.output;
+  EXPECT_THAT(r.output, HasSubstr("writes " + log)) << "the process that found the name taken says so";
+  auto const first = rmm::trace::read_log(log);
+  std::remove(log.c_str());
+  // The other one's file: NAME.<pid>, the parent's or the child's, named in its note.
+  std::smatch match;
+  std::string const output = r.output;
+  ASSERT_TRUE(std::regex_search(output, match, std::regex{"logs to ([^:]+):"})) << r.output;
+  auto const other = match[1].str();
+  EXPECT_EQ(other.rfind(log + ".", 0), 0U) << other;
+  auto const second = rmm::trace::read_log(other);
+  std::remove(other.c_str());
+  EXPECT_EQ(first.size(), 600U) << "300 pairs";
+  EXPECT_EQ(second.size(), 600U) << "300 pairs";
+}
+
 TEST(Shim, ExitWithLiveAllocationsIsQuiet)
 {
   auto const r = run("live-at-exit");
