@@ -1,5 +1,6 @@
 // Entry points: devices, primary contexts, the context stack, peer access.
 #include "common.hpp"
+#include "capture.hpp"
 #include "context.hpp"
 #include "device.hpp"
 #include "memory.hpp"
@@ -19,6 +20,8 @@ namespace {
 CUresult sync_context(Context& ctx)
 {
   if (on_stream_worker()) { return CUDA_ERROR_NOT_PERMITTED; }
+  // Whatever the capture mode: a capture cannot wait for its own work.
+  if (invalidate_captures(ctx)) { return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
   ctx.synchronize();
   trim_pools_at_sync(ctx.device());
   return CUDA_SUCCESS;

@@ -1,5 +1,6 @@
 // Entry points: events.
 #include "common.hpp"
+#include "capture.hpp"
 #include "context.hpp"
 #include "device.hpp"
 #include "event.hpp"
@@ -21,6 +22,7 @@ CUresult record(CUevent e, CUstream h, unsigned flags, bool per_thread)
   if (auto r = resolve_stream(h, per_thread, s); r != CUDA_SUCCESS) { return r; }
   if (&s->context() != &ev->context()) { return CUDA_ERROR_INVALID_HANDLE; }  // must share a context
   ev->record(*s);
+  event_recorded(ev.get(), *s);
   pause_if_armed(*s);  // a test holding this thread between the record and what follows it
   return CUDA_SUCCESS;
 }
@@ -56,6 +58,7 @@ RMM_EMU_EXPORT CUresult cuEventQuery(CUevent e)
   RMM_EMU_REQUIRE_INIT();
   auto ev = lookup_event(e);
   if (ev == nullptr) { return CUDA_ERROR_INVALID_HANDLE; }
+  if (!unsafe_call_allowed(ev->context())) { return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
   auto rec = ev->last();
   return rec == nullptr || rec->at.reached() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
@@ -65,6 +68,7 @@ RMM_EMU_EXPORT CUresult cuEventSynchronize(CUevent e)
   RMM_EMU_REQUIRE_INIT();
   auto ev = lookup_event(e);
   if (ev == nullptr) { return CUDA_ERROR_INVALID_HANDLE; }
+  if (!unsafe_call_allowed(ev->context())) { return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
   auto rec = ev->last();
   if (rec == nullptr) { return CUDA_SUCCESS; }
   if (!rec->at.reached()) {

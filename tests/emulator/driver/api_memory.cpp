@@ -1,5 +1,6 @@
 // Entry points: synchronous allocation, memory information, pointer attributes, prefetch/advise.
 #include "common.hpp"
+#include "capture.hpp"
 #include "config.hpp"
 #include "context.hpp"
 #include "device.hpp"
@@ -145,12 +146,16 @@ RMM_EMU_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize)
 {
   RMM_EMU_REQUIRE_CONTEXT(ctx);
   if (dptr == nullptr || bytesize == 0) { return CUDA_ERROR_INVALID_VALUE; }
+  if (!unsafe_call_allowed(*ctx)) { return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
   return allocate_device(ctx->device(), bytesize, dptr);
 }
 
 RMM_EMU_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
   RMM_EMU_REQUIRE_INIT();
+  if (auto* ctx = current_context(); ctx != nullptr && !unsafe_call_allowed(*ctx)) {
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
   return free_sync(dptr, /*host_api=*/false);
 }
 

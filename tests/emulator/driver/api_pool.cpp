@@ -1,5 +1,6 @@
 // Entry points: stream-ordered allocation and memory pools.
 #include "common.hpp"
+#include "capture.hpp"
 #include "config.hpp"
 #include "context.hpp"
 #include "device.hpp"
@@ -22,6 +23,9 @@ unsigned const kSupportedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR 
 template <class PickPool>
 CUresult alloc_async(CUdeviceptr* dptr, size_t bytes, Stream const& s, PickPool&& pick)
 {
+  if (s.capture_status() == CU_STREAM_CAPTURE_STATUS_NONE && !unsafe_call_allowed(s.context())) {
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
   if (inject_allocation_failure(bytes)) { return CUDA_ERROR_OUT_OF_MEMORY; }
   std::lock_guard lock(memory_mutex());
   Pool* pool = pick();
@@ -29,6 +33,7 @@ CUresult alloc_async(CUdeviceptr* dptr, size_t bytes, Stream const& s, PickPool&
   if (bytes > pool->device().capacity()) { return CUDA_ERROR_OUT_OF_MEMORY; }
   std::uint64_t addr = 0;
   if (auto r = pool->allocate(bytes, s, addr); r != CUDA_SUCCESS) { return r; }
+  if (auto* a = find_allocation(addr)) { a->captured_in = capture_sequence(s); }
   *dptr = addr;
   return CUDA_SUCCESS;
 }
@@ -58,9 +63,16 @@ CUresult free_async(CUdeviceptr ptr, CUstream h, bool per_thread)
   std::shared_ptr<Stream> s;
   if (auto r = resolve_stream(h, per_thread, s); r != CUDA_SUCCESS) { return r; }
   if (ptr == 0) { return CUDA_SUCCESS; }
+  if (s->capture_status() == CU_STREAM_CAPTURE_STATUS_NONE && !unsafe_call_allowed(s->context())) {
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
   std::lock_guard lock(memory_mutex());
   Allocation* a = find_allocation(ptr);
   if (a == nullptr || a->base != ptr) { return CUDA_ERROR_INVALID_VALUE; }
+  // A graph frees only memory its own capture allocated (an H200 refuses the rest).
+  if (auto const sequence = capture_sequence(*s); sequence != 0 && a->captured_in != sequence) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   Allocation const copy = *a;
   switch (copy.kind) {
     case MemKind::pool: {

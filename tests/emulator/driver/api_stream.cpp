@@ -1,5 +1,6 @@
 // Entry points: streams, host functions, capture queries.
 #include "common.hpp"
+#include "capture.hpp"
 #include "context.hpp"
 #include "device.hpp"
 #include "event.hpp"
@@ -14,17 +15,27 @@ namespace {
 constexpr int kLeastPriority    = 0;
 constexpr int kGreatestPriority = -5;
 
-thread_local CUstreamCaptureMode t_capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
-
 #define RMM_EMU_RESOLVE(var, handle, per_thread) \
   RMM_EMU_REQUIRE_INIT();                        \
   std::shared_ptr<Stream> var;                   \
   if (auto r_ = resolve_stream(handle, per_thread, var); r_ != CUDA_SUCCESS) { return r_; }
 
+/// Whether a query of, or a wait for, `s` is refused now (capture.hpp): `s` is capturing (which
+/// ends its capture), or a capture forbids the call.
+bool refused_during_capture(Stream& s)
+{
+  if (s.capture_status() == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+    s.invalidate_capture();
+    return true;
+  }
+  return !unsafe_call_allowed(s.context());
+}
+
 CUresult synchronize(CUstream h, bool per_thread)
 {
   RMM_EMU_RESOLVE(s, h, per_thread);
   if (on_stream_worker()) { return CUDA_ERROR_NOT_PERMITTED; }
+  if (refused_during_capture(*s)) { return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
   if (s->kind() == Stream::Kind::legacy) {
     // The legacy stream's point of view includes all prior work of the blocking streams.
     s->wait(s->context().enqueue(*s, {}));
@@ -38,6 +49,7 @@ CUresult synchronize(CUstream h, bool per_thread)
 CUresult query(CUstream h, bool per_thread)
 {
   RMM_EMU_RESOLVE(s, h, per_thread);
+  if (refused_during_capture(*s)) { return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
   return s->idle() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
@@ -47,6 +59,7 @@ CUresult wait_event(CUstream h, CUevent e, unsigned flags, bool per_thread)
   if ((flags & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) != 0) { return CUDA_ERROR_INVALID_VALUE; }
   auto ev = lookup_event(e);
   if (ev == nullptr) { return CUDA_ERROR_INVALID_HANDLE; }
+  stream_waited(s, ev.get());
   auto rec = ev->last();
   if (rec == nullptr || rec->at.reached()) { return CUDA_SUCCESS; }  // nothing left to wait for
   s->context().enqueue(*s, {}, {rec->at});
@@ -180,14 +193,25 @@ RMM_EMU_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream h, CUcontext* ctx, CUgre
   if (green != nullptr) { *green = nullptr; }
   return cuStreamGetCtx_ptsz(h, ctx);
 }
-RMM_EMU_EXPORT CUresult cuStreamGetId(CUstream h, unsigned long long* id)
+namespace {
+
+/// A capturing stream's id is refused, and asking ends its capture (as on an H200).
+CUresult stream_id(CUstream h, bool per_thread, unsigned long long* id)
 {
-  return get(h, false, id, [](Stream const& s) { return static_cast<unsigned long long>(s.id()); });
+  RMM_EMU_RESOLVE(s, h, per_thread);
+  if (id == nullptr) { return CUDA_ERROR_INVALID_VALUE; }
+  if (s->capture_status() == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+    s->invalidate_capture();
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
+  *id = static_cast<unsigned long long>(s->id());
+  return CUDA_SUCCESS;
 }
-RMM_EMU_EXPORT CUresult cuStreamGetId_ptsz(CUstream h, unsigned long long* id)
-{
-  return get(h, true, id, [](Stream const& s) { return static_cast<unsigned long long>(s.id()); });
-}
+
+}  // namespace
+
+RMM_EMU_EXPORT CUresult cuStreamGetId(CUstream h, unsigned long long* id) { return stream_id(h, false, id); }
+RMM_EMU_EXPORT CUresult cuStreamGetId_ptsz(CUstream h, unsigned long long* id) { return stream_id(h, true, id); }
 
 namespace {
 
@@ -199,7 +223,9 @@ CUresult begin_capture(CUstream h, bool per_thread, CUstreamCaptureMode mode)
     return CUDA_ERROR_INVALID_VALUE;
   }
   if (s->kind() == Stream::Kind::legacy) { return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
-  return s->begin_capture() ? CUDA_SUCCESS : CUDA_ERROR_ILLEGAL_STATE;
+  if (!s->begin_capture()) { return CUDA_ERROR_ILLEGAL_STATE; }
+  capture_began(s, mode);
+  return CUDA_SUCCESS;
 }
 
 /// The graph a capture produced: the emulator builds none, so every capture gets this handle.
@@ -213,6 +239,8 @@ CUresult end_capture(CUstream h, bool per_thread, CUgraph* graph)
 {
   RMM_EMU_RESOLVE(s, h, per_thread);
   if (graph == nullptr) { return CUDA_ERROR_INVALID_VALUE; }
+  capture_ending(*s);
+  capture_ended(*s);
   switch (s->end_capture()) {
     case CU_STREAM_CAPTURE_STATUS_ACTIVE: *graph = captured_graph(); return CUDA_SUCCESS;
     case CU_STREAM_CAPTURE_STATUS_INVALIDATED: *graph = nullptr; return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
@@ -296,6 +324,6 @@ RMM_EMU_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* m
   if (mode == nullptr || *mode < CU_STREAM_CAPTURE_MODE_GLOBAL || *mode > CU_STREAM_CAPTURE_MODE_RELAXED) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  std::swap(*mode, t_capture_mode);
+  std::swap(*mode, thread_capture_mode());
   return CUDA_SUCCESS;
 }

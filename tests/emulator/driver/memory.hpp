@@ -20,15 +20,16 @@ enum class MemKind { device, pool, managed, pinned, vmm };
 constexpr bool device_only(MemKind k) { return k == MemKind::device || k == MemKind::pool || k == MemKind::vmm; }
 
 struct Allocation {
-  std::uint64_t base      = 0;
-  std::uint64_t size      = 0;  // requested bytes: bounds checks and address ranges use it
-  std::uint64_t span      = 0;  // bytes taken from the backing store
-  MemKind kind            = MemKind::device;
-  int device              = 0;
-  Pool* pool              = nullptr;  // MemKind::pool only
-  unsigned flags          = 0;        // cuMemHostAlloc / cuMemAllocManaged flags; VMM: the requested handle types
-  bool mapped             = false;    // host backing came from mmap (else aligned_alloc)
-  std::uint64_t buffer_id = 0;
+  std::uint64_t base        = 0;
+  std::uint64_t size        = 0;  // requested bytes: bounds checks and address ranges use it
+  std::uint64_t span        = 0;  // bytes taken from the backing store
+  MemKind kind              = MemKind::device;
+  int device                = 0;
+  Pool* pool                = nullptr;  // MemKind::pool only
+  unsigned flags            = 0;        // cuMemHostAlloc / cuMemAllocManaged flags; VMM: the requested handle types
+  bool mapped               = false;    // host backing came from mmap (else aligned_alloc)
+  std::uint64_t buffer_id   = 0;
+  std::uint64_t captured_in = 0;  // the capture sequence that allocated it (capture.hpp), 0: none
 };
 
 // Poison bytes: fresh device memory reads 0xCD, freed memory 0xDD (first MiB of each block).
