@@ -260,6 +260,8 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::reclaim_all_
 template <class FreeStore>
 void stream_ordered_suballocator<FreeStore>::move_all_free_to_clean()
 {
+  // Not now (a stream capture is in progress, say): what other streams freed stays theirs.
+  if (!rmm::mr::detail::device_synchronization_allowed(cuda_device_id{device_})) { return; }
   // Drain first, then synchronize: memory freed after the synchronization stays in its arena,
   // so everything moved has no pending work left on any stream. The map stays locked so that the
   // arenas drained are still there to take their memory back if the synchronization fails.
