@@ -31,7 +31,7 @@ RMM_SHIM_EXPORT size_t rmm_shim_release(void)
   auto& s = rmm::shim::state();
   (void)rmm::shim::give_back_kept_blocks(-1);  // into the stacks first, then released with them
   std::size_t bytes = 0;
-  rmm::shim::passing_through_scope const own_work;
+  rmm::shim::own_work_scope const own_work;
   for (int device = 0; device < rmm::shim::device_stacks::max_devices; ++device) {
     if (s.stacks.find(device) == nullptr) { continue; }
     rmm::shim::scoped_device_context const on_device{device};

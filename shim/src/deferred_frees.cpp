@@ -246,6 +246,12 @@ void deferred_frees::stream_destroyed(CUstream stream) noexcept
   non_blocking_streams_.erase(found);
   // Work the program queued before destroying the stream still runs: the stream counts until then.
   auto const* driver = real();
+  CUstreamCaptureStatus status{CU_STREAM_CAPTURE_STATUS_NONE};
+  if (driver->stream_is_capturing(stream, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE) {
+    // Not even asked: a query of a capturing stream ends its capture. Whatever the stream ran before
+    // its capture may still run, and nothing can watch it: the stream counts for good.
+    return;
+  }
   if (driver->stream_query(stream) == CUDA_ERROR_NOT_READY) {
     CUevent done{};
     if (driver->event_create(&done, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) {

@@ -24,6 +24,18 @@
 
 namespace rmm::shim {
 
+own_work_scope::own_work_scope() noexcept
+{
+  if (!state().deferred.capturing()) [[likely]] { return; }
+  auto const* driver = real();
+  relaxed_           = driver != nullptr && driver->exchange_capture_mode(&previous_) == CUDA_SUCCESS;
+}
+
+own_work_scope::~own_work_scope()
+{
+  if (relaxed_) { (void)real()->exchange_capture_mode(&previous_); }
+}
+
 namespace {
 
 /// Whether the shim may serve a call at all; counts the reason when it may not.
@@ -281,7 +293,7 @@ void return_to_stack(shim_state& s, parked_block const& block, bool legacy_order
 {
   auto* stack = s.stacks.find(block.device);
   if (stack == nullptr) { return; }  // never: the block came from a built stack
-  passing_through_scope const own_work;
+  own_work_scope const own_work;
   if (legacy_order) {
     // Ordered on the legacy stream of the block's device, which waits for every blocking stream.
     scoped_device_context const on_device{block.device};
@@ -340,7 +352,7 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
                             : std::nullopt) {
       // The block this thread freed last, of this size: reused in the order the stack would have.
       sampled_timer const timer{*device};
-      passing_through_scope const own_work;
+      own_work_scope const own_work;
       fence_late_non_blocking_stream(s, *device);
       return hand_out(s, {reinterpret_cast<void*>(*kept), 0, false}, bytes, *device, block_kind::stream_ordered, out,
                       *s.stacks.find(*device), CU_STREAM_LEGACY, true);
@@ -348,7 +360,7 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
   }
   give_back_kept(s, *device);
   arm_exit_marker();
-  passing_through_scope const own_work;  // whatever the stack calls never comes back into the shim
+  own_work_scope const own_work;  // whatever the stack calls never comes back into the shim
   auto& stack = stack_of(s, *device);
   sampled_timer const timer{*device};
   auto const alignment           = s.stacks.alignment(*device);
@@ -436,7 +448,7 @@ std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
   }
   give_back_kept(s, *device);
   arm_exit_marker();
-  passing_through_scope const own_work;
+  own_work_scope const own_work;
   auto& stack = stack_of(s, *device);
   sampled_timer const timer{*device};
   try {
@@ -459,17 +471,18 @@ std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool 
     s.count.passed(pass_reason::unknown_stream);
     return std::nullopt;
   }
+  if (*in_capture) {
+    // A graph cannot free memory allocated outside it: the driver refuses its own such frees
+    // (CUDA_ERROR_INVALID_VALUE on an H200) and refuses the shim's blocks alike, which it does not
+    // know. The block stays the program's.
+    s.count.passed(pass_reason::stream_capture);
+    return std::nullopt;
+  }
   auto const owner = claim_block(s, ptr);
   if (!owner) { return std::nullopt; }
   if (exiting()) { return CUDA_SUCCESS; }
-  if (*in_capture) {
-    // In a graph the free would run when the graph is launched, and the driver does not know the
-    // block. The graph's own kernels may use it until then: it stays reserved for good.
-    s.count.passed(pass_reason::stream_capture);
-    return CUDA_SUCCESS;
-  }
   sampled_timer const timer{owner->device};
-  passing_through_scope const own_work;
+  own_work_scope const own_work;
   s.deferred.note_stream_ordered_free(owner->device);  // before the block can be taken in the legacy order
   log_event(s, owner->device, log_action::free, reinterpret_cast<void*>(ptr), owner->size, stream);
   auto const block = stack_block(s, static_cast<std::uintptr_t>(ptr), *owner);
@@ -545,6 +558,7 @@ void note_stream_destroyed(CUstream stream) noexcept
 {
   if (!settings().enabled) { return; }
   rmm::mr::detail::forget_stream(stream);  // before its handle can be reused
+  own_work_scope const own_work;
   state().deferred.stream_destroyed(stream);
 }
 

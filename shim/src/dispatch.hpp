@@ -107,6 +107,25 @@ class passing_through_scope {
   bool previous_;
 };
 
+/// The shim's own CUDA work for the program (its stack, its epochs, its fences): no wrapper serves
+/// what it calls, and while a stream of the process captures, the calling thread is in the relaxed
+/// capture mode for it. In the global mode (from any thread) and the thread-local one (from the
+/// capturing thread), querying or waiting for an event or a stream, and allocating with cuMemAlloc
+/// or on another stream, would end the capture as invalid; in the relaxed mode they do not
+/// (docs/shim.md, "Stream capture").
+class own_work_scope {
+ public:
+  own_work_scope() noexcept;
+  ~own_work_scope();
+  own_work_scope(own_work_scope const&)            = delete;
+  own_work_scope& operator=(own_work_scope const&) = delete;
+
+ private:
+  passing_through_scope passing_;
+  CUstreamCaptureMode previous_{CU_STREAM_CAPTURE_MODE_RELAXED};
+  bool relaxed_{false};
+};
+
 /// Runs `real` (the real function of a call the shim does not serve) with the shim out of the way.
 template <class Call>
 auto pass_through(Call&& real)

@@ -3,6 +3,7 @@
 
 #include "dispatch.hpp"
 #include "hook_table.hpp"
+#include "log_files.hpp"
 #include "settings.hpp"
 #include "state.hpp"
 #include "thread_cache.hpp"
@@ -10,6 +11,7 @@
 #include <rmm/config/file_name_pattern.hpp>
 #include <rmm/config/print.hpp>
 #include <rmm/mr/before_growth.hpp>
+#include <rmm/mr/device_synchronization.hpp>
 
 #include <fmt/format.h>
 
@@ -61,13 +63,20 @@ bool give_back_waiting_frees(void*, rmm::cuda_device_id device, std::size_t) noe
   }
 }
 
+/// A device synchronization would end every capture in progress as invalid, in every mode.
+bool no_capture_in_progress(void*, rmm::cuda_device_id) noexcept { return !state().deferred.capturing(); }
+
 __attribute__((constructor(102))) void start()
 {
   load_settings();
+  if (!settings().log_file.empty()) { note_run_start(); }
   (void)state();
   counters::prepare();
   thread_cache::prepare();
-  if (settings().enabled) { rmm::mr::set_before_growth_callback(give_back_waiting_frees, nullptr); }
+  if (settings().enabled) {
+    rmm::mr::set_before_growth_callback(give_back_waiting_frees, nullptr);
+    rmm::mr::set_device_synchronization_check(no_capture_in_progress, nullptr);
+  }
   // A child gets a fresh state and counts of its own; no lock of the parent's threads comes along.
   pthread_atfork(
     [] {
