@@ -292,6 +292,30 @@ TEST_F(RmmReplay, SimulatedDeviceReservesWhatTheStackAsksFor)
             "\"binning over pool over simulated device (1.00 GiB)\"");
 }
 
+TEST_F(RmmReplay, SizesAreCheckedAgainstTheSimulatedDevice)
+{
+  // 512 GiB is beyond the real device the test runs on (and beyond any GPU): the arena's default,
+  // half the simulated device, and a 200 GiB pool fit only the simulated one.
+  auto const log    = write_log(small_log);
+  auto const result = run(log + " --simulate-device-size 512GiB -r arena,pool --pool-initial-size 200GiB --json -");
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_EQ(field(result_line(result.out, "arena"), "peak_reserved_bytes"), std::to_string(std::size_t{256} << 30));
+  EXPECT_EQ(field(result_line(result.out, "pool"), "peak_reserved_bytes"), std::to_string(std::size_t{200} << 30));
+
+  // Sizes beyond the simulated device are refused before anything is built, naming its size.
+  auto const refused =
+    run(log + " --simulate-device-size 1GiB -r pool,arena --pool-initial-size 2GiB --arena-size 3GiB");
+  EXPECT_EQ(refused.status, 1) << refused.err;
+  EXPECT_NE(refused.err.find("could not replay through 'pool': --resource pool:3:16: found initial_size = \"2GiB\", "
+                             "expected at most the device's 1 GiB of memory"),
+            std::string::npos)
+    << refused.err;
+  EXPECT_NE(refused.err.find("could not replay through 'arena': --resource arena:3:14: found arena_size = \"3GiB\", "
+                             "expected at most the device's 1 GiB of memory"),
+            std::string::npos)
+    << refused.err;
+}
+
 TEST_F(RmmReplay, AllocationBeyondTheSimulatedDeviceFailsNamingTheLine)
 {
   auto const log    = write_log(row + "allocate,0x100,1048576,0x0\n" + row + "allocate,0x200,2097152,0x0\n");

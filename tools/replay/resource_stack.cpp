@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 
 namespace rmm::replay {
@@ -95,10 +96,8 @@ std::string stack_toml(std::vector<std::string> const& types, stack_settings con
     toml += fmt::format("[[resource]]\ntype = \"{}\"\n", type);
     if (type == "pool") { toml += fmt::format("initial_size = {}\n", settings.pool_initial_size); }
     if (type == "arena") {
-      auto arena_size = settings.arena_size;
-      // Half the simulated device, not of the real one a percentage would refer to.
-      if (!arena_size && settings.simulated_device_size) { arena_size = *settings.simulated_device_size / 2; }
-      if (arena_size) { toml += fmt::format("arena_size = {}\n", *arena_size); }
+      // Unset: the configuration's default, half the free memory of the (real or simulated) device.
+      if (settings.arena_size) { toml += fmt::format("arena_size = {}\n", *settings.arena_size); }
       if (settings.arena_shared_threshold) {
         toml += fmt::format("shared_arena_threshold = {}\n", *settings.arena_shared_threshold);
       }
@@ -198,6 +197,26 @@ class simulated_gauge final : public reserved_gauge {
   simulated_device_resource device_;
 };
 
+/// build_layers_over with the simulated device as the device: sizes are checked against its
+/// capacity and percentages refer to it, not to the real device whose streams the replay uses.
+std::vector<rmm::mr::any_device_resource> build_over_simulated_device(rmm::config::stack_description const& stack,
+                                                                      rmm::cuda_device_id device,
+                                                                      simulated_device_resource const& simulated)
+{
+  rmm::cuda_set_device_raii const current{device};
+  rmm::config::build_context context{.device      = device,
+                                     .free_bytes  = simulated.capacity(),
+                                     .total_bytes = simulated.capacity(),
+                                     .bottom_type = stack.layers.back().type()};
+  rmm::config::check_against_device(stack, context);
+  context.bottom_type = {};                                    // what the layers allocate from is not cuda itself
+  std::vector<rmm::mr::any_device_resource> built{simulated};  // bottom first while building
+  for (auto layer = std::next(stack.layers.rbegin()); layer != stack.layers.rend(); ++layer) {
+    built.push_back(layer->schema->build(*layer, context, built.back()));
+  }
+  return {built.rbegin(), built.rend()};
+}
+
 }  // namespace
 
 void check_stack_name(std::string const& name, stack_settings const& settings)
@@ -217,7 +236,7 @@ resource_stack build_stack(std::string const& name, stack_settings const& settin
   if (settings.simulated_device_size) {
     simulated_device_resource simulated{*settings.simulated_device_size};
     gauge  = std::make_unique<simulated_gauge>(simulated);
-    layers = rmm::config::build_layers_over(stack, device, simulated);
+    layers = build_over_simulated_device(stack, device, simulated);
   } else if (bottom == "cuda_async") {
     layers = rmm::config::build_layers(stack, device);
     gauge  = std::make_unique<async_pool_gauge>(*layers.back().target<rmm::mr::cuda_async_memory_resource>());
