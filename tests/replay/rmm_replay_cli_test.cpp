@@ -263,6 +263,29 @@ TEST_F(RmmReplay, FiguresInTheTableAndTheJson)
     << result.err;
 }
 
+TEST_F(RmmReplay, PeakReservedIsWhatTheWholeStackHoldsFromTheDevice)
+{
+  // Over cuda every pool maps device memory itself (the layers below it serve it nothing), so a
+  // pool over a pool holds what a pool alone does, and a pool over an arena holds its own memory
+  // besides the arena's.
+  auto const log    = write_log(small_log);
+  auto const result = run(log + " -r pool,pool+pool,pool+statistics,binning,binning+pool+pool,pool+arena,arena+pool" +
+                          " --arena-size 64MiB --json -");
+  ASSERT_EQ(result.status, 0) << result.err;
+  auto const reserved = [&](char const* resource) {
+    return std::stoull(field(result_line(result.out, resource), "peak_reserved_bytes"));
+  };
+  auto const pool = reserved("pool");
+  EXPECT_GE(pool, 4000U);
+  EXPECT_EQ(reserved("pool+pool"), pool);
+  EXPECT_EQ(reserved("pool+statistics"), pool);
+  // Binning takes a batch of blocks for each of its bins from the pool when built.
+  EXPECT_GT(reserved("binning"), pool);
+  EXPECT_EQ(reserved("binning+pool+pool"), reserved("binning"));
+  EXPECT_EQ(reserved("pool+arena"), (64U << 20) + pool);
+  EXPECT_EQ(reserved("arena+pool"), 64U << 20);
+}
+
 TEST_F(RmmReplay, JsonToAFileAndTheTableToStdout)
 {
   auto const log       = write_log(small_log);

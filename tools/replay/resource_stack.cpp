@@ -94,7 +94,12 @@ std::string stack_toml(std::vector<std::string> const& types, stack_settings con
   std::string toml;
   for (auto const& type : types) {
     toml += fmt::format("[[resource]]\ntype = \"{}\"\n", type);
-    if (type == "pool") { toml += fmt::format("initial_size = {}\n", settings.pool_initial_size); }
+    if (type == "pool") {
+      toml += fmt::format("initial_size = {}\n", settings.pool_initial_size);
+      // What the configuration does over cuda, said explicitly: the counting adaptor that stands
+      // in for cuda in build_stack would otherwise make the pool grow through it, in chunks.
+      if (types.back() == "cuda" && !settings.simulated_device_size) { toml += "growth = \"virtual_memory\"\n"; }
+    }
     if (type == "arena") {
       // Unset: the configuration's default, half the free memory of the (real or simulated) device.
       if (settings.arena_size) { toml += fmt::format("arena_size = {}\n", *settings.arena_size); }
@@ -115,51 +120,60 @@ std::string describe(std::vector<std::string> const& types, stack_settings const
   return fmt::format("{}", fmt::join(parts, " over "));
 }
 
-/// The highest pool_size() of a pool, sampled after each event.
-class sampled_gauge final : public reserved_gauge {
+/// What the stack holds from the device: what reaches the bottom resource, counted by an adaptor
+/// standing in for it, plus what the pools that grow through virtual memory map themselves (past
+/// every layer below them), sampled after each event.
+class held_bytes_gauge final : public reserved_gauge {
  public:
-  explicit sampled_gauge(rmm::mr::pool_memory_resource pool) : pool_{std::move(pool)} {}  // shares the pool
+  held_bytes_gauge(rmm::mr::statistics_resource_adaptor counter, std::vector<rmm::mr::pool_memory_resource> mapping)
+    : counter_{std::move(counter)}, mapping_pools_{std::move(mapping)}  // shares the resources
+  {
+  }
 
   void sample() noexcept override
   {
-    auto const now = pool_.pool_size();
-    auto seen      = peak_.load(std::memory_order_relaxed);
-    while (now > seen && !peak_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {}
+    if (mapping_pools_.empty()) { return; }  // the counter's own peak says it all
+    auto const now = current_bytes();
+    auto seen      = sampled_peak_.load(std::memory_order_relaxed);
+    while (now > seen && !sampled_peak_.compare_exchange_weak(seen, now, std::memory_order_relaxed)) {}
   }
-  [[nodiscard]] std::size_t peak_bytes() const override { return peak_.load(); }
-  [[nodiscard]] std::size_t current_bytes() const override { return pool_.pool_size(); }
-  [[nodiscard]] std::string method() const override
-  {
-    return "pool_size() of the pool over cuda, sampled after every event (a counting adaptor between "
-           "them would stop the pool from growing through virtual memory)";
-  }
-
- private:
-  rmm::mr::pool_memory_resource pool_;
-  std::atomic<std::size_t> peak_{0};
-};
-
-/// Counts what passes into the bottom resource.
-class counted_gauge final : public reserved_gauge {
- public:
-  explicit counted_gauge(rmm::mr::statistics_resource_adaptor counter) : counter_{std::move(counter)} {}
-
   [[nodiscard]] std::size_t peak_bytes() const override
   {
-    return static_cast<std::size_t>(counter_.get_bytes_counter().peak);
+    // The counter's peak also sees what a call held only while it ran (a logged failure that
+    // succeeded and was freed at once).
+    return std::max(sampled_peak_.load(), static_cast<std::size_t>(counter_.get_bytes_counter().peak));
   }
   [[nodiscard]] std::size_t current_bytes() const override
   {
-    return static_cast<std::size_t>(counter_.get_bytes_counter().value);
+    auto bytes = static_cast<std::size_t>(counter_.get_bytes_counter().value);
+    for (auto const& pool : mapping_pools_) { bytes += pool.pool_size(); }
+    return bytes;
   }
   [[nodiscard]] std::string method() const override
   {
-    return "peak of a statistics_resource_adaptor over the bottom resource (bytes as requested)";
+    return mapping_pools_.empty()
+             ? "peak of a statistics_resource_adaptor over the bottom resource (bytes as requested)"
+             : "pool_size() of every pool that grows through virtual memory plus what a statistics_resource_adaptor "
+               "over the bottom resource counts, sampled after every event";
   }
 
  private:
   rmm::mr::statistics_resource_adaptor counter_;
+  std::vector<rmm::mr::pool_memory_resource> mapping_pools_;
+  std::atomic<std::size_t> sampled_peak_{0};
 };
+
+/// The layers that are pools mapping device memory themselves.
+std::vector<rmm::mr::pool_memory_resource> pools_growing_through_virtual_memory(
+  std::vector<rmm::mr::any_device_resource> const& layers)
+{
+  std::vector<rmm::mr::pool_memory_resource> pools;
+  for (auto const& layer : layers) {
+    auto const* pool = layer.target<rmm::mr::pool_memory_resource>();
+    if (pool != nullptr && pool->grows_contiguously()) { pools.push_back(*pool); }
+  }
+  return pools;
+}
 
 /// The driver's own high-water mark of a cuda_async pool.
 class async_pool_gauge final : public reserved_gauge {
@@ -240,17 +254,14 @@ resource_stack build_stack(std::string const& name, stack_settings const& settin
   } else if (bottom == "cuda_async") {
     layers = rmm::config::build_layers(stack, device);
     gauge  = std::make_unique<async_pool_gauge>(*layers.back().target<rmm::mr::cuda_async_memory_resource>());
-  } else if (bottom == "cuda" && types.size() >= 2 && types[types.size() - 2] == "pool") {
-    // A pool right above cuda grows through virtual memory, past any counting adaptor: sampled.
-    layers = rmm::config::build_layers(stack, device);
-    gauge  = std::make_unique<sampled_gauge>(*layers[layers.size() - 2].target<rmm::mr::pool_memory_resource>());
   } else {
-    // What reaches the bottom is counted by an adaptor standing in for it.
+    // What reaches the bottom is counted by an adaptor standing in for it; the pools that map
+    // device memory themselves (told to in stack_toml, as over cuda itself) add theirs.
     auto const alone = rmm::config::load_string(fmt::format("[[resource]]\ntype = \"{}\"\n", bottom),
                                                 "--resource " + name, rmm::config::environment{});
     rmm::mr::statistics_resource_adaptor counter{rmm::config::build(alone, device)};
-    gauge  = std::make_unique<counted_gauge>(counter);
     layers = rmm::config::build_layers_over(stack, device, counter);
+    gauge  = std::make_unique<held_bytes_gauge>(counter, pools_growing_through_virtual_memory(layers));
   }
   return resource_stack{name, describe(types, settings), std::move(gauge), layers.front()};
 }
