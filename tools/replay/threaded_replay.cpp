@@ -1,5 +1,7 @@
 #include "threaded_replay.hpp"
 
+#include "turnstile.hpp"
+
 #include <logged_stream.hpp>
 
 #include <rmm/cuda_stream.hpp>
@@ -7,8 +9,6 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
-#include <limits>
 #include <mutex>
 #include <new>
 #include <thread>
@@ -20,49 +20,15 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-/// Lets exactly one thread run: the one whose step is next in log order.
-class turnstile {
- public:
-  /// Blocks until `step` is next; false if the replay was stopped.
-  [[nodiscard]] bool wait_for(std::size_t step) const noexcept
-  {
-    // Spin briefly (the next step is usually a few hundred nanoseconds away), then sleep.
-    constexpr int spins_before_sleeping = 256;
-    for (int spin = 0;; ++spin) {
-      auto const current = next_.load(std::memory_order_acquire);
-      if (current == step) { return true; }
-      if (current == stopped) { return false; }
-      if (spin < spins_before_sleeping) {
-        pause();
-      } else {
-        next_.wait(current, std::memory_order_acquire);
-      }
-    }
+/// The replaying thread of every step: the turnstile wakes it alone when its step comes.
+std::vector<std::size_t> thread_of_each_step(replay_plan const& plan)
+{
+  std::vector<std::size_t> thread_of_step(plan.steps.size());
+  for (std::size_t thread = 0; thread < plan.thread_steps.size(); ++thread) {
+    for (auto const step : plan.thread_steps[thread]) { thread_of_step[step] = thread; }
   }
-
-  void open(std::size_t step) noexcept
-  {
-    next_.store(step, std::memory_order_release);
-    next_.notify_all();
-  }
-
-  void stop() noexcept { open(stopped); }
-
- private:
-  static constexpr std::size_t stopped     = std::numeric_limits<std::size_t>::max();
-  static constexpr std::size_t not_started = stopped - 1;
-
-  static void pause() noexcept
-  {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    std::this_thread::yield();
-#endif
-  }
-
-  std::atomic<std::size_t> next_{not_started};
-};
+  return thread_of_step;
+}
 
 /// What one replaying thread counted.
 struct thread_totals {
@@ -75,7 +41,12 @@ struct thread_totals {
 class threaded_replay {
  public:
   threaded_replay(replay_plan const& plan, rmm::device_async_resource_ref mr, step_observer const& observer)
-    : plan_{plan}, mr_{mr}, after_step_{observer}, pointers_(plan.steps.size()), live_(plan.steps.size())
+    : plan_{plan},
+      mr_{mr},
+      after_step_{observer},
+      pointers_(plan.steps.size()),
+      live_(plan.steps.size()),
+      turn_{thread_of_each_step(plan), plan.thread_steps.size()}
   {
     // Streams are created before the replay so that creating them is not timed.
     for (auto const logged : plan.logged_streams) {
@@ -91,8 +62,8 @@ class threaded_replay {
     std::vector<std::thread> threads;
     threads.reserve(plan_.thread_steps.size());
     try {
-      for (auto const& steps : plan_.thread_steps) {
-        threads.emplace_back([this, &steps] { replay_thread(steps); });
+      for (std::size_t thread = 0; thread < plan_.thread_steps.size(); ++thread) {
+        threads.emplace_back([this, thread] { replay_thread(thread); });
       }
     } catch (...) {  // could not start a thread: release the ones waiting for their turn
       turn_.stop();
@@ -102,7 +73,8 @@ class threaded_replay {
     auto const start = clock::now();
     turn_.open(0);
     for (auto& t : threads) { t.join(); }
-    result_.wall = clock::now() - start;
+    result_.wall    = clock::now() - start;
+    result_.wakeups = turn_.wakeups();
     free_what_the_log_left_live();
     for (auto const& stream : owned_streams_) { stream.synchronize(); }
     RMM_CUDA_TRY(cudaDeviceSynchronize());
@@ -110,11 +82,11 @@ class threaded_replay {
   }
 
  private:
-  void replay_thread(std::vector<std::size_t> const& steps)
+  void replay_thread(std::size_t thread)
   {
     thread_totals totals{};
-    for (auto const step : steps) {
-      if (!turn_.wait_for(step)) { break; }
+    for (auto const step : plan_.thread_steps[thread]) {
+      if (!turn_.wait_for(thread, step)) { break; }
       if (!replay_one_step(step, totals)) {
         turn_.stop();
         break;

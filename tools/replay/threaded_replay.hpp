@@ -29,6 +29,7 @@ struct replay_measurement {
   std::size_t events_replayed{};
   std::size_t reproduced_failures{};      ///< "allocate failure" rows that failed again
   std::size_t unexpected_successes{};     ///< "allocate failure" rows that succeeded (freed at once)
+  std::size_t wakeups{};                  ///< times a replaying thread woke from sleeping until its turn
   std::optional<replay_failure> failure;  ///< set when the replay stopped early
 };
 
