@@ -255,11 +255,10 @@ TEST_F(RmmReplay, FiguresInTheTableAndTheJson)
 
   // The table went to stderr, since the JSON took stdout.
   EXPECT_TRUE(std::regex_search(
-    result.err, std::regex{"\nlog +resource +time +ns/event +in calls +peak live +peak reserved +frag\\. +failures\n"}))
+    result.err, std::regex{"\nlog +resource +time +ns/event +peak live +peak reserved +frag\\. +failures\n"}))
     << result.err;
   EXPECT_TRUE(std::regex_search(
-    result.err,
-    std::regex{"log\\.csv  cuda     +[0-9.]+ [mun]?s +[0-9]+ +[0-9]+ +3\\.91 KiB +3\\.91 KiB +0\\.0% +0/0\n"}))
+    result.err, std::regex{"log\\.csv  cuda     +[0-9.]+ [mun]?s +[0-9]+ +3\\.91 KiB +3\\.91 KiB +0\\.0% +0/0\n"}))
     << result.err;
 }
 
@@ -284,6 +283,33 @@ TEST_F(RmmReplay, PeakReservedIsWhatTheWholeStackHoldsFromTheDevice)
   EXPECT_EQ(reserved("binning+pool+pool"), reserved("binning"));
   EXPECT_EQ(reserved("pool+arena"), (64U << 20) + pool);
   EXPECT_EQ(reserved("arena+pool"), 64U << 20);
+}
+
+TEST_F(RmmReplay, NsPerEventIsTheTimeInTheResourcesCalls)
+{
+  // 500 threads taking turns: every event hands the turn to another thread, which the wall time
+  // includes and ns/event must not.
+  std::string rows;
+  for (int round = 0; round < 2; ++round) {
+    for (int thread = 1; thread <= 500; ++thread) {
+      rows += std::to_string(thread) + ",00:00:01.000000," + (round == 0 ? "allocate" : "free") + ",0x" +
+              std::to_string(thread) + "000,256,0x0\n";
+    }
+  }
+  auto const log    = write_log(rows);
+  auto const result = run(log + " --resource cuda --json -");
+  ASSERT_EQ(result.status, 0) << result.err;
+  auto const cuda        = result_line(result.out, "cuda");
+  auto const events      = std::stod(field(cuda, "events_replayed"));
+  auto const in_calls_ns = std::stod(field(cuda, "in_calls_ns"));
+  EXPECT_EQ(events, 1000);
+  EXPECT_LT(in_calls_ns, std::stod(field(cuda, "wall_ns")));
+  EXPECT_NEAR(std::stod(field(cuda, "ns_per_event")), in_calls_ns / events, 0.051) << cuda;
+  EXPECT_EQ(cuda.find("in_calls_ns_per_event"), std::string::npos) << "ns_per_event says it";
+  std::smatch cells;
+  ASSERT_TRUE(std::regex_search(result.err, cells, std::regex{"log\\.csv  cuda +[0-9.]+ [mun]?s +([0-9]+) "}))
+    << result.err;
+  EXPECT_NEAR(std::stod(cells[1].str()), in_calls_ns / events, 0.51) << result.err;
 }
 
 TEST_F(RmmReplay, JsonToAFileAndTheTableToStdout)
