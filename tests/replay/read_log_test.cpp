@@ -7,10 +7,19 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace {
 
@@ -128,6 +137,54 @@ TEST(ReadLog, ReadsWhatTheLoggingAdaptorWritesByTheOneFormatDefinition)
   ASSERT_EQ(events.size(), 3U);
   EXPECT_EQ(events[1].kind, format::action::allocate_failure);
   EXPECT_EQ(events[2].kind, format::action::free);
+}
+
+TEST(ReadLog, ALineLongerThanTheLimitIsRefusedNamingItsLine)
+{
+  auto const row          = std::string{"1,00:00:01.000000,allocate,0x100,256,0x0\n"};
+  auto const at_the_limit = header + row + std::string(rmm::trace::max_line_bytes, '7') + "\n";
+  try {
+    (void)rmm::trace::parse_log(at_the_limit, "limit.csv");
+    ADD_FAILURE() << "a line of digits was accepted as a row";
+  } catch (rmm::trace::parse_error const& e) {
+    EXPECT_NE(std::string{e.what()}.find("limit.csv:3: 1 column(s)"), std::string::npos) << "only a row's error";
+  }
+  auto const beyond = header + row + std::string(rmm::trace::max_line_bytes + 1, '7') + "\n" + row;
+  try {
+    (void)rmm::trace::parse_log(beyond, "long.csv", rmm::trace::cut_off_row::drop);
+    ADD_FAILURE() << "a line beyond the limit was accepted";
+  } catch (rmm::trace::parse_error const& e) {
+    EXPECT_EQ(std::string{e.what()},
+              "long.csv:3: line longer than 65536 bytes: not an allocation log (a row is at most about 120 bytes)");
+  }
+}
+
+TEST(ReadLog, AnEndlessLineIsRefusedWithoutReadingItWhole)
+{
+  // A pipe that would give 64 MiB without a line end, as /dev/zero gives endless zeros: reading
+  // stops at the limit, and the writer finds the pipe closed long before it is done.
+  std::string const path = ::testing::TempDir() + "read_log_endless_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  auto const previous           = std::signal(SIGPIPE, SIG_IGN);  // the writer sees EPIPE instead
+  constexpr std::size_t offered = std::size_t{64} << 20;
+  std::size_t written           = 0;
+  std::thread writer{[&] {
+    int const fd = ::open(path.c_str(), O_WRONLY);
+    if (fd < 0) { return; }
+    std::vector<char> const chunk(1 << 16, 'x');
+    while (written < offered) {
+      auto const n = ::write(fd, chunk.data(), chunk.size());
+      if (n <= 0) { break; }
+      written += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  }};
+  auto const error = read_error(path);
+  writer.join();
+  std::signal(SIGPIPE, previous);
+  std::remove(path.c_str());
+  EXPECT_EQ(error, path + ":1: line longer than 65536 bytes: not an allocation log (a row is at most about 120 bytes)");
+  EXPECT_LT(written, offered / 16) << "the log was read on past the limit";
 }
 
 }  // namespace

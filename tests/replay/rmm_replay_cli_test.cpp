@@ -166,6 +166,12 @@ TEST_F(RmmReplay, HeaderMissing)
                    false);
 }
 
+TEST_F(RmmReplay, ALineLongerThanTheLimitIsRefusedNamingItsLine)
+{
+  expect_malformed(row + "allocate,0x100,256,0x0\n" + std::string(100000, '1') + "\n" + row + "free,0x100,256,0x0\n",
+                   ":3: line longer than 65536 bytes: not an allocation log (a row is at most about 120 bytes)");
+}
+
 TEST_F(RmmReplay, MissingLogFile)
 {
   auto const result = run((directory_ / "absent.csv").string());

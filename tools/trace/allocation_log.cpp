@@ -20,15 +20,34 @@ struct log_text {
   std::string read_error;  ///< zlib's reason when the file ended early or was damaged ("" if read whole)
 };
 
+/// The error for a line beyond max_line_bytes at `where` ("FILE:LINE").
+parse_error line_too_long(std::string const& where)
+{
+  return parse_error{fmt::format(
+    "{}: line longer than {} bytes: not an allocation log (a row is at most about 120 bytes)", where, max_line_bytes)};
+}
+
 log_text read_compressed_or_plain(std::string const& path)
 {
   gzFile file = gzopen(path.c_str(), "rb");  // reads plain files too
   if (file == nullptr) { throw parse_error{fmt::format("{}: cannot open the log", path)}; }
   log_text log;
   std::array<char, 1 << 16> buffer{};
-  int n = 0;
+  std::size_t lines_ended = 0;
+  std::size_t line_start  = 0;  // of the line being read, in log.text
+  int n                   = 0;
   while ((n = gzread(file, buffer.data(), static_cast<unsigned>(buffer.size()))) > 0) {
+    auto const read_before = log.text.size();
     log.text.append(buffer.data(), static_cast<std::size_t>(n));
+    for (auto end = log.text.find('\n', read_before); end != std::string::npos; end = log.text.find('\n', end + 1)) {
+      ++lines_ended;
+      line_start = end + 1;
+    }
+    // A line without an end in sight is no log (an endless stream would take all memory).
+    if (log.text.size() - line_start > max_line_bytes + 1) {  // + 1: a '\r' before its '\n'
+      gzclose(file);
+      throw line_too_long(fmt::format("{}:{}", path, lines_ended + 1));
+    }
   }
   int error_code = 0;
   // zlib owns the message and frees it with the file: copy it first.
@@ -123,6 +142,7 @@ log_contents parse_log(std::string const& text, std::string const& name, cut_off
     if (!line.empty() && line.back() == '\r') { line.remove_suffix(1); }
     if (line.empty()) { continue; }
     auto const where = fmt::format("{}:{}", name, line_number);
+    if (line.size() > max_line_bytes) { throw line_too_long(where); }
     if (!header_seen) {
       if (line != format::header) {
         throw parse_error{fmt::format("{}: expected the header '{}', found '{}'", where, format::header, line)};

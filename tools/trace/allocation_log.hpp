@@ -30,6 +30,11 @@ struct parse_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The longest line a log may have, its line end left out. A row is at most about 120 bytes; a
+/// longer line means the file is no allocation log (a binary file, an endless stream such as
+/// /dev/zero), and reading stops there instead of holding all of it.
+inline constexpr std::size_t max_line_bytes = std::size_t{64} << 10;
+
 /// What to do with a log whose last row is cut off (the process writing it was killed): refuse it,
 /// saying so, or keep the rows before it.
 enum class cut_off_row { refuse, drop };
