@@ -187,4 +187,41 @@ TEST(ReadLog, AnEndlessLineIsRefusedWithoutReadingItWhole)
   EXPECT_LT(written, offered / 16) << "the log was read on past the limit";
 }
 
+std::string parse_error_of(std::string const& text)
+{
+  try {
+    (void)rmm::trace::parse_log(text, "log.csv");
+  } catch (rmm::trace::parse_error const& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(ReadLog, ErrorsShowALongFieldCutToItsStartAndLength)
+{
+  auto const long_field = std::string(40000, '9') + "z";
+  auto const shown      = std::string(64, '9') + "... (40001 bytes)";
+  auto const row        = [](std::string const& thread, std::string const& time, std::string const& action,
+                      std::string const& pointer) {
+    return thread + "," + time + "," + action + "," + pointer + ",256,0x0\n";
+  };
+  EXPECT_EQ(parse_error_of(header + row(long_field, "00:00:01.000000", "allocate", "0x100")),
+            "log.csv:2: column Thread is '" + shown + "', expected a decimal number");
+  EXPECT_EQ(parse_error_of(header + row("1", long_field, "allocate", "0x100")),
+            "log.csv:2: column Time is '" + shown + "', expected HH:MM:SS.ffffff");
+  EXPECT_EQ(parse_error_of(header + row("1", "00:00:01.000000", long_field, "0x100")),
+            "log.csv:2: unknown action '" + shown + "', expected allocate, allocate failure or free");
+  EXPECT_EQ(parse_error_of(header + row("1", "00:00:01.000000", "allocate", long_field)),
+            "log.csv:2: column Pointer is '" + shown + "', expected a hexadecimal number");
+  EXPECT_EQ(parse_error_of(long_field + "\n"),
+            "log.csv:1: expected the header 'Thread,Time,Action,Pointer,Size,Stream', found '" + shown + "'");
+  // A field of 64 bytes is shown whole; control characters (a binary file) are shown escaped.
+  EXPECT_EQ(parse_error_of(header + row("1", "00:00:01.000000", std::string(64, 'a'), "0x100")),
+            "log.csv:2: unknown action '" + std::string(64, 'a') + "', expected allocate, allocate failure or free");
+  std::string const binary{'\x7f', 'E', 'L', 'F', '\x02', '\x01', '\x01', '\0', '\n'};
+  EXPECT_EQ(parse_error_of(binary),
+            "log.csv:1: expected the header 'Thread,Time,Action,Pointer,Size,Stream', found "
+            "'\\x7fELF\\x02\\x01\\x01\\x00'");
+}
+
 }  // namespace

@@ -172,6 +172,12 @@ TEST_F(RmmReplay, ALineLongerThanTheLimitIsRefusedNamingItsLine)
                    ":3: line longer than 65536 bytes: not an allocation log (a row is at most about 120 bytes)");
 }
 
+TEST_F(RmmReplay, ALongFieldIsShownCutInTheMessage)
+{
+  expect_malformed(row + "allocate,0x100," + std::string(50000, '1') + "x,0x0\n",
+                   ":2: column Size is '" + std::string(64, '1') + "... (50001 bytes)', expected a decimal number");
+}
+
 TEST_F(RmmReplay, MissingLogFile)
 {
   auto const result = run((directory_ / "absent.csv").string());

@@ -20,6 +20,21 @@ struct log_text {
   std::string read_error;  ///< zlib's reason when the file ended early or was damaged ("" if read whole)
 };
 
+/// A field of the log as an error message shows it: whole up to 64 bytes, else its first 64 and its
+/// length, so that a damaged log cannot flood the terminal; control characters escaped (a binary
+/// file's bytes would garble it).
+std::string shown(std::string_view field)
+{
+  constexpr std::size_t shown_bytes = 64;
+  std::string text;
+  for (char const c : field.substr(0, shown_bytes)) {
+    auto const byte = static_cast<unsigned char>(c);
+    text += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+  }
+  if (field.size() > shown_bytes) { text += fmt::format("... ({} bytes)", field.size()); }
+  return text;
+}
+
 /// The error for a line beyond max_line_bytes at `where` ("FILE:LINE").
 parse_error line_too_long(std::string const& where)
 {
@@ -65,7 +80,7 @@ T parse_number(std::string_view field, int base, std::string_view column, std::s
   T value{};
   auto const [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
   if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size()) {
-    throw parse_error{fmt::format("{}: column {} is '{}', expected a {} number", where, column, field,
+    throw parse_error{fmt::format("{}: column {} is '{}', expected a {} number", where, column, shown(field),
                                   base == 16 ? "hexadecimal" : "decimal")};
   }
   return value;
@@ -75,7 +90,7 @@ double parse_time(std::string_view field, std::string const& where)
 {
   // HH:MM:SS.ffffff
   auto const bad = [&] {
-    return parse_error{fmt::format("{}: column Time is '{}', expected HH:MM:SS.ffffff", where, field)};
+    return parse_error{fmt::format("{}: column Time is '{}', expected HH:MM:SS.ffffff", where, shown(field))};
   };
   if (field.size() < 8 || field[2] != ':' || field[5] != ':') { throw bad(); }
   try {
@@ -115,7 +130,7 @@ event parse_row(std::string_view line, std::size_t line_number, std::string cons
   e.time_seconds  = parse_time(fields[1], where);
   auto const kind = format::parse_action(fields[2]);
   if (!kind) {
-    throw parse_error{fmt::format("{}: unknown action '{}', expected {}, {} or {}", where, fields[2],
+    throw parse_error{fmt::format("{}: unknown action '{}', expected {}, {} or {}", where, shown(fields[2]),
                                   format::action_name(action::allocate), format::action_name(action::allocate_failure),
                                   format::action_name(action::free))};
   }
@@ -145,7 +160,7 @@ log_contents parse_log(std::string const& text, std::string const& name, cut_off
     if (line.size() > max_line_bytes) { throw line_too_long(where); }
     if (!header_seen) {
       if (line != format::header) {
-        throw parse_error{fmt::format("{}: expected the header '{}', found '{}'", where, format::header, line)};
+        throw parse_error{fmt::format("{}: expected the header '{}', found '{}'", where, format::header, shown(line))};
       }
       header_seen = true;
       continue;
