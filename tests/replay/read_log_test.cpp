@@ -224,4 +224,22 @@ TEST(ReadLog, ErrorsShowALongFieldCutToItsStartAndLength)
             "'\\x7fELF\\x02\\x01\\x01\\x00'");
 }
 
+TEST(ReadLog, ATimeNoDayHasIsRefusedNamingItsLine)
+{
+  auto const at = [](std::string const& time) { return header + "1," + time + ",allocate,0x100,256,0x0\n"; };
+  for (auto const* time : {"99:99:99.999999", "24:00:00.000000", "23:60:00.000000", "23:59:61.000000"}) {
+    EXPECT_EQ(parse_error_of(at(time)), "log.csv:2: column Time is '" + std::string{time} +
+                                          "', a time no day has (hours up to 23, minutes up to 59, seconds up to "
+                                          "59, or 60 in a leap second)");
+  }
+  // Only digits where HH:MM:SS.ffffff has them.
+  for (auto const* time : {"1:00:00.000000", "00:00:1e1", "00:00:00.", "00:00:00.12a", "-1:00:00.000000"}) {
+    EXPECT_EQ(parse_error_of(at(time)),
+              "log.csv:2: column Time is '" + std::string{time} + "', expected HH:MM:SS.ffffff");
+  }
+  EXPECT_DOUBLE_EQ(rmm::trace::parse_log(at("23:59:59.999999"), "log.csv").at(0).time_seconds, 86399.999999);
+  EXPECT_DOUBLE_EQ(rmm::trace::parse_log(at("23:59:60.5"), "log.csv").at(0).time_seconds, 86400.5);  // leap second
+  EXPECT_DOUBLE_EQ(rmm::trace::parse_log(at("01:02:03"), "log.csv").at(0).time_seconds, 3723.0);
+}
+
 }  // namespace

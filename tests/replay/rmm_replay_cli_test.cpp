@@ -178,6 +178,13 @@ TEST_F(RmmReplay, ALongFieldIsShownCutInTheMessage)
                    ":2: column Size is '" + std::string(64, '1') + "... (50001 bytes)', expected a decimal number");
 }
 
+TEST_F(RmmReplay, ATimeNoDayHasIsRefused)
+{
+  expect_malformed("1,99:99:99.999999,allocate,0x100,256,0x0\n",
+                   ":2: column Time is '99:99:99.999999', a time no day has (hours up to 23, minutes up to 59, "
+                   "seconds up to 59, or 60 in a leap second)");
+}
+
 TEST_F(RmmReplay, MissingLogFile)
 {
   auto const result = run((directory_ / "absent.csv").string());

@@ -86,24 +86,34 @@ T parse_number(std::string_view field, int base, std::string_view column, std::s
   return value;
 }
 
+/// Seconds since midnight of "HH:MM:SS.ffffff" (any number of fraction digits, or none); throws
+/// parse_error for another format or a time no day has.
 double parse_time(std::string_view field, std::string const& where)
 {
-  // HH:MM:SS.ffffff
-  auto const bad = [&] {
-    return parse_error{fmt::format("{}: column Time is '{}', expected HH:MM:SS.ffffff", where, shown(field))};
-  };
-  if (field.size() < 8 || field[2] != ':' || field[5] != ':') { throw bad(); }
-  try {
-    auto const h         = parse_number<unsigned>(field.substr(0, 2), 10, "Time", where);
-    auto const m         = parse_number<unsigned>(field.substr(3, 2), 10, "Time", where);
-    auto seconds         = field.substr(6);
-    double s             = 0;
-    auto const [end, ec] = std::from_chars(seconds.data(), seconds.data() + seconds.size(), s);
-    if (ec != std::errc{} || end != seconds.data() + seconds.size()) { throw bad(); }
-    return h * 3600.0 + m * 60.0 + s;
-  } catch (parse_error const&) {
-    throw bad();
+  auto const is_digit   = [](char c) { return c >= '0' && c <= '9'; };
+  auto const digits_at  = [&](std::size_t at) { return is_digit(field[at]) && is_digit(field[at + 1]); };
+  auto const two_digits = [&](std::size_t at) { return (field[at] - '0') * 10 + (field[at + 1] - '0'); };
+  auto const fraction   = field.size() > 8 ? field.substr(8) : std::string_view{};
+  bool const formatted =
+    field.size() >= 8 && digits_at(0) && field[2] == ':' && digits_at(3) && field[5] == ':' && digits_at(6) &&
+    (fraction.empty() ||
+     (fraction.size() >= 2 && fraction[0] == '.' && std::all_of(fraction.begin() + 1, fraction.end(), is_digit)));
+  if (!formatted) {
+    throw parse_error{fmt::format("{}: column Time is '{}', expected HH:MM:SS.ffffff", where, shown(field))};
   }
+  auto const hours   = two_digits(0);
+  auto const minutes = two_digits(3);
+  auto const seconds = two_digits(6);
+  if (hours > 23 || minutes > 59 || seconds > 60) {
+    throw parse_error{fmt::format(
+      "{}: column Time is '{}', a time no day has (hours up to 23, minutes up to 59, seconds up to 59, or 60 in a "
+      "leap second)",
+      where, shown(field))};
+  }
+  double seconds_and_fraction = 0;
+  auto const text             = field.substr(6);
+  (void)std::from_chars(text.data(), text.data() + text.size(), seconds_and_fraction);  // digits, checked above
+  return hours * 3600.0 + minutes * 60.0 + seconds_and_fraction;
 }
 
 /// One row of the log; throws parse_error naming `where`.
