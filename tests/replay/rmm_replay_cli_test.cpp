@@ -185,11 +185,18 @@ TEST_F(RmmReplay, ATimeNoDayHasIsRefused)
                    "seconds up to 59, or 60 in a leap second)");
 }
 
-TEST_F(RmmReplay, MissingLogFile)
+TEST_F(RmmReplay, ALogThatCannotBeOpenedIsNamedWithTheSystemsReason)
 {
-  auto const result = run((directory_ / "absent.csv").string());
+  auto const absent = (directory_ / "absent.csv").string();
+  auto result       = run(absent);
   EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("absent.csv: cannot open the log"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find(absent + ": cannot open the log: No such file or directory\n"), std::string::npos)
+    << result.err;
+  auto const below_a_file = write_log(row + "allocate,0x100,256,0x0\n") + "/inner.csv";
+  result                  = run(below_a_file);
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find(below_a_file + ": cannot open the log: Not a directory\n"), std::string::npos)
+    << result.err;
 }
 
 TEST_F(RmmReplay, BadUsage)

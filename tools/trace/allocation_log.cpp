@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <string_view>
+#include <system_error>
 
 namespace rmm::trace {
 
@@ -44,8 +46,14 @@ parse_error line_too_long(std::string const& where)
 
 log_text read_compressed_or_plain(std::string const& path)
 {
+  errno       = 0;
   gzFile file = gzopen(path.c_str(), "rb");  // reads plain files too
-  if (file == nullptr) { throw parse_error{fmt::format("{}: cannot open the log", path)}; }
+  if (file == nullptr) {
+    // errno is the system's reason; zlib leaves it 0 when only its own state could not be allocated.
+    auto const reason = errno != 0 ? std::error_code{errno, std::generic_category()}.message()
+                                   : std::string{"no memory for zlib's state"};
+    throw parse_error{fmt::format("{}: cannot open the log: {}", path, reason)};
+  }
   log_text log;
   std::array<char, 1 << 16> buffer{};
   std::size_t lines_ended = 0;
