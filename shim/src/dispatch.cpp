@@ -157,6 +157,21 @@ aligned_block allocate_aligned(std::size_t bytes, std::size_t alignment, Allocat
   return {reinterpret_cast<void*>(larger + offset), static_cast<std::uint16_t>(offset), true};
 }
 
+/// A buffer id no allocation of the process had (block_owner::buffer_id): the driver's ids count up
+/// from 1, these from 2^63. Each thread takes them from the shared counter 4096 at a time.
+std::uint64_t next_buffer_id() noexcept
+{
+  static std::atomic<std::uint64_t> next_batch{0};
+  constexpr std::uint64_t batch   = 4096;
+  thread_local std::uint64_t next = 0;
+  thread_local std::uint64_t end  = 0;
+  if (next == end) [[unlikely]] {
+    next = next_batch.fetch_add(batch, std::memory_order_relaxed);
+    end  = next + batch;
+  }
+  return (std::uint64_t{1} << 63) | next++;
+}
+
 /// Records a block the stack handed out; gives it back if the record cannot be kept.
 CUresult hand_out(shim_state& s,
                   aligned_block const& block,
@@ -169,7 +184,7 @@ CUresult hand_out(shim_state& s,
                   bool kept_block = false)
 {
   auto const address = reinterpret_cast<std::uintptr_t>(block.ptr);
-  block_owner const owner{bytes, device, kind, block.over_allocated, block.offset};
+  block_owner const owner{bytes, device, kind, block.over_allocated, block.offset, next_buffer_id()};
   try {
     s.ownership.insert(address, owner);
   } catch (std::bad_alloc const&) {
@@ -515,6 +530,43 @@ std::optional<CUresult> serve_address_range(CUdeviceptr* base, std::size_t* size
   return CUDA_SUCCESS;
 }
 
+void adjust_pointer_attribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) noexcept
+{
+  if (data == nullptr || ptr == 0 || passing_through() || !settings().enabled) { return; }
+  auto& s = state();
+  if (s.ownership.surely_foreign(static_cast<std::uintptr_t>(ptr))) { return; }
+  std::optional<std::pair<std::uintptr_t, block_owner>> block;
+  try {
+    block = s.ownership.find_containing(static_cast<std::uintptr_t>(ptr));
+  } catch (...) {
+    return;
+  }
+  if (!block) { return; }
+  auto const& [start, owner] = *block;
+  // As for memory of its own cudaMalloc: the block is the allocation.
+  switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: *static_cast<CUdeviceptr*>(data) = start; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: *static_cast<std::size_t*>(data) = owner.size; break;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID: *static_cast<unsigned long long*>(data) = owner.buffer_id; break;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: *static_cast<unsigned long long*>(data) = 0; break;
+    default: break;
+  }
+}
+
+bool is_served_memory(CUdeviceptr ptr) noexcept
+{
+  if (ptr == 0 || passing_through() || !settings().enabled) { return false; }
+  auto& s = state();
+  if (s.ownership.surely_foreign(static_cast<std::uintptr_t>(ptr))) { return false; }
+  try {
+    return s.ownership.find_containing(static_cast<std::uintptr_t>(ptr)).has_value();
+  } catch (...) {
+    return false;
+  }
+}
+
 std::optional<CUresult> refuse_ipc_export(CUdeviceptr ptr)
 {
   if (passing_through() || !settings().enabled || ptr == 0) { return std::nullopt; }
@@ -548,6 +600,7 @@ void note_stream_created(CUstream stream, unsigned int flags) noexcept
   // the shim does not watch.
   if (!current_primary_device()) { return; }
   try {
+    bind_library_to_real_driver();             // the library's first driver call may be this one
     rmm::mr::detail::remember_stream(stream);  // CUstream and cudaStream_t are one type
   } catch (...) {
     // Not remembered: its id is asked for at every use instead.

@@ -77,6 +77,15 @@ void adjust_memory_info(std::size_t* free, std::size_t* total) noexcept;
 /// cuMemGetAddressRange: the block the shim handed out that holds `ptr`, or nullopt (pass through).
 [[nodiscard]] std::optional<CUresult> serve_address_range(CUdeviceptr* base, std::size_t* size, CUdeviceptr ptr);
 
+/// cuPointerGetAttribute(s), after the real call answered: for a pointer into a block the shim
+/// handed out, the attributes that describe the allocation describe the block (its start and size,
+/// a buffer id of its own, no shareable handle types), as for memory of a native cudaMalloc.
+void adjust_pointer_attribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) noexcept;
+
+/// Whether `ptr` lies in a block the shim handed out (cuMemRetainAllocationHandle refuses those,
+/// as it refuses native cudaMalloc memory: the physical allocation under them is the pool's).
+[[nodiscard]] bool is_served_memory(CUdeviceptr ptr) noexcept;
+
 /// cuIpcGetMemHandle / cudaIpcGetMemHandle: refused for memory the shim handed out (a handle
 /// would export the pool's whole mapping, not the block); nullopt for other memory.
 [[nodiscard]] std::optional<CUresult> refuse_ipc_export(CUdeviceptr ptr);

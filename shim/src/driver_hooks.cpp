@@ -218,3 +218,31 @@ RMM_SHIM_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice device)
   if (result == CUDA_SUCCESS) { rmm::shim::note_device_reset(device); }
   return result;
 }
+
+RMM_SHIM_EXPORT CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+  auto const result = pass_through([&] { return real()->pointer_get_attribute(data, attribute, ptr); });
+  if (result == CUDA_SUCCESS) { rmm::shim::adjust_pointer_attribute(data, attribute, ptr); }
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuPointerGetAttributes(unsigned int count,
+                                                CUpointer_attribute* attributes,
+                                                void** data,
+                                                CUdeviceptr ptr)
+{
+  auto const result = pass_through([&] { return real()->pointer_get_attributes(count, attributes, data, ptr); });
+  if (result == CUDA_SUCCESS && attributes != nullptr && data != nullptr) {
+    for (unsigned int i = 0; i < count; ++i) { rmm::shim::adjust_pointer_attribute(data[i], attributes[i], ptr); }
+  }
+  return result;
+}
+
+// Memory of a native cudaMalloc has no allocation handle; a block of a pool has the pool's, which
+// would hand out (and let a program export or unmap) the whole pool's memory.
+RMM_SHIM_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr)
+{
+  if (rmm::shim::is_served_memory(reinterpret_cast<CUdeviceptr>(addr))) { return CUDA_ERROR_INVALID_VALUE; }
+  auto const retain = real()->mem_retain_allocation_handle;
+  return retain == nullptr ? CUDA_ERROR_NOT_SUPPORTED : pass_through([&] { return retain(handle, addr); });
+}

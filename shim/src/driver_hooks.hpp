@@ -42,6 +42,9 @@ CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode);
 CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode);
 CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph);
 CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph);
+CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr);
+CUresult cuPointerGetAttributes(unsigned int count, CUpointer_attribute* attributes, void** data, CUdeviceptr ptr);
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr);
 CUresult cuDevicePrimaryCtxReset(CUdevice device);
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice device);
 }

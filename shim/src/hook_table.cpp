@@ -15,7 +15,7 @@ constexpr int current = INT_MAX;
 // Versions: the CUDA version that introduced the ABI each wrapper has (cuda.h's _v2 forms of the
 // memory functions came with 3.2; cuGetProcAddress gained its status argument in 12.0).
 // clang-format off
-std::array<wrapped_entry_point, 27> const table{{
+std::array<wrapped_entry_point, 30> const table{{
   {"cuGetProcAddress", 11030, 12000, false, "cuGetProcAddress", reinterpret_cast<void*>(&::cuGetProcAddress)},
   {"cuGetProcAddress", 12000, current, false, "cuGetProcAddress_v2", reinterpret_cast<void*>(&::cuGetProcAddress_v2)},
   {"cuMemAlloc", 3020, current, false, "cuMemAlloc_v2", reinterpret_cast<void*>(&::cuMemAlloc_v2)},
@@ -48,6 +48,13 @@ std::array<wrapped_entry_point, 27> const table{{
   {"cuStreamEndCapture", 10000, current, false, "cuStreamEndCapture", reinterpret_cast<void*>(&::cuStreamEndCapture)},
   {"cuStreamEndCapture", 10000, current, true, "cuStreamEndCapture_ptsz",
    reinterpret_cast<void*>(&::cuStreamEndCapture_ptsz)},
+  // What a program asks about memory the shim handed out is answered for the block.
+  {"cuPointerGetAttribute", 4000, current, false, "cuPointerGetAttribute",
+   reinterpret_cast<void*>(&::cuPointerGetAttribute)},
+  {"cuPointerGetAttributes", 7000, current, false, "cuPointerGetAttributes",
+   reinterpret_cast<void*>(&::cuPointerGetAttributes)},
+  {"cuMemRetainAllocationHandle", 11000, current, false, "cuMemRetainAllocationHandle",
+   reinterpret_cast<void*>(&::cuMemRetainAllocationHandle)},
   // A reset destroys the device's memory: what the shim keeps for it is forgotten.
   {"cuDevicePrimaryCtxReset", 7000, 11000, false, "cuDevicePrimaryCtxReset",
    reinterpret_cast<void*>(&::cuDevicePrimaryCtxReset)},

@@ -28,6 +28,10 @@ struct block_owner {
   /// bytes larger, and the program's pointer is `offset` bytes into it (dispatch.cpp).
   bool over_allocated{false};
   std::uint16_t offset{0};
+  /// What CU_POINTER_ATTRIBUTE_BUFFER_ID answers for the block: unique for the life of the process,
+  /// so that caches of registrations (MPI, UCX) tell a block from one handed out at its address
+  /// before (the driver's id is the pool's, the same for every block of it).
+  std::uint64_t buffer_id{0};
 };
 
 class ownership_table {

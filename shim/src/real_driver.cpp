@@ -51,6 +51,8 @@ bool bind_all(real_driver& d)
     bind(d, d.stream_end_capture, "cuStreamEndCapture", 12000) &&
     bind(d, d.stream_end_capture_ptsz, "cuStreamEndCapture", 12000, true) &&
     bind(d, d.primary_ctx_reset, "cuDevicePrimaryCtxReset", 12000) &&
+    bind(d, d.pointer_get_attribute, "cuPointerGetAttribute", 12000) &&
+    bind(d, d.pointer_get_attributes, "cuPointerGetAttributes", 12000) &&
     bind(d, d.ctx_get_current, "cuCtxGetCurrent", 12000) && bind(d, d.ctx_set_current, "cuCtxSetCurrent", 12000) &&
     bind(d, d.ctx_get_device, "cuCtxGetDevice", 12000) && bind(d, d.ctx_synchronize, "cuCtxSynchronize", 12000) &&
     bind(d, d.primary_ctx_retain, "cuDevicePrimaryCtxRetain", 12000) &&
@@ -72,6 +74,7 @@ bool bind_all(real_driver& d)
   (void)bind(d, d.mem_alloc_from_pool_async_ptsz, "cuMemAllocFromPoolAsync", 12000, true);
   (void)bind(d, d.mem_create, "cuMemCreate", 12000);
   (void)bind(d, d.primary_ctx_reset_v1, "cuDevicePrimaryCtxReset", 7000);
+  (void)bind(d, d.mem_retain_allocation_handle, "cuMemRetainAllocationHandle", 12000);
   return required;
 }
 

@@ -44,7 +44,10 @@ struct real_driver {
   PFN_cuStreamBeginCapture_v10010_ptsz stream_begin_capture_ptsz{};
   PFN_cuStreamEndCapture_v10000 stream_end_capture{};
   PFN_cuStreamEndCapture_v10000_ptsz stream_end_capture_ptsz{};
-  PFN_cuDevicePrimaryCtxReset_v7000 primary_ctx_reset_v1{};  // may be null: a driver without the old ABI
+  PFN_cuPointerGetAttribute_v4000 pointer_get_attribute{};
+  PFN_cuPointerGetAttributes_v7000 pointer_get_attributes{};
+  PFN_cuMemRetainAllocationHandle_v11000 mem_retain_allocation_handle{};  // may be null: no virtual memory management
+  PFN_cuDevicePrimaryCtxReset_v7000 primary_ctx_reset_v1{};               // may be null: a driver without the old ABI
   PFN_cuDevicePrimaryCtxReset_v11000 primary_ctx_reset{};
 
   // Used by the shim itself.

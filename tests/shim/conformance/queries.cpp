@@ -98,7 +98,13 @@ void pitched_and_3d()
 {
   void* pitched     = nullptr;
   std::size_t pitch = 0;
-  require(cudaMallocPitch(&pitched, &pitch, 1000, 10), "cudaMallocPitch");
+  if (auto const e = cudaMallocPitch(&pitched, &pitch, 1000, 10); e == cudaErrorNotSupported) {
+    fact("pitch", "not supported by this CUDA");  // the emulator: the same in both runs
+    (void)cudaGetLastError();
+    return;
+  } else {
+    require(e, "cudaMallocPitch");
+  }
   check("pitch.pitch", std::to_string(pitch));
   fact("pitch.alignment", alignment_of(pitched));
   require(cudaMemset2D(pitched, pitch, 7, 1000, 10), "cudaMemset2D");
@@ -131,7 +137,7 @@ void host_memory()
 
   std::vector<char> pageable(1 << 20, 0x4D);
   auto const registered = cudaHostRegister(pageable.data(), pageable.size(), cudaHostRegisterDefault);
-  fact("host_register", name_of(registered));
+  check("host_register", name_of(registered));
   if (registered == cudaSuccess) {
     require(cudaMemcpy(device, pageable.data(), pageable.size(), cudaMemcpyHostToDevice), "cudaMemcpy registered");
     require(cudaHostUnregister(pageable.data()), "cudaHostUnregister");
