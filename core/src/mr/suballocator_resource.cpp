@@ -20,6 +20,12 @@ suballocator_statistics suballocator_resource<Derived, FreeStore>::statistics() 
 }
 
 template <class Derived, class FreeStore>
+void suballocator_resource<Derived, FreeStore>::release_mapped_memory_after_reset() noexcept
+{
+  engine_->release_mapped_memory_after_reset();
+}
+
+template <class Derived, class FreeStore>
 void* suballocator_resource<Derived, FreeStore>::do_allocate(std::size_t bytes, cuda_stream_view stream)
 {
   return engine_->allocate(bytes, stream);

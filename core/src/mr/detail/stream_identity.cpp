@@ -41,6 +41,7 @@ remembered_streams& remembered()
 }
 
 constinit std::atomic<std::uint64_t> remembered_generation{1};
+constinit std::atomic<std::uint64_t> default_stream_generation{0};  // moved on by forget_every_stream
 constinit std::atomic<std::size_t> remembered_count{0};
 
 /// One of a thread's latest answers: a stream's id, or that it is not remembered. Eight of them,
@@ -84,6 +85,7 @@ void forget_stream(cudaStream_t stream) noexcept
 
 void forget_every_stream() noexcept
 {
+  default_stream_generation.fetch_add(1, std::memory_order_release);
   if (remembered_count.load(std::memory_order_acquire) == 0) { return; }
   auto& streams = remembered();
   std::unique_lock lock{streams.mutex};
@@ -118,9 +120,16 @@ std::uint64_t stream_id(cudaStream_t stream, int device)
   bool const per_thread                = stream == cudaStreamPerThread;
   constexpr std::size_t cached_devices = 64;
   if ((legacy || per_thread) && device >= 0 && static_cast<std::size_t>(device) < cached_devices) {
-    // Fixed for the thread's life on that device: one driver call per thread, not per operation.
-    // Stored plus one, so that 0 means "not asked yet".
+    // Fixed for the thread's life on that device, until a device reset gives the default streams
+    // new ids: one driver call per thread, not per operation. Stored plus one, so that 0 means
+    // "not asked yet".
     thread_local std::array<std::array<std::uint64_t, 2>, cached_devices> known{};
+    thread_local std::uint64_t known_generation = 0;
+    if (auto const now = default_stream_generation.load(std::memory_order_acquire); now != known_generation)
+      [[unlikely]] {
+      known            = {};
+      known_generation = now;
+    }
     auto& slot = known[static_cast<std::size_t>(device)][per_thread ? 1 : 0];
     if (slot == 0) {
       // A default stream is the current context's: make sure there is one (a user stream carries

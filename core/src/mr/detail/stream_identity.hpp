@@ -34,8 +34,9 @@ void remember_stream(cudaStream_t stream);
 /// not remembered.
 void forget_stream(cudaStream_t stream) noexcept;
 
-/// Forgets every remembered stream: a device reset destroyed them without a cudaStreamDestroy,
-/// and their handles may come back for new streams.
+/// Forgets every remembered stream, and the default streams' ids: a device reset destroyed the
+/// streams without a cudaStreamDestroy (their handles may come back for new streams) and gives the
+/// default streams new ids.
 void forget_every_stream() noexcept;
 
 /// The remembered id of `stream`, or nothing when it is not remembered.

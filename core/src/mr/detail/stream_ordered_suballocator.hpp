@@ -100,6 +100,12 @@ class stream_ordered_suballocator {
   /// Synchronizes the device and gives every completely free chunk back to upstream. Returns the
   /// bytes given back.
   std::size_t release();
+  /// suballocator_resource::release_mapped_memory_after_reset: unmaps and gives back the region.
+  void release_mapped_memory_after_reset() noexcept
+  {
+    std::lock_guard lock{growth_mutex_};
+    region_.reset();
+  }
 
   [[nodiscard]] suballocator_statistics statistics() const;
   [[nodiscard]] std::size_t reserved_bytes() const noexcept { return reserved_bytes_.load(std::memory_order_relaxed); }

@@ -25,6 +25,12 @@ class suballocator_resource : public device_memory_resource {
   [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept;
   /// Reserved, allocated and free bytes, free blocks, largest free block, upstream chunks.
   [[nodiscard]] suballocator_statistics statistics() const;
+  /// After the device was reset (cudaDeviceReset), for a resource about to be dropped: gives back
+  /// the device memory it mapped itself, which outlives a reset (CUDA's virtual memory management),
+  /// while a reset frees everything else. Calls nothing else of CUDA: the events it kept for its
+  /// streams went with the reset. The resource must not be used, copied or destroyed afterwards
+  /// (destroying it would destroy those events): leave it.
+  void release_mapped_memory_after_reset() noexcept;
 
  protected:
   explicit suballocator_resource(std::shared_ptr<engine_type> engine) noexcept : engine_{std::move(engine)} {}
