@@ -106,8 +106,12 @@ void device_stacks::forget(int device) noexcept
 {
   if (device < 0 || device >= max_devices) { return; }
   std::lock_guard lock{building_};
-  // Leaked, as every stack is at exit: destroying it would call CUDA on memory the reset destroyed.
-  (void)stacks_[static_cast<std::size_t>(device)].exchange(nullptr, std::memory_order_acq_rel);
+  auto* const dropped = stacks_[static_cast<std::size_t>(device)].exchange(nullptr, std::memory_order_acq_rel);
+  if (dropped == nullptr) { return; }
+  // The memory a pool mapped itself outlives the reset (virtual memory management); the rest of
+  // the stack is leaked, as every stack is at exit: destroying it would destroy events the reset
+  // already destroyed.
+  for_each_suballocator(dropped->layers, [](auto& resource) { resource.release_mapped_memory_after_reset(); });
 }
 
 std::optional<rmm::mr::suballocator_statistics> device_stacks::statistics(int device) const

@@ -565,6 +565,31 @@ int two_device_pairs()
   return 0;
 }
 
+/// Device memory held after a reset, compared with before the first allocation: what a stack kept
+/// across the reset (the memory a pool mapped itself outlives it).
+int reset_gives_memory_back()
+{
+  check(cudaFree(nullptr), "cudaFree(nullptr)");
+  std::size_t before = 0;
+  std::size_t total  = 0;
+  check(cudaMemGetInfo(&before, &total), "cudaMemGetInfo");
+  void* p = nullptr;
+  check(cudaMalloc(&p, std::size_t{512} << 20), "cudaMalloc 512 MiB");
+  expect(usable(p, 1 << 20, 0x42), "the block is usable");
+  check(cudaFree(p), "cudaFree");
+  check(cudaDeviceReset(), "cudaDeviceReset");
+  check(cudaFree(nullptr), "cudaFree(nullptr) after the reset");
+  std::size_t after = 0;
+  check(cudaMemGetInfo(&after, &total), "cudaMemGetInfo");
+  auto const held = before > after ? before - after : 0;
+  std::printf("held_after_reset_mib=%zu\n", held >> 20);
+  void* q = nullptr;
+  check(cudaMalloc(&q, 1 << 20), "cudaMalloc after the reset");
+  expect(usable(q, 1 << 20, 0x43), "memory allocated after the reset is usable");
+  check(cudaFree(q), "cudaFree");
+  return 0;
+}
+
 /// Forks before CUDA starts; parent and child then both allocate (and log, when the log is on).
 int fork_then_allocate()
 {
@@ -1025,6 +1050,8 @@ int main(int argc, char** argv)
     result = passed_by();
   } else if (scenario == "free-in-last-destructor-round") {
     result = free_in_last_destructor_round();
+  } else if (scenario == "reset-gives-memory-back") {
+    result = reset_gives_memory_back();
   } else if (scenario == "two-device-pairs") {
     result = two_device_pairs();
   } else if (scenario == "fork-then-allocate") {

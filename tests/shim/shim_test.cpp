@@ -446,6 +446,15 @@ TEST(Shim, AProcessNeverWritesIntoTheLogAnotherProcessIsWriting)
   EXPECT_EQ(second.size(), 600U) << "300 pairs";
 }
 
+TEST(Shim, ADeviceResetGivesBackWhatThePoolsMappedAndCountsTheReset)
+{
+  auto const r = run("reset-gives-memory-back");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_LE(std::stoll(r.value("held_after_reset_mib")), 16) << "the stack from before the reset holds its memory";
+  EXPECT_EQ(r.reported("resets"), 1) << r.report;
+  EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
+}
+
 TEST(Shim, ExitWithLiveAllocationsIsQuiet)
 {
   auto const r = run("live-at-exit");
