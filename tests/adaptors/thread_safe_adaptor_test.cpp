@@ -1,13 +1,18 @@
 // thread_safe_resource_adaptor: an upstream that must never be entered twice at once.
 #include <rmm/error.hpp>
+#include <rmm/mr/before_growth.hpp>
 #include <rmm/mr/callback_memory_resource.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
+#include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/mr/thread_safe_resource_adaptor.hpp>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -67,6 +72,45 @@ TEST(ThreadSafeAdaptor, NeverEntersItsUpstreamTwiceAtOnce)
   rmm::mr::thread_safe_resource_adaptor mr{detecting_upstream(guarded)};
   hammer(mr);
   EXPECT_EQ(guarded.overlaps.load(), 0);
+}
+
+/// Frees one block through the top of the stack each time the pool below would grow.
+struct free_through_top {
+  rmm::mr::thread_safe_resource_adaptor* top{};
+  std::vector<void*> blocks;
+  static bool give_one(void* self, rmm::cuda_device_id, std::size_t) noexcept
+  {
+    auto& f = *static_cast<free_through_top*>(self);
+    if (f.blocks.empty()) { return false; }
+    f.top->deallocate_sync(f.blocks.back(), 2 << 20);
+    f.blocks.pop_back();
+    return true;
+  }
+};
+
+TEST(ThreadSafeAdaptor, AHookThatFreesThroughItWhileThePoolBelowGrowsDoesNotDeadlock)
+{
+  // The shim's situation: its before-growth hook hands frees that waited for the device back
+  // through the top of the stack, while the allocating thread holds the adaptor's lock.
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 8 << 20};
+  rmm::mr::thread_safe_resource_adaptor top{pool};
+  free_through_top hook{&top, {}};
+  for (int i = 0; i < 4; ++i) { hook.blocks.push_back(top.allocate_sync(2 << 20)); }
+  rmm::mr::set_before_growth_callback(free_through_top::give_one, &hook);
+  auto done = std::async(std::launch::async, [&] {
+    void* p = top.allocate_sync(2 << 20);  // the pool is full: its hook frees a block first
+    top.deallocate_sync(p, 2 << 20);
+  });
+  if (done.wait_for(std::chrono::seconds{30}) != std::future_status::ready) {
+    ADD_FAILURE() << "the allocation did not return in 30 s: the hook's free waits for the lock its thread holds";
+    std::fflush(stdout);
+    std::_Exit(1);  // the thread cannot be joined
+  }
+  rmm::mr::set_before_growth_callback(nullptr, nullptr);
+  EXPECT_EQ(hook.blocks.size(), 3U) << "the hook gave back one block and the pool did not grow";
+  EXPECT_EQ(pool.pool_size(), std::size_t{8} << 20);
+  for (void* b : hook.blocks) { top.deallocate_sync(b, 2 << 20); }
 }
 
 }  // namespace

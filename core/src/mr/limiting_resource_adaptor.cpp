@@ -1,5 +1,7 @@
 #include <rmm/detail/error.hpp>
 #include <rmm/format_bytes.hpp>
+#include <rmm/cuda_device.hpp>
+#include <rmm/mr/before_growth.hpp>
 #include <rmm/mr/limiting_resource_adaptor.hpp>
 
 #include <atomic>
@@ -44,6 +46,12 @@ void* limiting_resource_adaptor::allocate_in(std::size_t bytes, detail::allocati
   auto allocated = state().allocated.load(std::memory_order_relaxed);
   do {
     if (charge > state().limit || allocated > state().limit - charge) {
+      // Memory that is about to be free again (frees waiting for the device, a cache) counts until
+      // its holder hands it back: ask it to, as a pool does before it grows, while it gives some.
+      if (charge <= state().limit && detail::call_before_growth(rmm::get_current_cuda_device(), bytes)) {
+        allocated = state().allocated.load(std::memory_order_relaxed);
+        continue;
+      }
       throw rmm::out_of_memory{"limiting_resource_adaptor: allocating " + rmm::format_bytes_exact(bytes) +
                                " would exceed the limit of " + rmm::format_bytes_exact(state().limit) + " (" +
                                rmm::format_bytes_exact(allocated) + " in use); free memory or raise the limit"};

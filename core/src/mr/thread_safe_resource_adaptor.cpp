@@ -6,7 +6,10 @@ namespace rmm::mr {
 
 namespace detail {
 struct thread_safe_state {
-  std::mutex mutex;
+  // Recursive: while the upstream serves a call, the calling thread may come back through this
+  // adaptor, as a before-growth hook does when it hands memory back through the top of the stack
+  // (rmm/mr/before_growth.hpp). Other threads still wait.
+  std::recursive_mutex mutex;
 };
 }  // namespace detail
 

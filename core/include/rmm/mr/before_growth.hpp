@@ -9,9 +9,9 @@ namespace rmm::mr {
 /**
  * A process-wide hook that `pool_memory_resource`, `arena_memory_resource` and
  * `fixed_size_memory_resource` call just before they would take more memory from their upstream
- * (or map more device memory): the last chance for whoever holds memory that is about to become
- * free again (frees waiting for the device to finish with the memory, a cache of its own) to hand it
- * back instead.
+ * (or map more device memory), and `limiting_resource_adaptor` before it refuses a request over its
+ * limit: the last chance for whoever holds memory that is about to become free again (frees
+ * waiting for the device to finish with the memory, a cache of its own) to hand it back instead.
  *
  * The callback gets the device and the bytes the resource needs and returns true when it gave
  * memory back. The resource then looks at its free memory again and, while the request still does

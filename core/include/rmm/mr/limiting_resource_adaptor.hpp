@@ -17,7 +17,9 @@ struct limiting_state;
 /**
  * Caps the memory allocated through it: an allocation that would take the total (each size
  * rounded up to `alignment`) past `allocation_limit` throws rmm::out_of_memory without reaching
- * the upstream. The cap holds exactly under any number of threads.
+ * the upstream. The cap holds exactly under any number of threads. Before it refuses, it calls
+ * the before-growth hook (rmm/mr/before_growth.hpp) while that gives memory back: memory freed but
+ * waiting to be reusable is not what the program holds.
  *
  * Copies share the count and compare equal.
  */

@@ -15,7 +15,9 @@ struct thread_safe_state;
 
 /**
  * Serializes every allocation and deallocation of its upstream behind one mutex, for upstreams
- * that are not thread-safe themselves (rmm's own resources all are).
+ * that are not thread-safe themselves (rmm's own resources all are). The thread inside may come
+ * back through the adaptor while its call is served (a before-growth hook handing memory back
+ * through the top of a stack does): the mutex is recursive, other threads wait.
  *
  * Copies share the mutex and compare equal.
  */
