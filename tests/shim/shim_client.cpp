@@ -565,6 +565,51 @@ int two_device_pairs()
   return 0;
 }
 
+/// The program of the memory-limit example that failed natively never: a non-blocking stream, 40
+/// MiB allocated and freed (the free waits in an epoch), then 48 MiB under a 64 MiB limit.
+int limit_with_waiting_frees()
+{
+  cudaStream_t stream{};
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  void* first = nullptr;
+  check(cudaMalloc(&first, std::size_t{40} << 20), "cudaMalloc 40 MiB");
+  check(cudaFree(first), "cudaFree");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  void* second      = nullptr;
+  auto const status = cudaMalloc(&second, std::size_t{48} << 20);
+  std::printf("second_malloc=%s\n", cudaGetErrorName(status));
+  if (status == cudaSuccess) { check(cudaFree(second), "cudaFree"); }
+  check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  return 0;
+}
+
+/// A pool full of blocks whose frees wait for a busy non-blocking stream, then a request that fits
+/// only once they are given back: the before-growth hook hands them back through the top of the
+/// stack while the allocating thread is inside it.
+int growth_while_frees_wait()
+{
+  cudaStream_t busy{};
+  check(cudaStreamCreateWithFlags(&busy, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  std::vector<void*> blocks;
+  for (int i = 0; i < 60; ++i) {
+    void* p = nullptr;
+    check(cudaMalloc(&p, 1 << 20), "cudaMalloc 1 MiB");
+    blocks.push_back(p);
+  }
+  // Work on the non-blocking stream while the blocks are freed: their epochs wait for it.
+  check(cudaLaunchHostFunc(
+          busy, [](void*) { std::this_thread::sleep_for(std::chrono::milliseconds{200}); }, nullptr),
+        "cudaLaunchHostFunc");
+  for (void* p : blocks) { check(cudaFree(p), "cudaFree"); }
+  void* large       = nullptr;
+  auto const status = cudaMalloc(&large, std::size_t{32} << 20);
+  std::printf("large_malloc=%s\n", cudaGetErrorName(status));
+  if (status == cudaSuccess) { check(cudaFree(large), "cudaFree"); }
+  check(cudaStreamSynchronize(busy), "cudaStreamSynchronize");
+  check(cudaStreamDestroy(busy), "cudaStreamDestroy");
+  return 0;
+}
+
 /// Device memory held after a reset, compared with before the first allocation: what a stack kept
 /// across the reset (the memory a pool mapped itself outlives it).
 int reset_gives_memory_back()
@@ -1050,6 +1095,10 @@ int main(int argc, char** argv)
     result = passed_by();
   } else if (scenario == "free-in-last-destructor-round") {
     result = free_in_last_destructor_round();
+  } else if (scenario == "limit-with-waiting-frees") {
+    result = limit_with_waiting_frees();
+  } else if (scenario == "growth-while-frees-wait") {
+    result = growth_while_frees_wait();
   } else if (scenario == "reset-gives-memory-back") {
     result = reset_gives_memory_back();
   } else if (scenario == "two-device-pairs") {

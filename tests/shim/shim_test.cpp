@@ -446,6 +446,46 @@ TEST(Shim, AProcessNeverWritesIntoTheLogAnotherProcessIsWriting)
   EXPECT_EQ(second.size(), 600U) << "300 pairs";
 }
 
+TEST(Shim, ALimitCountsWhatTheProgramHoldsNotFreesWaitingInAnEpoch)
+{
+  auto const config = write_config("shim_limit_64.toml",
+                                   "[[resource]]\ntype = \"limiting\"\nlimit = \"64MiB\"\n\n"
+                                   "[[resource]]\ntype = \"pool\"\ninitial_size = \"16MiB\"\n\n"
+                                   "[[resource]]\ntype = \"cuda\"\n");
+  auto const native = run_program(RMM_SHIM_CLIENT, "limit-with-waiting-frees", {}, false);
+  ASSERT_EQ(native.status, 0) << native.output;
+  EXPECT_EQ(native.value("second_malloc"), "cudaSuccess");
+  auto const r = run("limit-with-waiting-frees", {{"RMM_CONFIG", config}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("second_malloc"), "cudaSuccess") << "40 MiB freed and 48 MiB asked for, under a 64 MiB limit";
+  EXPECT_EQ(r.reported("failures"), 0) << r.report;
+}
+
+/// Stacks with a layer over the pool that takes a lock or counts: the pool's growth hook hands
+/// frees back through the top while the allocating thread is inside it.
+class ShimLockingLayer : public ::testing::TestWithParam<char const*> {};
+
+TEST_P(ShimLockingLayer, GrowthThatWaitsForFreesNeitherDeadlocksNorFails)
+{
+  std::string const layer = GetParam();
+  std::string const extra = layer == "limiting" ? "limit = \"1GiB\"\n" : "";
+  auto const config =
+    write_config("shim_" + layer + "_over_pool.toml", "[[resource]]\ntype = \"" + layer + "\"\n" + extra +
+                                                        "\n[[resource]]\ntype = \"pool\"\ninitial_size = \"64MiB\"\n"
+                                                        "maximum_size = \"64MiB\"\n\n[[resource]]\ntype = \"cuda\"\n");
+  // A deadlock would hang: timeout ends it, and the status says so.
+  auto const r =
+    run_program("timeout", std::string{"60 "} + RMM_SHIM_CLIENT + " growth-while-frees-wait", {{"RMM_CONFIG", config}});
+  ASSERT_NE(r.status, 124) << "deadlocked: " << r.output;
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("large_malloc"), "cudaSuccess") << r.output;
+  EXPECT_GE(r.reported("device_waits"), 1) << "the request waited for the frees: " << r.report;
+}
+
+INSTANTIATE_TEST_SUITE_P(Layers,
+                         ShimLockingLayer,
+                         ::testing::Values("thread_safe", "statistics", "tracking", "limiting"));
+
 TEST(Shim, ADeviceResetGivesBackWhatThePoolsMappedAndCountsTheReset)
 {
   auto const r = run("reset-gives-memory-back");
