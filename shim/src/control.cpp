@@ -8,21 +8,19 @@
 
 #include <rmm/shim.h>
 
+#include <cerrno>
 #include <cstdio>
 
 RMM_SHIM_EXPORT int rmm_shim_enabled(void) { return rmm::shim::settings().enabled ? 1 : 0; }
 
 RMM_SHIM_EXPORT int rmm_shim_print_report(char const* path)
 {
-  auto& s = rmm::shim::state();
-  if (path == nullptr) {
-    rmm::shim::write_report(stderr, false, s.count, s.stacks, s.deferred);
-    return 0;
-  }
-  std::FILE* out = std::fopen(path, "w");
-  if (out == nullptr) { return -1; }
-  rmm::shim::write_report(out, true, s.count, s.stacks, s.deferred);
-  return std::fclose(out) == 0 ? 0 : -1;
+  auto& s          = rmm::shim::state();
+  auto const error = path == nullptr ? rmm::shim::write_report(stderr, false, s.count, s.stacks, s.deferred)
+                                     : rmm::shim::save_report(path, s.count, s.stacks, s.deferred);
+  if (error == 0) { return 0; }
+  errno = error;
+  return -1;
 }
 
 RMM_SHIM_EXPORT size_t rmm_shim_release(void)

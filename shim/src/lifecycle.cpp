@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 
 namespace rmm::shim {
 
@@ -106,16 +107,13 @@ __attribute__((destructor)) void finish()
   // the report file it would replace the report of the process that did the work.
   bool const reached = reached_cuda(s.count);
   if ((settings().stats_at_exit && reached) || settings().verbose) {
-    write_report(stderr, false, s.count, s.stacks, s.deferred);
+    (void)write_report(stderr, false, s.count, s.stacks, s.deferred);  // nowhere left to say it failed
   }
   if (auto const& pattern = settings().report_file; !pattern.empty() && reached) {
     // %p: this process (a forked child writes its own report); the report covers every device.
     auto const path = rmm::config::expand_file_name_pattern(pattern, static_cast<long>(::getpid()), 0);
-    if (std::FILE* out = std::fopen(path.c_str(), "w"); out != nullptr) {
-      write_report(out, true, s.count, s.stacks, s.deferred);
-      std::fclose(out);
-    } else {
-      fmt::print(stderr, "rmm shim: cannot write the report to {}\n", path);
+    if (auto const error = save_report(path, s.count, s.stacks, s.deferred); error != 0) {
+      fmt::print(stderr, "rmm shim: cannot write the report to {}: {}\n", path, std::strerror(error));
     }
   }
 }

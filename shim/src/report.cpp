@@ -10,9 +10,12 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <mutex>
 #include <vector>
@@ -299,11 +302,11 @@ bool reached_cuda(counters const& c) noexcept
   });
 }
 
-void write_report(std::FILE* out,
-                  bool json,
-                  counters const& c,
-                  device_stacks const& stacks,
-                  deferred_frees const& pending)
+int write_report(std::FILE* out,
+                 bool json,
+                 counters const& c,
+                 device_stacks const& stacks,
+                 deferred_frees const& pending)
 {
   using rmm::format_bytes;
   std::string text;
@@ -386,18 +389,54 @@ void write_report(std::FILE* out,
     hooks_text += fmt::format("{}{} ({}x dlsym, {}x cuGetProcAddress)", hooks_text.empty() ? "" : ", ",
                               entry.exported_name, by_dlsym, by_resolve);
   }
+  std::string report;
   if (json) {
-    fmt::print(out,
-               R"({{"pid":{},"devices":[{}],"passed_through":{{{}}},"hooks":[{}]}})"
-               "\n",
-               ::getpid(), devices_json, passes_json, hooks_json);
+    report = fmt::format(R"({{"pid":{},"devices":[{}],"passed_through":{{{}}},"hooks":[{}]}})"
+                         "\n",
+                         ::getpid(), devices_json, passes_json, hooks_json);
   } else {
-    fmt::print(out, "rmm shim report (process {})\n{}", ::getpid(),
-               text.empty() ? "  no device memory served\n" : text);
-    fmt::print(out, "  passed through: {}\n", passes_text.empty() ? "none" : passes_text);
-    fmt::print(out, "  wrappers handed out: {}\n", hooks_text.empty() ? "none" : hooks_text);
+    report =
+      fmt::format("rmm shim report (process {})\n{}", ::getpid(), text.empty() ? "  no device memory served\n" : text);
+    report += fmt::format("  passed through: {}\n", passes_text.empty() ? "none" : passes_text);
+    report += fmt::format("  wrappers handed out: {}\n", hooks_text.empty() ? "none" : hooks_text);
   }
-  std::fflush(out);
+  // Every byte reached the file, or the reason it did not (a full disk fails at the flush).
+  errno = 0;
+  if (std::fwrite(report.data(), 1, report.size(), out) != report.size() || std::fflush(out) != 0 ||
+      std::ferror(out) != 0) {
+    return errno != 0 ? errno : EIO;
+  }
+  return 0;
+}
+
+int save_report(std::string const& path,
+                counters const& c,
+                device_stacks const& stacks,
+                deferred_frees const& pending) noexcept
+{
+  try {
+    // A device or a pipe (/dev/stderr, /dev/full) is written as it is.
+    struct stat info {};
+    if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) {
+      std::FILE* out = std::fopen(path.c_str(), "w");
+      if (out == nullptr) { return errno != 0 ? errno : EIO; }
+      int error = write_report(out, true, c, stacks, pending);
+      if (std::fclose(out) != 0 && error == 0) { error = errno != 0 ? errno : EIO; }
+      return error;
+    }
+    // A file is written beside it and renamed over it: a reader never sees half a report, and a
+    // failed write leaves no file that is not JSON.
+    auto const partial = fmt::format("{}.partial.{}", path, ::getpid());
+    std::FILE* out     = std::fopen(partial.c_str(), "w");
+    if (out == nullptr) { return errno != 0 ? errno : EIO; }
+    int error = write_report(out, true, c, stacks, pending);
+    if (std::fclose(out) != 0 && error == 0) { error = errno != 0 ? errno : EIO; }
+    if (error == 0 && std::rename(partial.c_str(), path.c_str()) != 0) { error = errno != 0 ? errno : EIO; }
+    if (error != 0) { (void)std::remove(partial.c_str()); }
+    return error;
+  } catch (std::exception const&) {
+    return ENOMEM;
+  }
 }
 
 }  // namespace rmm::shim

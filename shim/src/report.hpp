@@ -83,11 +83,19 @@ class counters {
 /// it spawns, did not; its report would only say so.
 [[nodiscard]] bool reached_cuda(counters const& c) noexcept;
 
-/// Writes the report: `json` false for people (stderr), true for programs (a file).
-void write_report(std::FILE* out,
-                  bool json,
-                  counters const& c,
-                  device_stacks const& stacks,
-                  deferred_frees const& pending);
+/// Writes the report: `json` false for people (stderr), true for programs (a file). Returns 0 when
+/// every byte was written and flushed, else the error (errno's value: ENOSPC for a full disk).
+[[nodiscard]] int write_report(std::FILE* out,
+                               bool json,
+                               counters const& c,
+                               device_stacks const& stacks,
+                               deferred_frees const& pending);
+
+/// Writes the JSON report to the file `path`, whole or not at all (written beside it, then renamed
+/// over it). Returns 0, or the error (errno's value).
+[[nodiscard]] int save_report(std::string const& path,
+                              counters const& c,
+                              device_stacks const& stacks,
+                              deferred_frees const& pending) noexcept;
 
 }  // namespace rmm::shim

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 namespace {
 
 using rmm::test::outcome;
@@ -493,6 +495,31 @@ TEST(Shim, ADeviceResetGivesBackWhatThePoolsMappedAndCountsTheReset)
   EXPECT_LE(std::stoll(r.value("held_after_reset_mib")), 16) << "the stack from before the reset holds its memory";
   EXPECT_EQ(r.reported("resets"), 1) << r.report;
   EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
+}
+
+TEST(Shim, AReportThatCannotBeWrittenSaysWhyAndLeavesNoHalfFile)
+{
+  // At exit: a full disk, and a directory where the file would be.
+  auto const full = run_program(RMM_SHIM_CLIENT, "runtime-pairs", {{"RMM_SHIM_REPORT_FILE", "/dev/full"}});
+  ASSERT_EQ(full.status, 0) << full.output;
+  EXPECT_THAT(full.output, HasSubstr("cannot write the report to /dev/full: No space left on device"));
+  auto const directory = ::testing::TempDir() + "shim_report_dir_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkdir(directory.c_str(), 0755), 0);
+  auto const into_directory = run_program(RMM_SHIM_CLIENT, "runtime-pairs", {{"RMM_SHIM_REPORT_FILE", directory}});
+  EXPECT_THAT(into_directory.output, HasSubstr("cannot write the report to " + directory + ": Is a directory"));
+  EXPECT_EQ(::rmdir(directory.c_str()), 0) << "the directory is left as it was";
+  // From the program: rmm_shim_print_report answers -1.
+  auto const asked = run("runtime-pairs /dev/full");
+  EXPECT_EQ(asked.value("report"), "-1") << asked.output;
+  // And a report that can be written is whole JSON.
+  std::string const path = ::testing::TempDir() + "shim_report_ok_" + std::to_string(::getpid()) + ".json";
+  auto const ok          = run("runtime-pairs " + path);
+  EXPECT_EQ(ok.value("report"), "0") << ok.output;
+  std::ifstream file{path};
+  std::string const text{std::istreambuf_iterator<char>{file}, std::istreambuf_iterator<char>{}};
+  EXPECT_EQ(text.rfind("{\"pid\":", 0), 0U) << text;
+  EXPECT_EQ(text.back(), '\n');
+  std::remove(path.c_str());
 }
 
 TEST(Shim, ExitWithLiveAllocationsIsQuiet)
