@@ -2,6 +2,7 @@
 // freeing through a pool and an arena on streams the main thread made: every driver call the
 // engine makes must find the resource's device, and nothing may fail while the upstream has room.
 
+#include <rmm/logger.hpp>
 #include <rmm/mr/arena_memory_resource.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
@@ -12,16 +13,40 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
+#include <fstream>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 namespace rmm::test {
 namespace {
 
 constexpr int threads     = 8;
 constexpr int repetitions = 100;
+
+// The library reports a failed driver call (an event it could not create, say) in its debug log
+// and carries on: the log goes to a file of this test's, which must hold no error when it is done.
+std::string const debug_log         = ::testing::TempDir() + "fresh_threads_" + std::to_string(::getpid()) + ".log";
+[[maybe_unused]] bool const log_set = ::setenv("RMM_DEBUG_LOG_FILE", debug_log.c_str(), 1) == 0;
+
+/// The error lines the library logged since the last call (the file is emptied).
+std::string logged_errors()
+{
+  rmm::default_logger().flush();
+  std::ifstream file{debug_log};
+  std::string errors;
+  for (std::string line; std::getline(file, line);) {
+    if (line.find("] [error] ") != std::string::npos || line.find("] [critical] ") != std::string::npos) {
+      errors += line + "\n";
+    }
+  }
+  std::ofstream{debug_log, std::ios::trunc};
+  return errors;
+}
 
 /// Random allocations and frees on `stream` from a thread with no current context; counts failures.
 void churn(rmm::device_async_resource_ref mr,
@@ -70,6 +95,7 @@ void run_fresh_threads(Resource& mr, bool free_elsewhere)
     }
     for (auto& w : workers) { w.join(); }
     ASSERT_EQ(failures.load(), 0) << "repetition " << rep << ": allocations failed with the device far from full";
+    ASSERT_EQ(logged_errors(), "") << "repetition " << rep;
   }
   for (auto& s : streams) {
     EXPECT_EQ(cudaStreamSynchronize(s), cudaSuccess);
@@ -102,6 +128,7 @@ TEST(FreshThreads, AStreamTakesWhatAnotherStreamFreedFromAThreadWithoutAContext)
     }};
     fresh.join();
     ASSERT_EQ(failure, "") << "repetition " << rep;
+    ASSERT_EQ(logged_errors(), "") << "repetition " << rep;
   }
   EXPECT_EQ(cudaStreamSynchronize(first), cudaSuccess);
   EXPECT_EQ(cudaStreamDestroy(first), cudaSuccess);

@@ -1,6 +1,7 @@
 #include "expandable_region.hpp"
 
 #include "../../detail/cuda_driver.hpp"
+#include "../../detail/device_context_scope.hpp"
 
 #include <rmm/aligned.hpp>
 #include <rmm/format_bytes.hpp>
@@ -32,32 +33,6 @@ rmm::detail::cuda_driver const& cu() { return rmm::detail::cuda_driver_table(); 
 /// Addresses reserved per byte of capacity: room for free granules to move to the end.
 constexpr std::size_t address_factor = 8;
 
-/// Makes `device`'s primary context current for the scope (the VMM calls need a context), and
-/// restores the previous context. Failures are left to the calls that need the context.
-class primary_context_scope {
- public:
-  explicit primary_context_scope(int device) noexcept
-  {
-    try {
-      if (cu().cuCtxGetCurrent(&previous_) != CUDA_SUCCESS) { return; }
-      CUdevice current{};
-      if (previous_ != nullptr && cu().cuCtxGetDevice(&current) == CUDA_SUCCESS && current == device) { return; }
-      restore_ = cu().cuCtxSetCurrent(rmm::detail::primary_context(device)) == CUDA_SUCCESS;
-    } catch (...) {
-    }
-  }
-  ~primary_context_scope()
-  {
-    if (restore_) { (void)cu().cuCtxSetCurrent(previous_); }
-  }
-  primary_context_scope(primary_context_scope const&)            = delete;
-  primary_context_scope& operator=(primary_context_scope const&) = delete;
-
- private:
-  CUcontext previous_{};
-  bool restore_{false};
-};
-
 /// "cuMemCreate: CUDA_ERROR_OUT_OF_MEMORY (2): out of memory"
 std::string describe(char const* call, CUresult result)
 {
@@ -87,7 +62,7 @@ std::unique_ptr<expandable_region> expandable_region::create(int device,
                                                              bool movable_granules)
 {
   auto const& driver = cu();
-  primary_context_scope const context{device};
+  rmm::detail::device_context_scope const context{device};
   CUdevice handle{};
   int supported = 0;
   if (driver.cuDeviceGet(&handle, device) != CUDA_SUCCESS ||
@@ -150,7 +125,7 @@ expandable_region::expandable_region(int device,
 expandable_region::~expandable_region()
 {
   {
-    primary_context_scope const context{device_};
+    rmm::detail::device_context_scope const context{device_};
     RMM_CU_ASSERT_SUCCESS(cuCtxSynchronize());
   }
   shrink_to(base_);
@@ -273,7 +248,7 @@ memory_range expandable_region::grow(std::size_t bytes)
   std::vector<std::uint32_t> made;
   made.reserve(count);
   if (at_end) { slots_.resize(slots_.size() + count, hole); }
-  primary_context_scope const context{device_};
+  rmm::detail::device_context_scope const context{device_};
   // Small growth with movable granules: one allocation per granule, each movable later. Otherwise
   // one in all.
   auto const per_allocation = movable_granules_ && bytes <= movable_limit ? std::size_t{1} : count;
@@ -310,7 +285,7 @@ expandable_region::recycled expandable_region::recycle(std::vector<std::uintptr_
   result.lost.reserve(granules.size());
   std::vector<std::uintptr_t> moved_from;
   moved_from.reserve(granules.size());
-  primary_context_scope const context{device_};
+  rmm::detail::device_context_scope const context{device_};
   auto const first  = slots_.size();
   std::size_t moved = 0;
   bool refused      = false;
@@ -359,7 +334,7 @@ expandable_region::recycled expandable_region::recycle(std::vector<std::uintptr_
 
 std::uintptr_t expandable_region::shrink_to(std::uintptr_t from) noexcept
 {
-  primary_context_scope const context{device_};
+  rmm::detail::device_context_scope const context{device_};
   auto const first = from <= base_ ? 0 : align_up(from - base_, granularity_) / granularity_;
   for (auto i = slots_.size(); i > first; --i) {
     auto const index = slots_[i - 1];

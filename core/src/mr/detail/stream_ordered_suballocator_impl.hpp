@@ -6,6 +6,7 @@
 // stream_ordered_suballocator_growth.hpp grows, reclaims and releases.
 
 #include "../../detail/cuda_driver.hpp"
+#include "../../detail/device_context_scope.hpp"
 #include "stream_identity.hpp"
 #include "stream_ordered_suballocator.hpp"
 
@@ -421,6 +422,8 @@ void stream_ordered_suballocator<FreeStore>::record(arena& a, std::uint64_t free
     event = a.event;
   }
   if (event == nullptr) {
+    // Created in the pool's device's context: a thread that never called the runtime has none.
+    rmm::detail::device_context_scope const on_device{device_};
     cudaEvent_t created{};
     if (auto const status = rmm::detail::cuda_driver_table().cuEventCreate(&created, CU_EVENT_DISABLE_TIMING);
         status != CUDA_SUCCESS) {
