@@ -3,6 +3,8 @@
 
 #include "values.hpp"
 
+#include <rmm/logger.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,7 +24,8 @@ std::string upper(std::string_view text)
   return result;
 }
 
-constexpr std::string_view shim_type = "shim";
+constexpr std::string_view shim_type                = "shim";
+constexpr std::string_view debug_log_level_variable = "RMM_DEBUG_LOG_LEVEL";
 
 /// A type that overrides can name: a layer type with keys, or the shim.
 struct override_target {
@@ -156,13 +159,23 @@ std::vector<environment_variable> other_variables()
      "the configuration file; without it, the built-in stack (`rmm-run --config` wins over it)", false},
     {"RMM_LOG_FILE", "", "the file of a `logging_resource_adaptor` constructed without one (C++)", false},
     {"RMM_DEBUG_LOG_FILE", "", "where the debug log goes, appended; stderr without it", false},
-    {"RMM_DEBUG_LOG_LEVEL", "", "the debug log's level: trace, debug, info (default), warn, error, critical, off",
-     false},
+    {std::string{debug_log_level_variable}, "",
+     "the debug log's level: trace, debug, info (default), warn, error, critical, off", false},
     {"RMM_LOGGING_LEVEL", "",
      "not read at run time: the name of the build option that compiles debug-log levels out, never taken for an "
      "override of `logging`",
      false},
   };
+}
+
+/// The debug log reads its level itself (core knows nothing of this table), and only warns about a
+/// bad one there: refused here, so that rmm-run and the shim stop before the program starts.
+void check_debug_log_level(std::string const& value)
+{
+  if (value.empty() || rmm::level_from_string(value)) { return; }
+  throw config_error{
+    source_location{.file = {}, .line = 0, .column = 0, .variable = std::string{debug_log_level_variable}},
+    detail::quoted(value), "one of trace, debug, info, warn, error, critical, off"};
 }
 
 }  // namespace
@@ -207,6 +220,10 @@ void apply_environment_overrides(stack_description& stack, environment const& en
 {
   auto const targets = override_targets();
   for (auto const& [variable, value] : env.variables()) {
+    if (variable == debug_log_level_variable) {
+      check_debug_log_level(value);
+      continue;
+    }
     if (!variable.starts_with(environment_prefix) || variable == config_file_variable ||
         is_reserved_variable(variable)) {
       continue;

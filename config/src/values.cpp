@@ -1,6 +1,7 @@
 #include "values.hpp"
 #include <rmm/format_bytes.hpp>
 
+#include <rmm/config/boolean.hpp>
 #include <rmm/config/environment.hpp>
 #include <rmm/config/file_name_pattern.hpp>
 #include <rmm/config/print.hpp>
@@ -47,11 +48,10 @@ std::optional<value_problem> check_size(key_schema const& key, size_spec const& 
   return std::nullopt;
 }
 
-std::variant<parameter_value, value_problem> parse_boolean(std::string_view text)
+std::variant<parameter_value, value_problem> parse_boolean_text(std::string_view text)
 {
-  if (text == "true" || text == "1") { return parameter_value{true}; }
-  if (text == "false" || text == "0") { return parameter_value{false}; }
-  return value_problem{quoted(text), "true, false, 1 or 0"};
+  if (auto const value = parse_boolean(text)) { return parameter_value{*value}; }
+  return value_problem{quoted(text), std::string{boolean_expectation}};
 }
 
 std::variant<parameter_value, value_problem> parse_integer(key_schema const& key, std::string_view text)
@@ -122,7 +122,7 @@ std::variant<parameter_value, value_problem> parse_value_text(key_schema const& 
 {
   std::variant<parameter_value, value_problem> result = value_problem{};
   switch (key.kind) {
-    case value_kind::boolean: result = parse_boolean(trim(text)); break;
+    case value_kind::boolean: result = parse_boolean_text(text); break;
     case value_kind::integer: result = parse_integer(key, trim(text)); break;
     case value_kind::size:
     case value_kind::size_or_percent: {
@@ -132,7 +132,7 @@ std::variant<parameter_value, value_problem> parse_value_text(key_schema const& 
       break;
     }
     case value_kind::size_list: result = parse_size_list(key, text); break;
-    case value_kind::choice:
+    case value_kind::choice: result = parameter_value{std::string{trim(text)}}; break;
     case value_kind::file_name_pattern: result = parameter_value{std::string{text}}; break;
   }
   if (auto const* value = std::get_if<parameter_value>(&result)) {

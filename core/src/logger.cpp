@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cerrno>
 #include <cstdlib>
@@ -24,9 +26,7 @@ level_enum level_from_environment()
 {
   char const* value = std::getenv("RMM_DEBUG_LOG_LEVEL");
   if (value == nullptr || *value == '\0') { return level_enum::info; }
-  for (std::size_t i = 0; i < level_names.size(); ++i) {
-    if (level_names[i] == value) { return static_cast<level_enum>(i); }
-  }
+  if (auto const level = level_from_string(value)) { return *level; }
   std::fprintf(stderr,
                "rmm: RMM_DEBUG_LOG_LEVEL='%s' is not a log level; expected one of trace, debug, info, warn, "
                "error, critical, off. Using info.\n",
@@ -51,6 +51,19 @@ logger* make_default_logger()
 }
 
 }  // namespace
+
+std::optional<level_enum> level_from_string(std::string_view name) noexcept
+{
+  for (std::size_t i = 0; i < level_names.size(); ++i) {
+    auto const& known = level_names[i];
+    if (known.size() == name.size() && std::equal(known.begin(), known.end(), name.begin(), [](char a, char b) {
+          return a == std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return static_cast<level_enum>(i);
+    }
+  }
+  return std::nullopt;
+}
 
 std::string_view to_string(level_enum level) noexcept
 {

@@ -1,5 +1,6 @@
 #include "settings.hpp"
 
+#include <rmm/config/boolean.hpp>
 #include <rmm/config/error.hpp>
 #include <rmm/config/load.hpp>
 
@@ -34,9 +35,7 @@ T value_or(rmm::config::stack_description const& stack, std::string_view key, T 
 bool switched_off() noexcept
 {
   char const* value = std::getenv("RMM_SHIM_ENABLED");
-  if (value == nullptr) { return false; }
-  std::string_view const v{value};
-  return v == "false" || v == "0" || v == "off" || v == "no";
+  return value != nullptr && rmm::config::parse_boolean(value) == false;
 }
 
 }  // namespace

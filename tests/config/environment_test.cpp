@@ -2,6 +2,8 @@
 
 #include "config_test_helpers.hpp"
 
+#include <rmm/config/boolean.hpp>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -115,9 +117,36 @@ TEST(ConfigEnvironment, UnparsableValueNamesTheVariable)
             "a size above 0 bytes");
   EXPECT_EQ(environment_error(pool_over_cuda, environment{{{"RMM_POOL_MAXIMUM_SIZE", "101%"}}}).location().variable,
             "RMM_POOL_MAXIMUM_SIZE");
-  EXPECT_EQ(environment_error(pool_over_cuda, environment{{{"RMM_SHIM_VERBOSE", "yes"}}}).expected(),
-            "true, false, 1 or 0");
+  EXPECT_EQ(environment_error(pool_over_cuda, environment{{{"RMM_SHIM_VERBOSE", "maybe"}}}).expected(),
+            "true or false (also 1/0, yes/no, on/off)");
   EXPECT_EQ(environment_error(pool_over_cuda, environment{{{"RMM_POOL_INITIAL_SIZE", ""}}}).found(), "\"\"");
+}
+
+TEST(ConfigEnvironment, BooleansAndChoicesAreReadAsPeopleWriteThem)
+{
+  for (auto const* yes : {"true", "1", "yes", "on", "ON", " True "}) {
+    auto const stack = load_from_environment(environment{{{"RMM_SHIM_VERBOSE", yes}}});
+    EXPECT_TRUE(std::get<bool>(stack.shim_setting("verbose").value)) << yes;
+  }
+  for (auto const* no : {"false", "0", "no", "off", "Off", "FALSE\n"}) {
+    auto const stack = load_from_environment(environment{{{"RMM_SHIM_ENABLED", no}}});
+    EXPECT_FALSE(std::get<bool>(stack.shim_setting("enabled").value)) << no;
+  }
+  // Whitespace around a choice is trimmed, as around booleans and sizes.
+  auto const stack = load_from_environment(environment{{{"RMM_SHIM_FREE_POLICY", " stream_ordered\t"}}});
+  EXPECT_EQ(std::get<std::string>(stack.shim_setting("free_policy").value), "stream_ordered");
+  EXPECT_EQ(parse_boolean("nope"), std::nullopt);
+  EXPECT_EQ(parse_boolean(""), std::nullopt);
+}
+
+TEST(ConfigEnvironment, AnUnknownDebugLogLevelIsRefused)
+{
+  auto const error = environment_error(pool_over_cuda, environment{{{"RMM_DEBUG_LOG_LEVEL", "garbage"}}});
+  EXPECT_EQ(error.location().variable, "RMM_DEBUG_LOG_LEVEL");
+  EXPECT_EQ(error.found(), "\"garbage\"");
+  EXPECT_EQ(error.expected(), "one of trace, debug, info, warn, error, critical, off");
+  EXPECT_NO_THROW((void)load_from_environment(environment{{{"RMM_DEBUG_LOG_LEVEL", "Warn"}}}));
+  EXPECT_NO_THROW((void)load_from_environment(environment{{{"RMM_DEBUG_LOG_LEVEL", ""}}}));
 }
 
 TEST(ConfigEnvironment, MaximumBelowInitialAcrossSources)

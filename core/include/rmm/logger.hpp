@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <optional>
 #include <string_view>
 
 namespace rmm {
@@ -36,6 +37,14 @@ enum class level_enum : int {
  * @return "trace", "debug", ..., "off"; "unknown" for a value outside the enumeration
  */
 [[nodiscard]] std::string_view to_string(level_enum level) noexcept;
+
+/**
+ * @brief The level a name stands for, as RMM_DEBUG_LOG_LEVEL may spell it (in any case).
+ *
+ * @param name "trace", "debug", "info", "warn", "error", "critical" or "off"
+ * @return the level, or nullopt for any other text
+ */
+[[nodiscard]] std::optional<level_enum> level_from_string(std::string_view name) noexcept;
 
 /// A thread-safe debug logger: writes one line per message, `[time] [name] [level] [pid N] message`,
 /// to a file, dropping messages below its run-time level.

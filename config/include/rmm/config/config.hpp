@@ -7,6 +7,7 @@
 //
 // See docs/configuration.md for the file format, every key and the environment variables.
 
+#include <rmm/config/boolean.hpp>
 #include <rmm/config/build.hpp>
 #include <rmm/config/description.hpp>
 #include <rmm/config/environment.hpp>
