@@ -132,6 +132,9 @@ TEST_F(RmmReplay, BadNumber)
 {
   expect_malformed(row + "allocate,0x100,12a,0x0\n", ":2: column Size is '12a', expected a decimal number");
   expect_malformed(row + "allocate,0xg00,12,0x0\n", ":2: column Pointer is '0xg00', expected a hexadecimal number");
+  // 2^64: a number, but too large for any size.
+  expect_malformed(row + "allocate,0x100,18446744073709551616,0x0\n",
+                   ":2: column Size is '18446744073709551616', out of range: expected a number below 2^64");
 }
 
 TEST_F(RmmReplay, UnknownAction)

@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <limits>
 #include <string_view>
 #include <system_error>
 
@@ -87,6 +88,10 @@ T parse_number(std::string_view field, int base, std::string_view column, std::s
   if (base == 16 && digits.starts_with("0x")) { digits.remove_prefix(2); }
   T value{};
   auto const [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
+  if (ec == std::errc::result_out_of_range && end == digits.data() + digits.size()) {
+    throw parse_error{fmt::format("{}: column {} is '{}', out of range: expected a number below 2^{}", where, column,
+                                  shown(field), std::numeric_limits<T>::digits)};
+  }
   if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size()) {
     throw parse_error{fmt::format("{}: column {} is '{}', expected a {} number", where, column, shown(field),
                                   base == 16 ? "hexadecimal" : "decimal")};
