@@ -238,6 +238,67 @@ TEST_F(RmmRun, CommandLineMistakes)
   EXPECT_NE(unknown.err.find("unknown option '--chek'"), std::string::npos) << unknown.err;
 }
 
+TEST_F(RmmRun, AnOptionsValueIsNeverAnotherOption)
+{
+  auto const log = rmm_run("--log -- /bin/echo ran");
+  EXPECT_EQ(log.status, 64);
+  EXPECT_EQ(log.out, "");
+  EXPECT_NE(log.err.find("rmm-run: --log needs a file name, not the option '--'\n"), std::string::npos) << log.err;
+  auto const config = rmm_run("--config -- /bin/echo ran");
+  EXPECT_EQ(config.status, 64);
+  EXPECT_NE(config.err.find("--config needs a file name, not the option '--'"), std::string::npos) << config.err;
+  // Blamed on the option, not on the environment variable it stands for.
+  auto const size = rmm_run("--pool-size --verbose -- /bin/echo ran");
+  EXPECT_EQ(size.status, 64);
+  EXPECT_NE(size.err.find("--pool-size needs a size, like 8GiB or 50%, not the option '--verbose'"), std::string::npos)
+    << size.err;
+  EXPECT_EQ(size.err.find("RMM_POOL_INITIAL_SIZE"), std::string::npos) << size.err;
+  auto const bad_size = rmm_run("--pool-size lots -- /bin/echo ran");
+  EXPECT_EQ(bad_size.status, 64);
+  EXPECT_NE(bad_size.err.find("rmm-run: --pool-size: found \"lots\", expected a size"), std::string::npos)
+    << bad_size.err;
+  EXPECT_EQ(rmm_run("--log").err.find("--log needs a file name after it"), std::string("rmm-run: ").size());
+  auto const device = rmm_run("--check --device --build");
+  EXPECT_NE(device.err.find("--device needs a device number (0, 1, ...), not the option '--build'"), std::string::npos)
+    << device.err;
+}
+
+TEST_F(RmmRun, AProgramBeforeTheSeparatorIsExplainedInTwoLines)
+{
+  auto const before = rmm_run("./prog --flag");
+  EXPECT_EQ(before.status, 64);
+  EXPECT_EQ(before.err,
+            "rmm-run: './prog' is not an option of rmm-run: the program and its arguments go after '--' (rmm-run "
+            "[OPTIONS] -- ./prog ...)\nusage: rmm-run [OPTIONS] -- PROGRAM [ARGS...]   (rmm-run --help lists the "
+            "options)\n");
+  // --report takes an optional file, so the program's argument is the stray one.
+  auto const report = rmm_run("--report ./prog 2");
+  EXPECT_EQ(report.status, 64);
+  EXPECT_NE(report.err.find("'2' is not an option of rmm-run"), std::string::npos) << report.err;
+  auto const misspelt = rmm_run("--verbos -- /bin/true");
+  EXPECT_NE(misspelt.err.find("unknown option '--verbos' (did you mean --verbose?)"), std::string::npos)
+    << misspelt.err;
+}
+
+TEST_F(RmmRun, AReportOrLogFileThatCannotBeWrittenStopsItBeforeTheProgram)
+{
+  auto const missing = rmm_run("--report /nonexistent-folder/r.json -- /bin/echo ran");
+  EXPECT_EQ(missing.status, 64);
+  EXPECT_EQ(missing.out, "") << "the program ran";
+  EXPECT_NE(missing.err.find("rmm-run: --report /nonexistent-folder/r.json: cannot write there: No such file or "
+                             "directory (no folder /nonexistent-folder)"),
+            std::string::npos)
+    << missing.err;
+  std::filesystem::create_directories(scratch / "a-folder");
+  auto const folder = rmm_run("--report " + (scratch / "a-folder").string() + " -- /bin/echo ran");
+  EXPECT_EQ(folder.status, 64);
+  EXPECT_NE(folder.err.find("cannot write there: Is a directory"), std::string::npos) << folder.err;
+  auto const log = rmm_run("--log /nonexistent-folder/log-%p.csv -- /bin/echo ran");
+  EXPECT_EQ(log.status, 64);
+  EXPECT_NE(log.err.find("rmm-run: --log /nonexistent-folder/log-%p.csv: cannot write there"), std::string::npos)
+    << log.err;
+}
+
 TEST_F(RmmRun, LaunchingValidatesFirst)
 {
   // Launching itself (the shim, exit statuses, LD_PRELOAD) is tested in tests/shim.

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -613,6 +614,61 @@ TEST(RmmRunLaunch, ABadConfigurationNeverReachesTheProgram)
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr(config + ":3:1"));
   EXPECT_EQ(r.value("ran"), "");
+}
+
+TEST(RmmRunLaunch, TheKillSwitchRunsTheProgramDespiteABrokenConfiguration)
+{
+  // As under LD_PRELOAD alone: switched off, the shim reads no configuration, and neither does rmm-run.
+  auto const config = write_config("rmm_run_broken.toml", "[[resource]]\ntype = \"pool\"\nfrobnicate = 1\n");
+  for (auto const* off : {"false", "off", "0", "No"}) {
+    auto const r = rmm_run("--config " + config + " -- sh -c 'echo ran=yes'", {{"RMM_SHIM_ENABLED", off}});
+    EXPECT_EQ(r.status, 0) << off << ": " << r.output;
+    EXPECT_EQ(r.value("ran"), "yes") << off;
+  }
+  auto const on = rmm_run("--config " + config + " -- sh -c 'echo ran=yes'", {{"RMM_SHIM_ENABLED", "on"}});
+  EXPECT_EQ(on.status, 2) << on.output;
+}
+
+/// rmm-run copied into DIR/bin, with `shim` (a file's contents) as DIR/lib/librmm_shim.so.
+std::string rmm_run_beside(std::string const& name, std::string const& shim_contents)
+{
+  namespace fs    = std::filesystem;
+  auto const root = fs::path{::testing::TempDir()} / name;
+  fs::remove_all(root);
+  fs::create_directories(root / "bin");
+  fs::create_directories(root / "lib");
+  fs::copy_file(RMM_RUN, root / "bin" / "rmm-run");
+  std::ofstream{root / "lib" / "librmm_shim.so", std::ios::binary} << shim_contents;
+  return (root / "bin" / "rmm-run").string();
+}
+
+TEST(RmmRunLaunch, AShimTheLoaderDropsStopsItBeforeTheProgram)
+{
+  // ld.so only warns about a preload it cannot load, and the program would run unmanaged.
+  for (auto const& [name, contents] :
+       {std::pair{"empty", std::string{}}, std::pair{"text", std::string{"not a library\n"}}}) {
+    auto const program = rmm_run_beside(std::string{"rmm_run_broken_shim_"} + name, contents);
+    auto const r       = run_program(program, "-- sh -c 'echo ran=yes'", {}, false);
+    EXPECT_EQ(r.status, 1) << name << ": " << r.output;
+    EXPECT_EQ(r.value("ran"), "") << name << ": the program ran without the shim";
+    EXPECT_THAT(r.output, HasSubstr("librmm_shim.so cannot be preloaded, so the program would run without it: the "
+                                    "dynamic loader did not load it: "))
+      << name;
+  }
+  // The same copy with the real shim beside it runs the program.
+  std::ifstream real{RMM_SHIM_LIBRARY, std::ios::binary};
+  std::string const shim{std::istreambuf_iterator<char>{real}, std::istreambuf_iterator<char>{}};
+  auto const r = run_program(rmm_run_beside("rmm_run_real_shim", shim), "-- sh -c 'echo ran=yes'", {}, false);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("ran"), "yes");
+}
+
+TEST(RmmRunLaunch, WarnsThatAStaticallyLinkedProgramIsOutOfReach)
+{
+  auto const r = rmm_run(std::string{"-- "} + RMM_STATIC_PROGRAM);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("is statically linked: the dynamic loader never runs for it"));
+  EXPECT_THAT(rmm_run("-- sh -c 'exit 0'").output, Not(HasSubstr("statically linked")));
 }
 
 TEST(RmmRunLaunch, AProgramThatCannotBeFoundIs127)

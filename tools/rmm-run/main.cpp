@@ -2,8 +2,11 @@
 // configuration (--check).
 
 #include "options.hpp"
+#include "preload_check.hpp"
 
+#include <rmm/config/boolean.hpp>
 #include <rmm/config/config.hpp>
+#include <rmm/config/file_name_pattern.hpp>
 #include <rmm/error.hpp>
 
 #include <unistd.h>
@@ -15,8 +18,10 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -28,6 +33,35 @@ constexpr int exit_invalid_config = 2;
 constexpr int exit_usage          = 64;
 constexpr int exit_cannot_run     = 126;
 constexpr int exit_not_found      = 127;
+
+/// What follows every command-line mistake (--help prints the rest).
+constexpr char const* usage_line =
+  "usage: rmm-run [OPTIONS] -- PROGRAM [ARGS...]   (rmm-run --help lists the options)\n";
+
+/// RMM_SHIM_ENABLED=false: the shim passes every call through and reads no configuration, so
+/// rmm-run reads none either. A broken file must not block the way to run the program without it.
+bool shim_switched_off()
+{
+  char const* value = std::getenv("RMM_SHIM_ENABLED");
+  return value != nullptr && rmm::config::parse_boolean(value) == false;
+}
+
+/// Why the shim will not be able to write `pattern` (its %p and %d expanded for this process and
+/// device 0): a missing or unwritable folder, a folder in the file's place. nullopt when it can.
+std::optional<std::string> unwritable(std::string const& pattern)
+{
+  namespace fs        = std::filesystem;
+  fs::path const path = rmm::config::expand_file_name_pattern(pattern, static_cast<long>(::getpid()), 0);
+  auto const folder   = path.has_parent_path() ? path.parent_path() : fs::path{"."};
+  std::error_code error;
+  if (fs::is_directory(path, error)) { return std::string{std::strerror(EISDIR)}; }
+  if (!fs::is_directory(folder, error)) {
+    return std::string{std::strerror(ENOENT)} + " (no folder " + folder.string() + ")";
+  }
+  if (::access(folder.c_str(), W_OK) != 0) { return std::string{std::strerror(errno)} + " (" + folder.string() + ")"; }
+  if (fs::exists(path, error) && ::access(path.c_str(), W_OK) != 0) { return std::string{std::strerror(errno)}; }
+  return std::nullopt;
+}
 
 /// The environment variables the options stand for.
 std::map<std::string, std::string> option_variables(rmm::tools::run_options const& options)
@@ -152,9 +186,20 @@ int launch(rmm::tools::run_options const& options)
     std::fprintf(stderr, "rmm-run: cannot find librmm_shim.so in ../lib or ../shim next to rmm-run; reinstall rmm\n");
     return exit_build_failed;
   }
-  for (auto const& [name, value] : option_variables(options)) { ::setenv(name.c_str(), value.c_str(), 1); }
   char const* existing = std::getenv("LD_PRELOAD");
   auto const preload   = preload_with_shim(shim->string(), existing != nullptr ? existing : "");
+  if (auto const problem = rmm::tools::shim_load_problem(preload)) {
+    std::fprintf(stderr, "rmm-run: %s cannot be preloaded, so the program would run without it: %s\n", shim->c_str(),
+                 problem->c_str());
+    return exit_build_failed;
+  }
+  if (rmm::tools::is_statically_linked(options.program.front())) {
+    std::fprintf(stderr,
+                 "rmm-run: warning: %s is statically linked: the dynamic loader never runs for it, so the shim "
+                 "cannot serve its allocations (only the dynamically linked programs it starts are served)\n",
+                 options.program.front().c_str());
+  }
+  for (auto const& [name, value] : option_variables(options)) { ::setenv(name.c_str(), value.c_str(), 1); }
   ::setenv("LD_PRELOAD", preload.c_str(), 1);
   std::vector<char*> argv;
   for (auto const& argument : options.program) { argv.push_back(const_cast<char*>(argument.c_str())); }
@@ -171,10 +216,13 @@ int launch(rmm::tools::run_options const& options)
 
 int main(int argc, char** argv)
 {
+  if (argc == 2 && std::strcmp(argv[1], rmm::tools::shim_probe_argument) == 0) {
+    return rmm::tools::answer_shim_probe();
+  }
   std::vector<std::string> const arguments(argv + 1, argv + argc);
   auto parsed = rmm::tools::parse_options(arguments);
   if (auto const* error = std::get_if<rmm::tools::usage_error>(&parsed)) {
-    std::fprintf(stderr, "rmm-run: %s\n%s", error->message.c_str(), rmm::tools::usage_text());
+    std::fprintf(stderr, "rmm-run: %s\n%s", error->message.c_str(), usage_line);
     return exit_usage;
   }
   auto const& options = std::get<rmm::tools::run_options>(parsed);
@@ -186,12 +234,26 @@ int main(int argc, char** argv)
     std::printf("%s", std::string{rmm::config::default_stack_toml()}.c_str());
     return exit_valid;
   }
+  // Files the program's shim writes at its end: a path it cannot write is said now, not after a
+  // long run.
+  for (auto const& [option, file] :
+       {std::pair{"--log", options.log_file}, std::pair{"--report", options.report_file}}) {
+    if (!file) { continue; }
+    if (auto const why = unwritable(*file)) {
+      std::fprintf(stderr, "rmm-run: %s %s: cannot write there: %s\n", option, file->c_str(), why->c_str());
+      return exit_usage;
+    }
+  }
   try {
     if (options.check) { return check(options); }
     // Validate first, so a bad configuration never reaches the program.
-    (void)load(environment_for(options));
+    if (!shim_switched_off()) { (void)load(environment_for(options)); }
     return launch(options);
   } catch (rmm::config::config_error const& e) {
+    if (options.pool_size && e.location().variable == "RMM_POOL_INITIAL_SIZE") {
+      std::fprintf(stderr, "rmm-run: --pool-size: found %s, expected %s\n", e.found().c_str(), e.expected().c_str());
+      return exit_usage;
+    }
     std::fprintf(stderr, "rmm-run: %s\n", e.what());
     return exit_invalid_config;
   } catch (std::exception const& e) {  // e.g. a CUDA error while reading the device's properties

@@ -1,0 +1,3 @@
+// A statically linked program: the dynamic loader never runs for it, so no preload reaches it.
+// rmm-run warns about such programs.
+int main() { return 0; }
