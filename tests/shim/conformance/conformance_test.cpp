@@ -53,11 +53,11 @@ TEST_P(Conformance, SameAnswersWithAndWithoutTheShim)
 
 std::vector<program> programs()
 {
-  std::vector<program> all{
-    {"alignment", "shared"}, {"capture", "shared"}, {"errors", "shared"}, {"reset", "shared"}, {"queries", "shared"}};
+  std::vector<program> all{{"alignment", "shared"}, {"capture", "shared"}, {"errors", "shared"},
+                           {"reset", "shared"},     {"queries", "shared"}, {"near_capacity", "shared"}};
   if (RMM_CONFORMANCE_ON_GPU) {
     all.push_back({"ipc", "shared"});
-    for (char const* name : {"alignment", "capture", "errors", "reset", "queries", "ipc"}) {
+    for (char const* name : {"alignment", "capture", "errors", "reset", "queries", "ipc", "near_capacity"}) {
       all.push_back({name, "static"});
     }
   }
