@@ -420,6 +420,9 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
   log_event(s, owner->device, log_action::free, reinterpret_cast<void*>(ptr), owner->size,
             legacy_order ? CU_STREAM_LEGACY : nullptr);
   auto const block = stack_block(s, static_cast<std::uintptr_t>(ptr), *owner);
+  if (s.exports.any() && s.exports.hold_freed(static_cast<std::uintptr_t>(ptr), block)) [[unlikely]] {
+    return CUDA_SUCCESS;  // another process has it open: reused once the last one closed it
+  }
   if (legacy_order && !owner->over_allocated && s.stacks.parks_frees(owner->device)) {
     // Kept for this thread's next allocation of the same size; what it displaces goes back.
     if (auto const back = thread_cache::park(block)) { give_back(s, *back); }
@@ -501,6 +504,9 @@ std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool 
   s.deferred.note_stream_ordered_free(owner->device);  // before the block can be taken in the legacy order
   log_event(s, owner->device, log_action::free, reinterpret_cast<void*>(ptr), owner->size, stream);
   auto const block = stack_block(s, static_cast<std::uintptr_t>(ptr), *owner);
+  if (s.exports.any() && s.exports.hold_freed(static_cast<std::uintptr_t>(ptr), block)) [[unlikely]] {
+    return CUDA_SUCCESS;  // another process has it open: reused once the last one closed it
+  }
   s.stacks.find(owner->device)->deallocate(cuda::stream_ref{stream}, reinterpret_cast<void*>(block.ptr), block.size);
   return CUDA_SUCCESS;
 }
@@ -567,22 +573,50 @@ bool is_served_memory(CUdeviceptr ptr) noexcept
   }
 }
 
-std::optional<CUresult> refuse_ipc_export(CUdeviceptr ptr)
+std::optional<CUresult> serve_ipc_export(CUipcMemHandle* handle, CUdeviceptr ptr)
 {
   if (passing_through() || !settings().enabled || ptr == 0) { return std::nullopt; }
-  auto& s          = state();
-  auto const block = s.ownership.find_containing(static_cast<std::uintptr_t>(ptr));
+  auto& s = state();
+  std::optional<std::pair<std::uintptr_t, block_owner>> block;
+  try {
+    block = s.ownership.find_containing(static_cast<std::uintptr_t>(ptr));
+  } catch (...) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
   if (!block) { return std::nullopt; }
   // A stack without a sub-allocator hands out whole driver allocations: those export correctly.
   if (!s.stacks.statistics(block->second.device)) { return std::nullopt; }
-  static std::once_flag explained;
-  std::call_once(explained, [] {
-    fmt::print(stderr,
-               "rmm shim: refused to export device memory for another process (cuIpcGetMemHandle): the block is part "
-               "of a pool, and the handle would share the pool's whole mapping instead. Run programs that export "
-               "memory with a stack without a pool, or with RMM_SHIM_ENABLED=false.\n");
-  });
-  return CUDA_ERROR_NOT_SUPPORTED;
+  own_work_scope const own_work;
+  try {
+    return s.exports.export_block(block->first, block->second.size, block->second.device, handle);
+  } catch (...) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+}
+
+std::optional<CUresult> serve_ipc_open(CUdeviceptr* out, CUipcMemHandle const& handle, unsigned int flags)
+{
+  if (passing_through() || !settings().enabled) { return std::nullopt; }
+  own_work_scope const own_work;
+  try {
+    return state().imports.open(out, handle, flags);
+  } catch (...) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+}
+
+std::optional<CUresult> serve_ipc_close(CUdeviceptr ptr)
+{
+  if (passing_through() || !settings().enabled || ptr == 0) { return std::nullopt; }
+  own_work_scope const own_work;
+  return state().imports.close(ptr);
+}
+
+void give_back_exported(parked_block const& block) noexcept
+{
+  if (!settings().enabled || exiting()) { return; }
+  own_work_scope const own_work;
+  give_back(state(), block);
 }
 
 void note_stream_created(CUstream stream, unsigned int flags) noexcept

@@ -86,9 +86,19 @@ void adjust_pointer_attribute(void* data, CUpointer_attribute attribute, CUdevic
 /// as it refuses native cudaMalloc memory: the physical allocation under them is the pool's).
 [[nodiscard]] bool is_served_memory(CUdeviceptr ptr) noexcept;
 
-/// cuIpcGetMemHandle / cudaIpcGetMemHandle: refused for memory the shim handed out (a handle
-/// would export the pool's whole mapping, not the block); nullopt for other memory.
-[[nodiscard]] std::optional<CUresult> refuse_ipc_export(CUdeviceptr ptr);
+/// cuIpcGetMemHandle / cudaIpcGetMemHandle of memory the shim handed out from a pool: a shim handle
+/// of the block (ipc_channel.hpp), since the driver's would share the pool's memory from its start;
+/// nullopt for other memory, and for a stack without a sub-allocator, whose blocks are whole driver
+/// allocations.
+[[nodiscard]] std::optional<CUresult> serve_ipc_export(CUipcMemHandle* handle, CUdeviceptr ptr);
+/// cuIpcOpenMemHandle of a shim handle, and cuIpcCloseMemHandle of what it gave; nullopt for the
+/// driver's own handles and addresses.
+[[nodiscard]] std::optional<CUresult> serve_ipc_open(CUdeviceptr* out,
+                                                     CUipcMemHandle const& handle,
+                                                     unsigned int flags);
+[[nodiscard]] std::optional<CUresult> serve_ipc_close(CUdeviceptr ptr);
+/// An exported block the program freed, once the last process that opened it closed it.
+void give_back_exported(parked_block const& block) noexcept;
 
 /// What the program did with its streams and pools, which the free policy and the async path
 /// need to know.

@@ -110,7 +110,7 @@ RMM_SHIM_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, std::size_t*
 
 RMM_SHIM_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr)
 {
-  if (auto refused = rmm::shim::refuse_ipc_export(dptr)) { return *refused; }
+  if (auto served = rmm::shim::serve_ipc_export(handle, dptr)) { return *served; }
   auto const ipc = real()->ipc_get_mem_handle;
   return ipc == nullptr ? CUDA_ERROR_NOT_SUPPORTED : pass_through([&] { return ipc(handle, dptr); });
 }
@@ -245,4 +245,25 @@ RMM_SHIM_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandl
   if (rmm::shim::is_served_memory(reinterpret_cast<CUdeviceptr>(addr))) { return CUDA_ERROR_INVALID_VALUE; }
   auto const retain = real()->mem_retain_allocation_handle;
   return retain == nullptr ? CUDA_ERROR_NOT_SUPPORTED : pass_through([&] { return retain(handle, addr); });
+}
+
+RMM_SHIM_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr* dptr, CUipcMemHandle handle, unsigned int flags)
+{
+  if (auto served = rmm::shim::serve_ipc_open(dptr, handle, flags)) { return *served; }
+  auto const open = real()->ipc_open_mem_handle;
+  return open == nullptr ? CUDA_ERROR_NOT_SUPPORTED : pass_through([&] { return open(dptr, handle, flags); });
+}
+
+RMM_SHIM_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr* dptr, CUipcMemHandle handle, unsigned int flags)
+{
+  if (auto served = rmm::shim::serve_ipc_open(dptr, handle, flags)) { return *served; }
+  auto const open = real()->ipc_open_mem_handle_v1;
+  return open == nullptr ? CUDA_ERROR_NOT_SUPPORTED : pass_through([&] { return open(dptr, handle, flags); });
+}
+
+RMM_SHIM_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
+{
+  if (auto served = rmm::shim::serve_ipc_close(dptr)) { return *served; }
+  auto const close = real()->ipc_close_mem_handle;
+  return close == nullptr ? CUDA_ERROR_NOT_SUPPORTED : pass_through([&] { return close(dptr); });
 }

@@ -34,6 +34,9 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
 CUresult cuMemGetInfo_v2(std::size_t* free, std::size_t* total);
 CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, std::size_t* size, CUdeviceptr dptr);
 CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr);
+CUresult cuIpcOpenMemHandle(CUdeviceptr* dptr, CUipcMemHandle handle, unsigned int flags);
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr* dptr, CUipcMemHandle handle, unsigned int flags);
+CUresult cuIpcCloseMemHandle(CUdeviceptr dptr);
 CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool);
 CUresult cuStreamCreate(CUstream* stream, unsigned int flags);
 CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned int flags, int priority);

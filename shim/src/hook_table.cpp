@@ -15,7 +15,7 @@ constexpr int current = INT_MAX;
 // Versions: the CUDA version that introduced the ABI each wrapper has (cuda.h's _v2 forms of the
 // memory functions came with 3.2; cuGetProcAddress gained its status argument in 12.0).
 // clang-format off
-std::array<wrapped_entry_point, 30> const table{{
+std::array<wrapped_entry_point, 33> const table{{
   {"cuGetProcAddress", 11030, 12000, false, "cuGetProcAddress", reinterpret_cast<void*>(&::cuGetProcAddress)},
   {"cuGetProcAddress", 12000, current, false, "cuGetProcAddress_v2", reinterpret_cast<void*>(&::cuGetProcAddress_v2)},
   {"cuMemAlloc", 3020, current, false, "cuMemAlloc_v2", reinterpret_cast<void*>(&::cuMemAlloc_v2)},
@@ -35,6 +35,11 @@ std::array<wrapped_entry_point, 30> const table{{
   {"cuMemGetAddressRange", 3020, current, false, "cuMemGetAddressRange_v2",
    reinterpret_cast<void*>(&::cuMemGetAddressRange_v2)},
   {"cuIpcGetMemHandle", 4010, current, false, "cuIpcGetMemHandle", reinterpret_cast<void*>(&::cuIpcGetMemHandle)},
+  {"cuIpcOpenMemHandle", 4010, 11000, false, "cuIpcOpenMemHandle", reinterpret_cast<void*>(&::cuIpcOpenMemHandle)},
+  {"cuIpcOpenMemHandle", 11000, current, false, "cuIpcOpenMemHandle_v2",
+   reinterpret_cast<void*>(&::cuIpcOpenMemHandle_v2)},
+  {"cuIpcCloseMemHandle", 4010, current, false, "cuIpcCloseMemHandle",
+   reinterpret_cast<void*>(&::cuIpcCloseMemHandle)},
   {"cuDeviceSetMemPool", 11020, current, false, "cuDeviceSetMemPool", reinterpret_cast<void*>(&::cuDeviceSetMemPool)},
   {"cuStreamCreate", 2000, current, false, "cuStreamCreate", reinterpret_cast<void*>(&::cuStreamCreate)},
   {"cuStreamCreateWithPriority", 5050, current, false, "cuStreamCreateWithPriority",

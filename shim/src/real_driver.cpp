@@ -75,6 +75,18 @@ bool bind_all(real_driver& d)
   (void)bind(d, d.mem_create, "cuMemCreate", 12000);
   (void)bind(d, d.primary_ctx_reset_v1, "cuDevicePrimaryCtxReset", 7000);
   (void)bind(d, d.mem_retain_allocation_handle, "cuMemRetainAllocationHandle", 12000);
+  (void)bind(d, d.ipc_open_mem_handle, "cuIpcOpenMemHandle", 12000);
+  (void)bind(d, d.ipc_open_mem_handle_v1, "cuIpcOpenMemHandle", 4010);
+  (void)bind(d, d.ipc_close_mem_handle, "cuIpcCloseMemHandle", 12000);
+  (void)bind(d, d.mem_get_allocation_properties_from_handle, "cuMemGetAllocationPropertiesFromHandle", 12000);
+  (void)bind(d, d.mem_export_to_shareable_handle, "cuMemExportToShareableHandle", 12000);
+  (void)bind(d, d.mem_import_from_shareable_handle, "cuMemImportFromShareableHandle", 12000);
+  (void)bind(d, d.mem_release, "cuMemRelease", 12000);
+  (void)bind(d, d.mem_address_reserve, "cuMemAddressReserve", 12000);
+  (void)bind(d, d.mem_address_free, "cuMemAddressFree", 12000);
+  (void)bind(d, d.mem_map, "cuMemMap", 12000);
+  (void)bind(d, d.mem_unmap, "cuMemUnmap", 12000);
+  (void)bind(d, d.mem_set_access, "cuMemSetAccess", 12000);
   return required;
 }
 

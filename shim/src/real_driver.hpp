@@ -36,6 +36,9 @@ struct real_driver {
   PFN_cuMemGetInfo_v3020 mem_get_info{};
   PFN_cuMemGetAddressRange_v3020 mem_get_address_range{};
   PFN_cuIpcGetMemHandle_v4010 ipc_get_mem_handle{};  // may be null: not every driver build has IPC
+  PFN_cuIpcOpenMemHandle_v11000 ipc_open_mem_handle{};
+  PFN_cuIpcOpenMemHandle_v4010 ipc_open_mem_handle_v1{};
+  PFN_cuIpcCloseMemHandle_v4010 ipc_close_mem_handle{};
   PFN_cuDeviceSetMemPool_v11020 device_set_mem_pool{};
   PFN_cuStreamCreate_v2000 stream_create{};
   PFN_cuStreamCreateWithPriority_v5050 stream_create_with_priority{};
@@ -47,7 +50,17 @@ struct real_driver {
   PFN_cuPointerGetAttribute_v4000 pointer_get_attribute{};
   PFN_cuPointerGetAttributes_v7000 pointer_get_attributes{};
   PFN_cuMemRetainAllocationHandle_v11000 mem_retain_allocation_handle{};  // may be null: no virtual memory management
-  PFN_cuDevicePrimaryCtxReset_v7000 primary_ctx_reset_v1{};               // may be null: a driver without the old ABI
+  // For CUDA IPC of served blocks (ipc_exports.hpp, ipc_imports.hpp); may be null.
+  PFN_cuMemGetAllocationPropertiesFromHandle_v10020 mem_get_allocation_properties_from_handle{};
+  PFN_cuMemExportToShareableHandle_v10020 mem_export_to_shareable_handle{};
+  PFN_cuMemImportFromShareableHandle_v10020 mem_import_from_shareable_handle{};
+  PFN_cuMemRelease_v10020 mem_release{};
+  PFN_cuMemAddressReserve_v10020 mem_address_reserve{};
+  PFN_cuMemAddressFree_v10020 mem_address_free{};
+  PFN_cuMemMap_v10020 mem_map{};
+  PFN_cuMemUnmap_v10020 mem_unmap{};
+  PFN_cuMemSetAccess_v10020 mem_set_access{};
+  PFN_cuDevicePrimaryCtxReset_v7000 primary_ctx_reset_v1{};  // may be null: a driver without the old ABI
   PFN_cuDevicePrimaryCtxReset_v11000 primary_ctx_reset{};
 
   // Used by the shim itself.

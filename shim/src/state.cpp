@@ -1,5 +1,7 @@
 #include "state.hpp"
 
+#include "dispatch.hpp"
+
 namespace rmm::shim {
 
 namespace {
@@ -19,7 +21,8 @@ shim_state::shim_state()
       } else {
         stack->deallocate_sync(reinterpret_cast<void*>(ptr), size);
       }
-    }}
+    }},
+    exports{&give_back_exported}
 {
 }
 

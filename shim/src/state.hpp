@@ -6,6 +6,8 @@
 
 #include "deferred_frees.hpp"
 #include "device_stacks.hpp"
+#include "ipc_exports.hpp"
+#include "ipc_imports.hpp"
 #include "ownership.hpp"
 #include "report.hpp"
 
@@ -22,6 +24,8 @@ struct shim_state {
   device_stacks stacks;
   deferred_frees deferred;
   counters count;
+  ipc_exports exports;  // blocks this process exported (cuIpcGetMemHandle)
+  ipc_imports imports;  // shim handles of other processes this one opened
   /// Devices on which the program made its own memory pool the current one (cudaDeviceSetMemPool):
   /// its cudaMallocAsync calls asked for that pool, and pass through.
   std::array<std::atomic<bool>, device_stacks::max_devices> program_pool{};

@@ -54,7 +54,10 @@ void child(shared_state& shared, int index)
   auto const opened = cudaIpcOpenMemHandle(&p, shared.handle, cudaIpcMemLazyEnablePeerAccess);
   shared.opened[index].store(opened);
   if (opened != cudaSuccess) { std::_Exit(1); }
-  shared.saw_pattern[index].store(all_bytes(p, 0, block_size, pattern) ? 1 : 0);
+  // Its own slice and the tail: no other process writes them meanwhile.
+  bool const saw = all_bytes(p, static_cast<std::size_t>(index) * slice, slice, pattern) &&
+                   all_bytes(p, children * slice, block_size - children * slice, pattern);
+  shared.saw_pattern[index].store(saw ? 1 : 0);
   bool const wrote = cudaMemset(static_cast<char*>(p) + index * slice, 0x60 + index, slice) == cudaSuccess &&
                      cudaDeviceSynchronize() == cudaSuccess;
   bool const closed = cudaIpcCloseMemHandle(p) == cudaSuccess;
@@ -124,8 +127,8 @@ std::vector<std::string> environment_without_shim()
   return env;
 }
 
-/// `ipc receive HEX`: what opening the handle gave: `error NAME`, `correct` (every byte the
-/// pattern), or `wrong` (opened, other bytes).
+/// `ipc receive HEX`: what opening the handle gave: `error NAME`, `correct` (the block's tail holds
+/// the pattern), or `wrong` (opened, other bytes).
 int receive(std::string const& hex)
 {
   void* p           = nullptr;
@@ -134,7 +137,8 @@ int receive(std::string const& hex)
     std::printf("error %s\n", cudaGetErrorName(opened));
     return 0;
   }
-  std::printf("%s\n", all_bytes(p, 0, block_size, pattern) ? "correct" : "wrong");
+  // The tail, which nobody writes after the parent: at the wrong place in the memory, other bytes.
+  std::printf("%s\n", all_bytes(p, children * slice, block_size - children * slice, pattern) ? "correct" : "wrong");
   (void)cudaIpcCloseMemHandle(p);
   return 0;
 }

@@ -90,4 +90,16 @@ TEST(ShimUnderPyTorch, TrainingStepsGiveTheSameLossesWithAndWithoutTheShim)
   EXPECT_EQ(shimmed.reported("failures"), 0) << shimmed.report;
 }
 
+TEST(ShimUnderPyTorch, ACudaTensorSharedWithAChildProcessIsChangedThere)
+{
+  // torch.multiprocessing with the caching allocator on: it exports the segment it got from
+  // cudaMalloc, a block of the shim's pool.
+  std::string const script = std::string{"python3 "} + RMM_SHIM_TORCH_IPC;
+  auto const plain         = run_program(script, "", {}, false);
+  auto const shimmed       = run_program(script, "");
+  ASSERT_EQ(plain.value("ipc"), "ok") << plain.output;
+  EXPECT_EQ(shimmed.value("ipc"), "ok") << shimmed.output;
+  EXPECT_EQ(shimmed.status, 0) << shimmed.output;
+}
+
 }  // namespace

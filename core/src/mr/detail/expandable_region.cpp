@@ -19,12 +19,15 @@ namespace rmm::mr::detail {
 
 namespace {
 
-CUmemAllocationProp device_allocation(int device)
+/// `shareable`: the memory can be exported to another process as a POSIX file descriptor
+/// (cuMemExportToShareableHandle), which CUDA IPC of its blocks needs (the preload shim's).
+CUmemAllocationProp device_allocation(int device, bool shareable)
 {
   CUmemAllocationProp prop{};
   prop.type          = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id   = device;
+  if (shareable) { prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; }
   return prop;
 }
 
@@ -72,7 +75,12 @@ std::unique_ptr<expandable_region> expandable_region::create(int device,
     return nullptr;
   }
 
-  auto const prop = device_allocation(device);
+  int posix_handles = 0;
+  bool const shareable =
+    driver.cuDeviceGetAttribute(&posix_handles, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+                                handle) == CUDA_SUCCESS &&
+    posix_handles != 0;
+  auto const prop = device_allocation(device, shareable);
   std::size_t granularity{};
   if (driver.cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED) != CUDA_SUCCESS ||
       granularity == 0) {
@@ -103,8 +111,10 @@ std::unique_ptr<expandable_region> expandable_region::create(int device,
                  describe("cuMemAddressReserve", result));
     return nullptr;
   }
-  return std::make_unique<expandable_region>(device, static_cast<std::uintptr_t>(base), addresses, capacity,
-                                             granularity, movable_granules);
+  auto region = std::make_unique<expandable_region>(device, static_cast<std::uintptr_t>(base), addresses, capacity,
+                                                    granularity, movable_granules);
+  region->shareable_ = shareable;
+  return region;
 }
 
 expandable_region::expandable_region(int device,
@@ -155,10 +165,20 @@ CUresult expandable_region::map_new(std::size_t first,
                                     std::uint32_t& index,
                                     char const*& failed_call) noexcept
 {
-  auto const prop = device_allocation(device_);
   CUmemGenericAllocationHandle handle{};
-  failed_call = "cuMemCreate";
-  if (auto const r = cu().cuMemCreate(&handle, granules * granularity_, &prop, 0); r != CUDA_SUCCESS) { return r; }
+  failed_call  = "cuMemCreate";
+  auto prop    = device_allocation(device_, shareable_);
+  auto created = cu().cuMemCreate(&handle, granules * granularity_, &prop, 0);
+  if (created != CUDA_SUCCESS && created != CUDA_ERROR_OUT_OF_MEMORY && shareable_) {
+    // A driver that will not make this memory shareable (a container without the handle type):
+    // plain memory serves, only its sharing with other processes is lost.
+    RMM_LOG_WARN("expandable pool region: {}; its memory cannot be shared with other processes from now on",
+                 describe("cuMemCreate(shareable)", created));
+    shareable_ = false;
+    prop       = device_allocation(device_, false);
+    created    = cu().cuMemCreate(&handle, granules * granularity_, &prop, 0);
+  }
+  if (created != CUDA_SUCCESS) { return created; }
   failed_call = "cuMemMap";
   try {
     if (spare_.empty()) {
@@ -209,7 +229,7 @@ void expandable_region::trim_holes() noexcept
 CUresult expandable_region::grant_access(std::uintptr_t address, std::size_t bytes) const noexcept
 {
   CUmemAccessDesc access{};
-  access.location = device_allocation(device_).location;
+  access.location = device_allocation(device_, false).location;
   access.flags    = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   return cu().cuMemSetAccess(static_cast<CUdeviceptr>(address), bytes, &access, 1);
 }

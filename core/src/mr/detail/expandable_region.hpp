@@ -54,6 +54,8 @@ class expandable_region {
   [[nodiscard]] std::size_t mapped_bytes() const noexcept { return mapped_granules_ * granularity_; }
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
   [[nodiscard]] std::size_t granularity() const noexcept { return granularity_; }
+  /// Whether the mapped memory can be exported to another process (a POSIX file descriptor).
+  [[nodiscard]] bool shareable() const noexcept { return shareable_; }
   /// Bytes recycle() may still move to the end.
   [[nodiscard]] std::size_t recyclable_bytes() const noexcept { return addresses_ - (end() - base_); }
 
@@ -119,6 +121,7 @@ class expandable_region {
   std::size_t capacity_;
   std::size_t granularity_;
   bool movable_granules_;
+  bool shareable_{false};
   std::size_t mapped_granules_{0};
   std::vector<std::uint32_t> slots_;  // per granule of [base_, end()): its allocation, or hole
   std::vector<physical> physicals_;

@@ -1,0 +1,82 @@
+#pragma once
+
+// CUDA IPC of the shim's blocks. A block of a pool is part of a larger driver allocation, so the
+// driver's own IPC handle would share the wrong bytes (the whole allocation, from its start). The
+// shim hands out a handle of its own instead, which names the exporting process, its export and a
+// random token; a process that opens it under the shim asks the exporter over a Unix socket for the
+// memory under the block (file descriptors of its physical allocations, passed with SCM_RIGHTS, or
+// the driver's handle of the allocation and the block's offset in it) and maps exactly the block.
+// A process without the shim cannot open such a handle: the driver refuses it (it is not one of its
+// own), so nobody ever sees the wrong bytes.
+//
+// This file is the wire: the handle's layout, the messages, and the socket calls.
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+
+namespace rmm::shim::ipc {
+
+/// What a shim handle says (the 64 bytes of a CUipcMemHandle).
+struct handle_fields {
+  std::uint32_t pid;    ///< the exporting process
+  std::int32_t device;  ///< the block's device there
+  std::uint64_t id;     ///< the export, in that process
+  std::uint64_t token;  ///< random: only who was given the handle can open it
+  std::uint64_t size;   ///< the block's size
+};
+
+[[nodiscard]] CUipcMemHandle encode(handle_fields const& fields) noexcept;
+/// The fields of a shim handle; nothing for any other (the driver's own handles).
+[[nodiscard]] std::optional<handle_fields> decode(CUipcMemHandle const& handle) noexcept;
+
+enum class request_kind : std::uint32_t { open = 1, close = 2 };
+
+struct request {
+  char magic[8];
+  request_kind kind;
+  std::uint32_t importer_pid;
+  std::uint64_t id;
+  std::uint64_t token;
+};
+
+/// The answer to an open: a status, then `pieces` piece messages.
+struct reply {
+  char magic[8];
+  std::int32_t status;  ///< a CUresult
+  std::uint32_t pieces;
+};
+
+/// One physical allocation under the block, where it lies relative to the block's start.
+struct piece {
+  std::int64_t offset;  ///< its start minus the block's start (zero or negative for the first)
+  std::uint64_t size;
+  std::uint32_t legacy;  ///< 1: `legacy_handle` names a cudaMalloc allocation; 0: a file descriptor comes with it
+  std::uint32_t pad;
+  CUipcMemHandle legacy_handle;
+};
+
+/// The socket the process `pid` serves its exports on (Linux's abstract namespace: no file).
+[[nodiscard]] std::string socket_name(pid_t pid);
+
+/// Sends or receives `bytes` exactly, with at most one file descriptor beside them (-1: none).
+/// False, with errno set, when the peer went away or the call failed.
+[[nodiscard]] bool send_message(int socket, void const* data, std::size_t bytes, int fd) noexcept;
+[[nodiscard]] bool receive_message(int socket, void* data, std::size_t bytes, int* fd) noexcept;
+
+/// A connected socket to the exporter `pid`, or -1 with errno set.
+[[nodiscard]] int connect_to(pid_t pid) noexcept;
+/// This process's listening socket (socket_name(getpid())), or -1 with errno set.
+[[nodiscard]] int listen_here() noexcept;
+/// Bounds how long `connection` waits for its peer (30 s), as connect_to() does for its socket.
+void limit_connection_waits(int connection) noexcept;
+/// Whether the peer of `connection` may open this process's exports: the same user, or root.
+[[nodiscard]] bool peer_allowed(int connection) noexcept;
+
+inline constexpr char request_magic[8] = {'R', 'M', 'M', 'I', 'P', 'C', 'R', 'Q'};
+inline constexpr char reply_magic[8]   = {'R', 'M', 'M', 'I', 'P', 'C', 'R', 'P'};
+
+}  // namespace rmm::shim::ipc

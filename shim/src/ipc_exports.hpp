@@ -1,0 +1,77 @@
+#pragma once
+
+// The blocks this process exported with cuIpcGetMemHandle (ipc_channel.hpp), and the thread that
+// serves them to the processes that open their handles. An exported block that the program frees
+// while another process still has it open is not reused until the last of them closes it (the
+// memory of a native cudaMalloc lives on in the processes that opened it, too).
+
+#include "thread_cache.hpp"  // parked_block
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace rmm::shim {
+
+class ipc_exports {
+ public:
+  /// Gives back a freed block once no other process has it open (called on the serving thread).
+  using give_back_fn = void (*)(parked_block const& block) noexcept;
+
+  explicit ipc_exports(give_back_fn give_back) noexcept : give_back_{give_back} {}
+  ipc_exports(ipc_exports const&)            = delete;
+  ipc_exports& operator=(ipc_exports const&) = delete;
+
+  /// A handle for the block [start, start + size) of `device`, found piece by piece through the
+  /// driver: the physical allocations under it (shareable as file descriptors), or the cudaMalloc
+  /// allocation that holds it. The same block exported again gets the same handle.
+  /// CUDA_ERROR_NOT_SUPPORTED (said once on stderr) when its memory cannot be shared.
+  [[nodiscard]] CUresult export_block(std::uintptr_t start, std::size_t size, int device, CUipcMemHandle* out);
+
+  /// The program freed the block at `start`: true when another process has it open, and then
+  /// `block` (where it lies in its stack) waits for the last close; false when it may be reused.
+  [[nodiscard]] bool hold_freed(std::uintptr_t start, parked_block const& block) noexcept;
+
+  /// Whether anything was ever exported (one load: frees need not look otherwise).
+  [[nodiscard]] bool any() const noexcept { return count_.load(std::memory_order_acquire) != 0; }
+
+ private:
+  struct place {
+    std::int64_t offset;  // from the block's start
+    std::uint64_t size;
+    bool legacy;
+    CUipcMemHandle legacy_handle;
+  };
+  struct exported {
+    std::uint64_t id;
+    std::uint64_t token;
+    std::uintptr_t start;
+    std::size_t size;
+    int device;
+    std::vector<place> places;
+    int opened;  // processes that have it open now
+    bool freed;  // the program freed it; it waits for the last close
+    parked_block block;
+  };
+
+  /// The places under [start, start + size), or the reason there are none.
+  [[nodiscard]] CUresult find_places(std::uintptr_t start, std::size_t size, std::vector<place>& places) const;
+  /// Starts the serving thread once per process; false when the socket cannot be made.
+  [[nodiscard]] bool serving();
+  void serve(int listener) noexcept;
+  void answer(int connection) noexcept;
+  [[nodiscard]] bool send_places(int connection, exported const& e) noexcept;
+
+  give_back_fn give_back_;
+  std::mutex mutex_;
+  std::vector<exported> exports_;  // under mutex_
+  std::atomic<std::size_t> count_{0};
+  std::uint64_t next_id_{1};  // under mutex_
+  bool serving_{false};       // under mutex_
+};
+
+}  // namespace rmm::shim

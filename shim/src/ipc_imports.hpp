@@ -1,0 +1,48 @@
+#pragma once
+
+// The shim handles (ipc_channel.hpp) this process opened: the exporter's memory under the block,
+// mapped here at addresses of this process's own, and how to undo that at cuIpcCloseMemHandle.
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace rmm::shim {
+
+class ipc_imports {
+ public:
+  ipc_imports()                              = default;
+  ipc_imports(ipc_imports const&)            = delete;
+  ipc_imports& operator=(ipc_imports const&) = delete;
+
+  /// cuIpcOpenMemHandle of a shim handle: the exporter's block, mapped for the current device;
+  /// nothing for any other handle (the driver's own, passed through). The same handle opened again
+  /// gives the same address. Opening a handle in the process that exported it is
+  /// CUDA_ERROR_INVALID_CONTEXT, as natively.
+  [[nodiscard]] std::optional<CUresult> open(CUdeviceptr* out, CUipcMemHandle const& handle, unsigned int flags);
+
+  /// cuIpcCloseMemHandle of an address open() gave; nothing for any other (passed through). The
+  /// last close waits for the device's work, unmaps, and tells the exporter.
+  [[nodiscard]] std::optional<CUresult> close(CUdeviceptr ptr);
+
+ private:
+  struct opened {
+    std::uint32_t pid;
+    std::uint64_t id;
+    std::uint64_t token;
+    CUdeviceptr ptr;     // what the program was given
+    CUdeviceptr mapped;  // the reservation mapped here (0 for a legacy handle)
+    std::size_t span;    // its size
+    CUdeviceptr legacy;  // what the driver's open of a legacy handle gave (0: none)
+    int references;
+  };
+
+  std::mutex mutex_;
+  std::vector<opened> opened_;
+};
+
+}  // namespace rmm::shim
