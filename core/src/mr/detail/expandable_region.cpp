@@ -90,18 +90,17 @@ std::unique_ptr<expandable_region> expandable_region::create(int device,
   // bound on mapped memory only, rounded up.
   capacity = exact_capacity ? align_down(capacity, granularity) : align_up(capacity, granularity);
   if (capacity == 0) { return nullptr; }
-  // With movable granules, addresses for several times the capacity, so that free granules can
-  // move to the end; just the capacity when the driver will not reserve that much (then they move
-  // while room lasts).
+  // Addresses for several times the capacity: free granules can move to the end, and memory given
+  // back in the middle (release) leaves holes that growth at the end does not need to fill. Just
+  // the capacity when the driver will not reserve that much.
   CUdeviceptr base{};
-  std::size_t addresses = movable_granules && capacity <= std::numeric_limits<std::size_t>::max() / address_factor
-                            ? capacity * address_factor
-                            : capacity;
-  auto result           = driver.cuMemAddressReserve(&base, addresses, granularity, 0, 0);
+  std::size_t addresses =
+    capacity <= std::numeric_limits<std::size_t>::max() / address_factor ? capacity * address_factor : capacity;
+  auto result = driver.cuMemAddressReserve(&base, addresses, granularity, 0, 0);
   if (result != CUDA_SUCCESS && addresses != capacity) {
     RMM_LOG_WARN(
-      "expandable pool region: {} for {} of addresses; reserving the pool's {} only, so free granules "
-      "move while that room lasts",
+      "expandable pool region: {} for {} of addresses; reserving the pool's {} only, so free memory "
+      "moves or is given back while that room lasts",
       describe("cuMemAddressReserve", result), rmm::format_bytes(addresses), rmm::format_bytes(capacity));
     addresses = capacity;
     result    = driver.cuMemAddressReserve(&base, addresses, granularity, 0, 0);
@@ -350,6 +349,40 @@ expandable_region::recycled expandable_region::recycle(std::vector<std::uintptr_
   }
   trim_holes();
   return result;
+}
+
+std::vector<memory_range> expandable_region::allocations_within(memory_range range) const
+{
+  std::vector<memory_range> found;
+  if (range.start >= end() || range.start + range.size <= base_) { return found; }
+  auto const first = align_up(std::max(range.start, base_) - base_, granularity_) / granularity_;
+  auto const last  = std::min(align_down(range.start + range.size - base_, granularity_) / granularity_, slots_.size());
+  for (auto slot = first; slot < last;) {
+    auto const index = slots_[slot];
+    if (index == hole) {
+      ++slot;
+      continue;
+    }
+    auto const& p = physicals_[index];
+    if (p.first >= first && p.first + p.granules <= last) {
+      found.push_back({address_of(p.first), p.granules * granularity_});
+    }
+    slot = std::max(slot + 1, p.first + p.granules);
+  }
+  return found;
+}
+
+std::size_t expandable_region::release(std::vector<memory_range> const& ranges) noexcept
+{
+  rmm::detail::device_context_scope const context{device_};
+  auto const before = mapped_bytes();
+  for (auto const& r : ranges) {
+    if (r.start < base_ || r.start >= end()) { continue; }
+    auto const index = slots_[slot_of(r.start)];
+    if (index != hole && address_of(physicals_[index].first) == r.start) { unmap(index, true); }
+  }
+  trim_holes();
+  return before - mapped_bytes();
 }
 
 std::uintptr_t expandable_region::shrink_to(std::uintptr_t from) noexcept

@@ -29,8 +29,9 @@ class expandable_region {
   /// A region of up to `capacity` mapped bytes on `device`, or nullptr when the device or driver
   /// cannot do virtual memory management. With `exact_capacity` (a pool's maximum size, which must
   /// hold) the region maps the whole granules within `capacity` (nullptr when not even one). With
-  /// `movable_granules`, small growth is mapped granule by granule, and several times the capacity
-  /// is reserved in addresses, so that recycle() can move granules.
+  /// `movable_granules`, small growth is mapped granule by granule, so that recycle() can move
+  /// granules. Several times the capacity is reserved in addresses, for moved granules and for
+  /// the holes release() leaves.
   [[nodiscard]] static std::unique_ptr<expandable_region> create(int device,
                                                                  std::size_t capacity,
                                                                  bool exact_capacity,
@@ -81,6 +82,13 @@ class expandable_region {
   /// Should the driver refuse a mapping, the rest stay where they are; a granule that can be put
   /// back neither at the end nor where it was is given back to the device (reported).
   recycled recycle(std::vector<std::uintptr_t> const& granules);
+
+  /// The physical allocations that lie wholly within `range`, as address ranges in order.
+  [[nodiscard]] std::vector<memory_range> allocations_within(memory_range range) const;
+  /// Unmaps the allocations at `ranges` (from allocations_within) and gives their memory back to
+  /// the device, leaving holes in the addresses; the memory must be unused and no queued work may
+  /// touch it any more. Returns the bytes given back.
+  std::size_t release(std::vector<memory_range> const& ranges) noexcept;
 
   /// Unmaps the mapped allocations that lie wholly within [from, end()); the memory must be unused
   /// and no queued work may touch it any more. Returns the new end.

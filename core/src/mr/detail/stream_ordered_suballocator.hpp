@@ -224,13 +224,23 @@ class stream_ordered_suballocator {
   void check_request(std::size_t bytes) const;
   [[nodiscard]] bool should_synchronize_before_growing(harvest_result const& scan, std::size_t bytes) const;
   std::optional<memory_range> grow(arena& requester, cudaStream_t stream, std::size_t bytes);
+  /// grow() for a caller that holds growth_mutex_.
+  std::optional<memory_range> grow_locked(arena& requester, cudaStream_t stream, std::size_t bytes);
   std::optional<memory_range> grow_region(arena& requester, cudaStream_t stream, std::size_t bytes);
   /// Moves up to `bytes` of free granules that no queued work touches (the clean reserve's, and
   /// the requester's own that its completed event covers, waiting for it unless `stream` is being
   /// captured) to the end of the region; returns the range they now occupy there, not yet free
   /// anywhere. Caller holds growth_mutex_.
   std::optional<memory_range> recycle_idle_granules(arena& requester, cudaStream_t stream, std::size_t bytes);
+  /// The last resort before out of memory: every arena's free memory made clean (a device
+  /// synchronization), then, where the device has no memory left to grow and the request fits in
+  /// no free block, the region's physical allocations that lie wholly in free memory given back and
+  /// the request mapped afresh. As cudaMalloc, the pool then fails only when what is live does not
+  /// leave room for the request.
   std::optional<memory_range> reclaim_all_and_take(std::size_t bytes);
+  /// Gives the region's physical allocations that lie wholly within the clean reserve's free blocks
+  /// back to the device; returns the bytes. Caller holds growth_mutex_.
+  std::size_t release_free_allocations();
   /// Moves every arena's free memory to the clean reserve, synchronizing the device in between.
   /// Caller holds growth_mutex_.
   void move_all_free_to_clean();

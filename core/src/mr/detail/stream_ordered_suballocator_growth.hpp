@@ -25,6 +25,14 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow(arena& 
                                                                          std::size_t bytes)
 {
   std::lock_guard lock{growth_mutex_};
+  return grow_locked(requester, stream, bytes);
+}
+
+template <class FreeStore>
+std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_locked(arena& requester,
+                                                                                cudaStream_t stream,
+                                                                                std::size_t bytes)
+{
   if (auto range = take_from(clean_, bytes)) { return range; }  // reclaimed meanwhile
   if (options_.growth_step == 0) { return std::nullopt; }
   if (region_ != nullptr) { return grow_region(requester, stream, bytes); }
@@ -254,7 +262,56 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::reclaim_all_
   std::lock_guard lock{growth_mutex_};
   if (auto range = take_from(clean_, bytes)) { return range; }
   move_all_free_to_clean();
-  return take_from(clean_, bytes);
+  if (auto range = take_from(clean_, bytes)) { return range; }
+  if (release_free_allocations() == 0) { return std::nullopt; }
+  try {
+    auto range = grow_locked(clean_, cudaStreamLegacy, bytes);
+    if (range) {
+      RMM_LOG_DEBUG("{}: served {} after giving free memory back", options_.name, rmm::format_bytes(bytes));
+    }
+    return range;
+  } catch (rmm::bad_alloc const& e) {
+    RMM_LOG_DEBUG("{}: {} could not be mapped even so: {}", options_.name, rmm::format_bytes(bytes), e.what());
+    return std::nullopt;
+  }
+}
+
+template <class FreeStore>
+std::size_t stream_ordered_suballocator<FreeStore>::release_free_allocations()
+{
+  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+    if (region_ == nullptr) { return 0; }
+    std::vector<memory_range> released;
+    {
+      std::lock_guard lock{clean_.mutex};
+      auto const& chunks = current_chunks(clean_);
+      clean_.free.spill(chunks);  // every free block merged, as for_each then lists it
+      std::vector<memory_range> blocks;
+      clean_.free.for_each([&blocks](memory_range r) { blocks.push_back(r); });
+      for (auto const& block : blocks) {
+        auto const inside = region_->allocations_within(block);
+        // The block leaves the free list; what lies around the allocations goes back.
+        if (inside.empty() || !clean_.free.remove_exact(block, chunks)) { continue; }
+        auto cursor = block.start;
+        for (auto const& r : inside) {
+          if (r.start > cursor) { (void)clean_.free.insert({cursor, r.start - cursor}, chunks, 0); }
+          cursor = r.start + r.size;
+        }
+        if (block.start + block.size > cursor) {
+          (void)clean_.free.insert({cursor, block.start + block.size - cursor}, chunks, 0);
+        }
+        released.insert(released.end(), inside.begin(), inside.end());
+      }
+    }
+    if (released.empty()) { return 0; }
+    auto const bytes = region_->release(released);
+    for (auto const& r : released) { remove_chunks(r); }
+    RMM_LOG_DEBUG("{}: gave {} of free memory back to the device to map a request afresh", options_.name,
+                  rmm::format_bytes(bytes));
+    return bytes;
+  } else {
+    return 0;
+  }
 }
 
 template <class FreeStore>
