@@ -76,5 +76,18 @@ TEST(PoolAtCapacity, StillRefusesWhatCannotFitBesideWhatIsLive)
   pool.deallocate_sync(b, 2 * u);
 }
 
+TEST(PoolAtCapacity, ARequestNoDeviceCouldServeLeavesThePoolAsItIs)
+{
+  auto const u = unit();
+  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0, std::nullopt,
+                                     rmm::mr::pool_growth::virtual_memory};
+  void* a = pool.allocate_sync(2 * u);
+  void* b = pool.allocate_sync(2 * u);
+  pool.deallocate_sync(a, 2 * u);
+  EXPECT_THROW((void)pool.allocate_sync(40 * u), rmm::out_of_memory);
+  EXPECT_EQ(pool.pool_size(), 4 * u) << "nothing was given back for a request that could never fit";
+  pool.deallocate_sync(b, 2 * u);
+}
+
 }  // namespace
 }  // namespace rmm::test

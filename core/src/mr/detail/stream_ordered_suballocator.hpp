@@ -239,8 +239,9 @@ class stream_ordered_suballocator {
   /// leave room for the request.
   std::optional<memory_range> reclaim_all_and_take(std::size_t bytes);
   /// Gives the region's physical allocations that lie wholly within the clean reserve's free blocks
-  /// back to the device; returns the bytes. Caller holds growth_mutex_.
-  std::size_t release_free_allocations();
+  /// back to the device, when the device would then have room for `bytes`; returns the bytes given
+  /// back. Caller holds growth_mutex_.
+  std::size_t release_free_allocations(std::size_t bytes);
   /// Moves every arena's free memory to the clean reserve, synchronizing the device in between.
   /// Caller holds growth_mutex_.
   void move_all_free_to_clean();

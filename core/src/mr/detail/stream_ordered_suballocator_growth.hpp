@@ -263,7 +263,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::reclaim_all_
   if (auto range = take_from(clean_, bytes)) { return range; }
   move_all_free_to_clean();
   if (auto range = take_from(clean_, bytes)) { return range; }
-  if (release_free_allocations() == 0) { return std::nullopt; }
+  if (release_free_allocations(bytes) == 0) { return std::nullopt; }
   try {
     auto range = grow_locked(clean_, cudaStreamLegacy, bytes);
     if (range) {
@@ -277,7 +277,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::reclaim_all_
 }
 
 template <class FreeStore>
-std::size_t stream_ordered_suballocator<FreeStore>::release_free_allocations()
+std::size_t stream_ordered_suballocator<FreeStore>::release_free_allocations(std::size_t bytes)
 {
   if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
     if (region_ == nullptr) { return 0; }
@@ -286,12 +286,27 @@ std::size_t stream_ordered_suballocator<FreeStore>::release_free_allocations()
       std::lock_guard lock{clean_.mutex};
       auto const& chunks = current_chunks(clean_);
       clean_.free.spill(chunks);  // every free block merged, as for_each then lists it
-      std::vector<memory_range> blocks;
-      clean_.free.for_each([&blocks](memory_range r) { blocks.push_back(r); });
-      for (auto const& block : blocks) {
-        auto const inside = region_->allocations_within(block);
+      std::vector<std::pair<memory_range, std::vector<memory_range>>> releasable;
+      std::size_t releasable_bytes = 0;
+      clean_.free.for_each([&](memory_range block) {
+        auto inside = region_->allocations_within(block);
+        for (auto const& r : inside) { releasable_bytes += r.size; }
+        if (!inside.empty()) { releasable.emplace_back(block, std::move(inside)); }
+      });
+      // Only when the request would then fit on the device: a request no device could serve leaves
+      // the pool as it is.
+      std::size_t free_on_device = 0;
+      std::size_t total          = 0;
+      {
+        rmm::detail::device_context_scope const on_device{device_};
+        if (rmm::detail::cuda_driver_table().cuMemGetInfo_v2(&free_on_device, &total) != CUDA_SUCCESS) { return 0; }
+      }
+      if (releasable_bytes == 0 || free_on_device + releasable_bytes < align_up(bytes, region_->granularity())) {
+        return 0;
+      }
+      for (auto const& [block, inside] : releasable) {
         // The block leaves the free list; what lies around the allocations goes back.
-        if (inside.empty() || !clean_.free.remove_exact(block, chunks)) { continue; }
+        if (!clean_.free.remove_exact(block, chunks)) { continue; }
         auto cursor = block.start;
         for (auto const& r : inside) {
           if (r.start > cursor) { (void)clean_.free.insert({cursor, r.start - cursor}, chunks, 0); }
@@ -304,12 +319,13 @@ std::size_t stream_ordered_suballocator<FreeStore>::release_free_allocations()
       }
     }
     if (released.empty()) { return 0; }
-    auto const bytes = region_->release(released);
+    auto const given_back = region_->release(released);
     for (auto const& r : released) { remove_chunks(r); }
-    RMM_LOG_DEBUG("{}: gave {} of free memory back to the device to map a request afresh", options_.name,
-                  rmm::format_bytes(bytes));
-    return bytes;
+    RMM_LOG_DEBUG("{}: gave {} of free memory back to the device to map a request of {} afresh", options_.name,
+                  rmm::format_bytes(given_back), rmm::format_bytes(bytes));
+    return given_back;
   } else {
+    (void)bytes;
     return 0;
   }
 }
