@@ -238,29 +238,26 @@ TEST_F(RmmRun, CommandLineMistakes)
   EXPECT_NE(unknown.err.find("unknown option '--chek'"), std::string::npos) << unknown.err;
 }
 
+/// rmm-run ARGUMENTS is refused as a wrong command line (exit 64), runs no program, and says `message`.
+void expect_refused(std::string const& arguments, std::string const& message)
+{
+  auto const result = rmm_run(arguments);
+  EXPECT_EQ(result.status, 64) << arguments;
+  EXPECT_EQ(result.out, "") << arguments << ": the program ran";
+  EXPECT_NE(result.err.find(message), std::string::npos) << arguments << "\n" << result.err;
+}
+
 TEST_F(RmmRun, AnOptionsValueIsNeverAnotherOption)
 {
-  auto const log = rmm_run("--log -- /bin/echo ran");
-  EXPECT_EQ(log.status, 64);
-  EXPECT_EQ(log.out, "");
-  EXPECT_NE(log.err.find("rmm-run: --log needs a file name, not the option '--'\n"), std::string::npos) << log.err;
-  auto const config = rmm_run("--config -- /bin/echo ran");
-  EXPECT_EQ(config.status, 64);
-  EXPECT_NE(config.err.find("--config needs a file name, not the option '--'"), std::string::npos) << config.err;
+  expect_refused("--log -- /bin/echo ran", "rmm-run: --log needs a file name, not the option '--'\n");
+  expect_refused("--config -- /bin/echo ran", "--config needs a file name, not the option '--'");
   // Blamed on the option, not on the environment variable it stands for.
-  auto const size = rmm_run("--pool-size --verbose -- /bin/echo ran");
-  EXPECT_EQ(size.status, 64);
-  EXPECT_NE(size.err.find("--pool-size needs a size, like 8GiB or 50%, not the option '--verbose'"), std::string::npos)
-    << size.err;
-  EXPECT_EQ(size.err.find("RMM_POOL_INITIAL_SIZE"), std::string::npos) << size.err;
-  auto const bad_size = rmm_run("--pool-size lots -- /bin/echo ran");
-  EXPECT_EQ(bad_size.status, 64);
-  EXPECT_NE(bad_size.err.find("rmm-run: --pool-size: found \"lots\", expected a size"), std::string::npos)
-    << bad_size.err;
-  EXPECT_EQ(rmm_run("--log").err.find("--log needs a file name after it"), std::string("rmm-run: ").size());
-  auto const device = rmm_run("--check --device --build");
-  EXPECT_NE(device.err.find("--device needs a device number (0, 1, ...), not the option '--build'"), std::string::npos)
-    << device.err;
+  expect_refused("--pool-size --verbose -- /bin/echo ran",
+                 "--pool-size needs a size, like 8GiB or 50%, not the option '--verbose'");
+  EXPECT_EQ(rmm_run("--pool-size --verbose -- /bin/echo ran").err.find("RMM_POOL_INITIAL_SIZE"), std::string::npos);
+  expect_refused("--pool-size lots -- /bin/echo ran", "rmm-run: --pool-size: found \"lots\", expected a size");
+  expect_refused("--log", "rmm-run: --log needs a file name after it");
+  expect_refused("--check --device --build", "--device needs a device number (0, 1, ...), not the option '--build'");
 }
 
 TEST_F(RmmRun, AProgramBeforeTheSeparatorIsExplainedInTwoLines)
@@ -272,31 +269,20 @@ TEST_F(RmmRun, AProgramBeforeTheSeparatorIsExplainedInTwoLines)
             "[OPTIONS] -- ./prog ...)\nusage: rmm-run [OPTIONS] -- PROGRAM [ARGS...]   (rmm-run --help lists the "
             "options)\n");
   // --report takes an optional file, so the program's argument is the stray one.
-  auto const report = rmm_run("--report ./prog 2");
-  EXPECT_EQ(report.status, 64);
-  EXPECT_NE(report.err.find("'2' is not an option of rmm-run"), std::string::npos) << report.err;
-  auto const misspelt = rmm_run("--verbos -- /bin/true");
-  EXPECT_NE(misspelt.err.find("unknown option '--verbos' (did you mean --verbose?)"), std::string::npos)
-    << misspelt.err;
+  expect_refused("--report ./prog 2", "'2' is not an option of rmm-run");
+  expect_refused("--verbos -- /bin/true", "unknown option '--verbos' (did you mean --verbose?)");
 }
 
 TEST_F(RmmRun, AReportOrLogFileThatCannotBeWrittenStopsItBeforeTheProgram)
 {
-  auto const missing = rmm_run("--report /nonexistent-folder/r.json -- /bin/echo ran");
-  EXPECT_EQ(missing.status, 64);
-  EXPECT_EQ(missing.out, "") << "the program ran";
-  EXPECT_NE(missing.err.find("rmm-run: --report /nonexistent-folder/r.json: cannot write there: No such file or "
-                             "directory (no folder /nonexistent-folder)"),
-            std::string::npos)
-    << missing.err;
+  expect_refused("--report /nonexistent-folder/r.json -- /bin/echo ran",
+                 "rmm-run: --report /nonexistent-folder/r.json: cannot write there: No such file or directory (no "
+                 "folder /nonexistent-folder)");
   std::filesystem::create_directories(scratch / "a-folder");
-  auto const folder = rmm_run("--report " + (scratch / "a-folder").string() + " -- /bin/echo ran");
-  EXPECT_EQ(folder.status, 64);
-  EXPECT_NE(folder.err.find("cannot write there: Is a directory"), std::string::npos) << folder.err;
-  auto const log = rmm_run("--log /nonexistent-folder/log-%p.csv -- /bin/echo ran");
-  EXPECT_EQ(log.status, 64);
-  EXPECT_NE(log.err.find("rmm-run: --log /nonexistent-folder/log-%p.csv: cannot write there"), std::string::npos)
-    << log.err;
+  expect_refused("--report " + (scratch / "a-folder").string() + " -- /bin/echo ran",
+                 "cannot write there: Is a directory");
+  expect_refused("--log /nonexistent-folder/log-%p.csv -- /bin/echo ran",
+                 "rmm-run: --log /nonexistent-folder/log-%p.csv: cannot write there");
 }
 
 TEST_F(RmmRun, LaunchingValidatesFirst)

@@ -24,23 +24,37 @@ constexpr std::size_t MiB = std::size_t{1} << 20;
 /// pool (one physical allocation), and one unit is left on the device.
 std::size_t unit() { return rmm::align_down(rmm::available_device_memory().first / 5, 64 * MiB); }
 
-TEST(PoolAtCapacity, GivesBackAWholeFreeAllocationToServeALargerRequest)
-{
-  auto const u = unit();
+/// A pool holding two blocks of two units each, the first one freed: the device has one unit
+/// left, the pool two free in one physical allocation.
+struct pool_with_a_free_allocation {
+  std::size_t const u = unit();
   rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0, std::nullopt,
                                      rmm::mr::pool_growth::virtual_memory};
-  void* a = pool.allocate_sync(2 * u);
-  void* b = pool.allocate_sync(2 * u);
-  pool.deallocate_sync(a, 2 * u);
-  // Three units: no free block is that large, and the device alone has one; with a's memory back
-  // it has three, as it would for cudaMalloc with b live.
+  void* live = nullptr;
+
+  pool_with_a_free_allocation()
+  {
+    void* freed = pool.allocate_sync(2 * u);
+    live        = pool.allocate_sync(2 * u);
+    pool.deallocate_sync(freed, 2 * u);
+  }
+  ~pool_with_a_free_allocation() { pool.deallocate_sync(live, 2 * u); }
+  pool_with_a_free_allocation(pool_with_a_free_allocation const&)            = delete;
+  pool_with_a_free_allocation& operator=(pool_with_a_free_allocation const&) = delete;
+};
+
+TEST(PoolAtCapacity, GivesBackAWholeFreeAllocationToServeALargerRequest)
+{
+  pool_with_a_free_allocation p;
+  auto const u = p.u;
+  // Three units: no free block is that large, and the device alone has one; with the free
+  // allocation back it has three, as it would for cudaMalloc with one block of two live.
   void* c = nullptr;
-  ASSERT_NO_THROW(c = pool.allocate_sync(3 * u)) << "the pool holds " << pool.pool_size() << " bytes";
-  EXPECT_LE(pool.pool_size(), 5 * u) << "the free allocation went back before the request was mapped";
+  ASSERT_NO_THROW(c = p.pool.allocate_sync(3 * u)) << "the pool holds " << p.pool.pool_size() << " bytes";
+  EXPECT_LE(p.pool.pool_size(), 5 * u) << "the free allocation went back before the request was mapped";
   EXPECT_EQ(cudaMemset(c, 0x3c, 3 * u), cudaSuccess);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  pool.deallocate_sync(c, 3 * u);
-  pool.deallocate_sync(b, 2 * u);
+  p.pool.deallocate_sync(c, 3 * u);
 }
 
 TEST(PoolAtCapacity, AStreamRequestDoesTheSame)
@@ -62,31 +76,20 @@ TEST(PoolAtCapacity, AStreamRequestDoesTheSame)
 
 TEST(PoolAtCapacity, StillRefusesWhatCannotFitBesideWhatIsLive)
 {
-  auto const u = unit();
-  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0, std::nullopt,
-                                     rmm::mr::pool_growth::virtual_memory};
-  void* a = pool.allocate_sync(2 * u);
-  void* b = pool.allocate_sync(2 * u);
-  pool.deallocate_sync(a, 2 * u);
-  EXPECT_THROW((void)pool.allocate_sync(4 * u), rmm::out_of_memory) << "b and this would exceed the device";
+  pool_with_a_free_allocation p;
+  auto const u = p.u;
+  EXPECT_THROW((void)p.pool.allocate_sync(4 * u), rmm::out_of_memory) << "the live block and this exceed the device";
   // Nothing was lost on the way: the memory given back can still be had.
   void* c = nullptr;
-  ASSERT_NO_THROW(c = pool.allocate_sync(2 * u));
-  pool.deallocate_sync(c, 2 * u);
-  pool.deallocate_sync(b, 2 * u);
+  ASSERT_NO_THROW(c = p.pool.allocate_sync(2 * u));
+  p.pool.deallocate_sync(c, 2 * u);
 }
 
 TEST(PoolAtCapacity, ARequestNoDeviceCouldServeLeavesThePoolAsItIs)
 {
-  auto const u = unit();
-  rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0, std::nullopt,
-                                     rmm::mr::pool_growth::virtual_memory};
-  void* a = pool.allocate_sync(2 * u);
-  void* b = pool.allocate_sync(2 * u);
-  pool.deallocate_sync(a, 2 * u);
-  EXPECT_THROW((void)pool.allocate_sync(40 * u), rmm::out_of_memory);
-  EXPECT_EQ(pool.pool_size(), 4 * u) << "nothing was given back for a request that could never fit";
-  pool.deallocate_sync(b, 2 * u);
+  pool_with_a_free_allocation p;
+  EXPECT_THROW((void)p.pool.allocate_sync(40 * p.u), rmm::out_of_memory);
+  EXPECT_EQ(p.pool.pool_size(), 4 * p.u) << "nothing was given back for a request that could never fit";
 }
 
 }  // namespace
