@@ -701,6 +701,7 @@ void note_device_reset(CUdevice device) noexcept
   s.stacks.forget(device);
   auto const [blocks, bytes] = s.ownership.forget_device(device);
   s.deferred.forget_device(device);
+  s.exports.forget_device(device);  // their memory is gone: their handles open nothing any more
   s.program_pool[static_cast<std::size_t>(device)].store(false, std::memory_order_relaxed);
   rmm::mr::detail::forget_every_stream();
   s.count.device_reset(device, blocks, bytes);

@@ -130,6 +130,13 @@ bool ipc_exports::hold_freed(std::uintptr_t start, parked_block const& block) no
   return false;
 }
 
+void ipc_exports::forget_device(int device) noexcept
+{
+  std::lock_guard lock{mutex_};
+  std::erase_if(exports_, [device](exported const& e) { return e.device == device; });
+  count_.store(exports_.size(), std::memory_order_release);
+}
+
 bool ipc_exports::serving()
 {
   if (serving_) { return true; }

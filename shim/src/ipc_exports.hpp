@@ -36,7 +36,11 @@ class ipc_exports {
   /// `block` (where it lies in its stack) waits for the last close; false when it may be reused.
   [[nodiscard]] bool hold_freed(std::uintptr_t start, parked_block const& block) noexcept;
 
-  /// Whether anything was ever exported (one load: frees need not look otherwise).
+  /// A device reset destroyed the memory of `device`'s exports: their handles open nothing from
+  /// now on, and a block exported held for a close is dropped with the rest of the stack.
+  void forget_device(int device) noexcept;
+
+  /// Whether any block is exported now (one load: frees need not look otherwise).
   [[nodiscard]] bool any() const noexcept { return count_.load(std::memory_order_acquire) != 0; }
 
  private:
