@@ -46,9 +46,9 @@ cannot be written included). Reference: docs/shim.md, docs/configuration.md
 
 namespace {
 
-constexpr std::array<std::string_view, 11> option_names{
-  "--check", "--build",  "--print-default", "--help",   "--config", "--pool-size",
-  "--log",   "--report", "--verbose",       "--device", "--"};
+constexpr std::array<std::string_view, 10> option_names{"--check",   "--build",     "--print-default", "--help",
+                                                        "--config",  "--pool-size", "--log",           "--report",
+                                                        "--verbose", "--device"};
 
 /// A mistaken argument where an option was expected: a program named before `--`, or a misspelt
 /// option with its likely meaning.
