@@ -12,6 +12,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <nanobind/stl/string.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -313,10 +315,13 @@ void bind_device_buffer(nb::module_& module)
       },
       nb::arg("cuda_ary"), nb::arg("stream") = nb::none(),
       "Copies a contiguous device array to the start of the buffer.")
-    .def("__repr__", [](device_buffer_object const& self) {
-      return "<rmm.DeviceBuffer size=" + std::to_string(self.buffer.size()) +
-             " ptr=" + std::to_string(address_of(self.buffer.data())) + ">";
-    });
+    .def("__repr__",
+         [](device_buffer_object const& self) {
+           return "<rmm.DeviceBuffer size=" + std::to_string(self.buffer.size()) +
+                  " ptr=" + std::to_string(address_of(self.buffer.data())) + ">";
+         })
+    // The device memory it holds, as RMM's DeviceBuffer says (Dask sizes its caches by it).
+    .def("__sizeof__", [](device_buffer_object const& self) { return self.buffer.size(); });
 
   // Exercises the C++ hand-over path from Python (the tests use it).
   module.def(

@@ -65,6 +65,15 @@ resource_object& upstream_from(nb::handle value, char const* what)
 
 namespace {
 
+/// The level `name` names, in any case; a ValueError naming the levels for anything else.
+rmm::level_enum level_named(std::string const& name, char const* function)
+{
+  if (auto const level = rmm::level_from_string(name)) { return *level; }
+  throw nb::value_error((std::string{function} + ": '" + name +
+                         "' is not a logging level; expected one of trace, debug, info, warn, error, critical, off")
+                          .c_str());
+}
+
 void bind_sizes_and_logging(nb::module_& module)
 {
   module.def(
@@ -86,10 +95,18 @@ void bind_sizes_and_logging(nb::module_& module)
     "set_logging_level", [](rmm::level_enum level) { rmm::default_logger().set_level(level); }, nb::arg("level"),
     "Sets the level below which the debug logger drops messages.");
   module.def(
+    "set_logging_level",
+    [](std::string const& name) { rmm::default_logger().set_level(level_named(name, "set_logging_level")); },
+    nb::arg("level"), "The same, the level named as RMM_DEBUG_LOG_LEVEL names it (\"trace\", in any case).");
+  module.def(
     "get_logging_level", [] { return rmm::default_logger().level(); }, "The debug logger's level.");
   module.def(
     "should_log", [](rmm::level_enum level) { return rmm::default_logger().should_log(level); }, nb::arg("level"),
     "Whether a message of `level` would be written.");
+  module.def(
+    "should_log",
+    [](std::string const& name) { return rmm::default_logger().should_log(level_named(name, "should_log")); },
+    nb::arg("level"), "The same, the level named.");
 }
 
 }  // namespace

@@ -15,6 +15,14 @@ def test_size_ptr_and_nbytes():
     assert buf.ptr != 0 and buf.capacity() >= 100
 
 
+def test_repr_str_and_sizeof_describe_the_device_memory():
+    buf = rmm.DeviceBuffer(size=100)
+    assert repr(buf) == str(buf) == f"<rmm.DeviceBuffer size=100 ptr={buf.ptr}>"
+    # The device memory held, as RMM's DeviceBuffer reports it.
+    assert buf.__sizeof__() == 100
+    assert rmm.DeviceBuffer(size="1MiB").__sizeof__() == 1 << 20
+
+
 def test_a_size_string_is_read_as_bytes():
     assert rmm.DeviceBuffer(size="4KiB").size == 4096
 

@@ -21,6 +21,21 @@ def test_logging_level_round_trips():
         rmm.set_logging_level(previous)
 
 
+def test_a_level_may_be_named_as_the_seeds_do():
+    previous = rmm.get_logging_level()
+    try:
+        rmm.set_logging_level("trace")
+        assert rmm.get_logging_level() == rmm.level_enum.trace
+        rmm.set_logging_level("WARN")
+        assert rmm.get_logging_level() == rmm.level_enum.warn
+        assert rmm.should_log("error") and not rmm.should_log("info")
+        with pytest.raises(ValueError, match="'loud' is not a logging level; expected one of trace, debug"):
+            rmm.set_logging_level("loud")
+        assert rmm.get_logging_level() == rmm.level_enum.warn, "a bad name changes nothing"
+    finally:
+        rmm.set_logging_level(previous)
+
+
 def test_a_log_written_from_python_replays(tmp_path):
     replay = os.environ.get("RMM_REPLAY")
     if not replay:
