@@ -31,7 +31,17 @@ cudaStream_t handle_from_protocol(nb::handle value)
       (std::string{"__cuda_stream__() must return a (version, handle) pair, not "} + nb::repr(reported).c_str())
         .c_str());
   }
-  return handle_from_int(nb::borrow<nb::tuple>(reported)[1], "__cuda_stream__()");
+  // Version 0 is the protocol as CUDA Python defines it; a later one may mean something else by
+  // the second element, which must not be taken for a handle.
+  auto const pair    = nb::borrow<nb::tuple>(reported);
+  auto const version = PyLong_AsLong(pair[0].ptr());
+  if (version != 0 || PyErr_Occurred()) {
+    PyErr_Clear();
+    throw nb::value_error((std::string{"__cuda_stream__() reports protocol version "} + nb::repr(pair[0]).c_str() +
+                           "; rmm understands version 0 only")
+                            .c_str());
+  }
+  return handle_from_int(pair[1], "__cuda_stream__()");
 }
 
 namespace {

@@ -163,6 +163,13 @@ def test_a_wrong_stream_is_a_type_error():
     with pytest.raises(TypeError, match="pair"):
         rmm.DeviceBuffer(size=8, stream=BadProtocol())
 
+    class LaterProtocol:  # its second element need not be a handle
+        def __cuda_stream__(self):
+            return (1, 0x1234)
+
+    with pytest.raises(ValueError, match="protocol version 1; rmm understands version 0 only"):
+        Stream(LaterProtocol())
+
 
 def test_streams_wrap_foreign_objects_and_compare_by_handle():
     own = Stream()
