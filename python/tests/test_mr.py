@@ -117,6 +117,7 @@ def test_binning_bins_and_their_resources():
     own_bin = mr.FixedSizeMemoryResource(base, block_size=1 << 16)
     binning.add_bin(1 << 16, own_bin)
     binning.add_bin("1KiB")
+    binning.add_bin(1 << 16)  # a size with a bin keeps it: a no-op, as RMM documents
     assert binning.bin_sizes == [1024, 1 << 16]
     assert binning.bin_mrs == [own_bin]
     assert rmm.DeviceBuffer.to_device(b"x" * 5000, mr=binning).tobytes() == b"x" * 5000
@@ -187,6 +188,7 @@ def test_tracking_lists_outstanding_allocations():
     assert str(300) in tracking.get_outstanding_allocations_str()
     del a, b
     assert tracking.get_allocated_bytes() == 0
+    assert tracking.get_outstanding_allocations_str() == ""  # as RMM's, when nothing is outstanding
 
 
 def test_limiting_refuses_beyond_the_limit():

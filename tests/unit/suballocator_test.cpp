@@ -230,8 +230,14 @@ TEST_F(Suballocator, BinningCustomBinsAndTheirRules)
   EXPECT_EQ(binning.bin_sizes(), (std::vector<std::size_t>{1024, 2048, 4096}));
   rmm::mr::pool_memory_resource pool{rmm::device_async_resource_ref{cuda}, 0};
   binning.add_bin(64 * 1024, pool);
-  EXPECT_THROW(binning.add_bin(2048), rmm::logic_error) << "duplicate bin";
+  // A size with a bin keeps it, as RMM documents: neither call replaces the 2 KiB bin.
+  EXPECT_NO_THROW(binning.add_bin(2048));
+  EXPECT_NO_THROW(binning.add_bin(2048, pool));
+  EXPECT_EQ(binning.bin_sizes(), (std::vector<std::size_t>{1024, 2048, 4096, 64 * 1024}));
   EXPECT_THROW(binning.add_bin(0), rmm::logic_error);
+  void* small = binning.allocate(rmm::cuda_stream_view{}, 2000);
+  EXPECT_EQ(pool.statistics().allocated_bytes, 0U) << "2 KiB requests still go to their fixed-size bin";
+  binning.deallocate(rmm::cuda_stream_view{}, small, 2000);
   void* p = binning.allocate(rmm::cuda_stream_view{}, 10000);  // served by the pool bin
   EXPECT_EQ(pool.statistics().allocated_bytes, 10240U);
   binning.deallocate(rmm::cuda_stream_view{}, p, 10000);
@@ -262,7 +268,9 @@ TEST_F(Suballocator, BinningWithExactlyTheGivenBins)
   void* p = no_bins.allocate(rmm::cuda_stream_view{}, 100);
   no_bins.deallocate(rmm::cuda_stream_view{}, p, 100);
   EXPECT_THROW((rmm::mr::binning_memory_resource{pool, std::vector<std::size_t>{256, 0}}), rmm::logic_error);
-  EXPECT_THROW((rmm::mr::binning_memory_resource{pool, std::vector<std::size_t>{256, 256}}), rmm::logic_error);
+  // A size given twice gets one bin, as each size is added as add_bin adds it.
+  EXPECT_EQ((rmm::mr::binning_memory_resource{pool, std::vector<std::size_t>{256, 256}}.bin_sizes()),
+            (std::vector<std::size_t>{256}));
 }
 
 TEST_F(Suballocator, ArenaHasAFixedSizeAndGivesEachThreadItsOwnArena)

@@ -112,9 +112,7 @@ void binning_memory_resource::add_bin(std::size_t allocation_size, std::optional
   auto& by_size = bins_->by_size;
   auto it       = std::lower_bound(by_size.begin(), by_size.end(), allocation_size,
                                    [](bins::bin const& b, std::size_t s) { return b.size < s; });
-  RMM_EXPECTS(
-    it == by_size.end() || it->size != allocation_size,
-    fmt::format("binning_memory_resource: there is already a bin of {}", rmm::format_bytes_exact(allocation_size)));
+  if (it != by_size.end() && it->size == allocation_size) { return; }  // the bin there stays
   any_device_resource resource = bin_resource ? std::move(*bin_resource)
                                               : any_device_resource{fixed_size_memory_resource{
                                                   bins_->upstream, allocation_size, blocks_per_chunk(allocation_size)}};

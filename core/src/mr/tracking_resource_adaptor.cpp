@@ -101,6 +101,7 @@ std::size_t tracking_resource_adaptor::get_size_mismatches() const noexcept
 std::string tracking_resource_adaptor::get_outstanding_allocations_str() const
 {
   auto const allocations = state().every_allocation();
+  if (allocations.empty()) { return {}; }  // as RMM: nothing outstanding, nothing to say
   std::size_t bytes{0};
   for (auto const& [ptr, info] : allocations) { bytes += info.allocation_size; }
   auto report = fmt::format("Outstanding allocations: {} ({})\n", allocations.size(), rmm::format_bytes_exact(bytes));

@@ -59,7 +59,7 @@ class binning_memory_resource final : public device_memory_resource {
    *
    * @param upstream the resource bins and larger requests allocate from
    * @param bin_sizes the bins' sizes in bytes; empty sends everything to `upstream`
-   * @throws rmm::logic_error for a size of 0 or a size given twice
+   * @throws rmm::logic_error for a size of 0 (a size given twice gets one bin)
    * @throws rmm::out_of_memory for a size no allocation can have, or when the upstream cannot
    * provide a bin's first blocks
    * @throws rmm::bad_alloc when the upstream fails for another reason
@@ -72,12 +72,12 @@ class binning_memory_resource final : public device_memory_resource {
    *
    * Without `bin_resource`, the bin is a new fixed_size_memory_resource over the upstream, which
    * reserves default_bin_reservation(allocation_size) from it at once. Bins can only be added
-   * before the first allocation.
+   * before the first allocation. A size that already has a bin keeps it, and the call does
+   * nothing, as RMM documents.
    *
    * @param allocation_size the largest request the bin serves, in bytes
    * @param bin_resource the resource serving the bin (default: a new fixed_size_memory_resource)
-   * @throws rmm::logic_error after the first allocation, for a size of 0, or for a size that
-   * already has a bin
+   * @throws rmm::logic_error after the first allocation, or for a size of 0
    * @throws rmm::out_of_memory for a size above max_allocation_size, for a new bin whose
    * reservation would exceed it, or when the upstream cannot provide that reservation
    * @throws rmm::bad_alloc when the upstream fails for another reason

@@ -78,7 +78,7 @@ class tracking_resource_adaptor final
    * @brief A readable report: a summary line, then one line per allocation (with its stack if
    * captured).
    *
-   * @return the report
+   * @return the report; empty when nothing is outstanding, as RMM's
    */
   [[nodiscard]] std::string get_outstanding_allocations_str() const;
   /// @brief Writes get_outstanding_allocations_str() to the rmm logger at debug level.
