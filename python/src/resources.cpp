@@ -7,6 +7,7 @@
 #include "stream_object.hpp"
 
 #include <rmm/cuda_device.hpp>
+#include <rmm/error.hpp>
 #include <rmm/mr/arena_memory_resource.hpp>
 #include <rmm/mr/binning_memory_resource.hpp>
 #include <rmm/mr/callback_memory_resource.hpp>
@@ -261,7 +262,17 @@ void bind_callback(nb::module_& module)
           [allocate](std::size_t bytes, rmm::cuda_stream_view stream, void*) {
             stream_object on;
             on.handle = stream.value();
-            return pointer_from(allocate->call<std::uintptr_t>(bytes, std::move(on)));
+            try {
+              return pointer_from(allocate->call<std::uintptr_t>(bytes, std::move(on)));
+            } catch (nb::python_error& e) {
+              // Out of memory in Python is out of memory to the layers above, which act on it (a
+              // FailureCallbackResourceAdaptor calls its callback); it reaches Python again as MemoryError.
+              nb::gil_scoped_acquire held;
+              if (e.matches(PyExc_MemoryError)) {
+                throw rmm::out_of_memory{std::string{"CallbackMemoryResource allocate_func: "} + e.what()};
+              }
+              throw;
+            }
           },
           [deallocate](void* ptr, std::size_t bytes, rmm::cuda_stream_view stream, void*) {
             stream_object on;

@@ -223,6 +223,23 @@ def test_failure_callback_decides_whether_to_retry():
     del big
 
 
+def test_failure_callback_sees_a_callback_resources_memory_error():
+    def allocate(size, stream):
+        raise MemoryError("no room in the callback resource")
+
+    upstream = mr.CallbackMemoryResource(allocate, lambda ptr, size, stream: None)
+    seen = []
+
+    def on_failure(nbytes):
+        seen.append(nbytes)
+        return len(seen) < 3  # two retries, then give up
+
+    adaptor = mr.FailureCallbackResourceAdaptor(upstream, on_failure)
+    with pytest.raises(MemoryError, match="no room in the callback resource"):
+        rmm.DeviceBuffer(size=100, mr=adaptor)
+    assert seen == [100, 100, 100]
+
+
 def test_aligned_adaptor_aligns():
     aligned = mr.AlignedResourceAdaptor(mr.CudaMemoryResource(), alignment=1 << 16)
     assert aligned.alignment == 1 << 16
