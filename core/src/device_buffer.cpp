@@ -13,7 +13,8 @@ namespace {
 std::size_t checked_alignment(std::size_t alignment)
 {
   RMM_EXPECTS(is_supported_alignment(alignment),
-              "device_buffer: alignment " + std::to_string(alignment) + " is not a power of two");
+              "device_buffer: alignment " + std::to_string(alignment) + " is not a power of two",
+              rmm::invalid_argument);
   return alignment;
 }
 

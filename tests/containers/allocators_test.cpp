@@ -76,7 +76,7 @@ TEST_F(Allocators, PolymorphicAllocatorRebindsAndCompares)
 TEST_F(Allocators, PolymorphicAllocatorRejectsACountThatOverflows)
 {
   rmm::mr::polymorphic_allocator<std::int64_t> alloc;
-  EXPECT_THROW((void)alloc.allocate(std::numeric_limits<std::size_t>::max() / 4, stream_), rmm::bad_alloc);
+  EXPECT_THROW((void)alloc.allocate(std::numeric_limits<std::size_t>::max() / 4, stream_), rmm::invalid_argument);
 }
 
 // ---- stream_allocator_adaptor -------------------------------------------------------------------

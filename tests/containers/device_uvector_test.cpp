@@ -188,7 +188,7 @@ TEST_F(DeviceUvector, OutOfRangeAccessThrowsAndSaysWhy)
 TEST_F(DeviceUvector, HugeSizeIsRejectedWithoutWrapping)
 {
   auto const too_many = std::numeric_limits<std::size_t>::max() / 2;
-  EXPECT_THROW((rmm::device_uvector<std::int64_t>(too_many, stream_)), rmm::bad_alloc);
+  EXPECT_THROW((rmm::device_uvector<std::int64_t>(too_many, stream_)), rmm::invalid_argument) << "as RMM's";
 }
 
 TEST_F(DeviceUvector, ResizeReserveAndShrinkKeepContents)

@@ -248,10 +248,10 @@ TEST_F(DeviceBuffer, AlignmentIsKeptByResizeMoveAndCopy)
 
 TEST_F(DeviceBuffer, AlignmentMustBeAPowerOfTwo)
 {
-  EXPECT_THROW((rmm::device_buffer{100, std::size_t{48}, stream_}), rmm::logic_error);
-  EXPECT_THROW((rmm::device_buffer{100, std::size_t{0}, stream_}), rmm::logic_error);
+  EXPECT_THROW((rmm::device_buffer{100, std::size_t{48}, stream_}), rmm::invalid_argument);
+  EXPECT_THROW((rmm::device_buffer{100, std::size_t{0}, stream_}), rmm::invalid_argument);
   auto const host = iota_bytes(8);
-  EXPECT_THROW((rmm::device_buffer{host.data(), host.size(), std::size_t{3}, stream_}), rmm::logic_error);
+  EXPECT_THROW((rmm::device_buffer{host.data(), host.size(), std::size_t{3}, stream_}), rmm::invalid_argument);
 }
 
 TEST_F(DeviceBuffer, MoveAssignmentFreesTheOldMemory)

@@ -14,6 +14,12 @@ struct logic_error : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
+/// An argument no call could accept: a size whose bytes overflow std::size_t, an alignment that
+/// is not a power of two. A std::invalid_argument, as RMM's.
+struct invalid_argument : public std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 /// An index or position outside a container (device_uvector element access).
 struct out_of_range : public std::out_of_range {
   using std::out_of_range::out_of_range;
