@@ -1,6 +1,7 @@
 #pragma once
 
 #include <rmm/cuda_stream_view.hpp>
+#include <rmm/error.hpp>  // RMM_CUDA_TRY, where code written for RMM finds it
 
 #include <cuda_runtime_api.h>
 

@@ -3,6 +3,8 @@
 #include <rmm/aligned.hpp>
 #include <rmm/cuda_device.hpp>
 #include <rmm/cuda_stream_view.hpp>
+#include <rmm/error.hpp>
+#include <rmm/mr/cuda_memory_resource.hpp>  // reachable here, as in RMM
 #include <rmm/mr/per_device_resource.hpp>
 #include <rmm/resource_ref.hpp>
 

@@ -44,6 +44,7 @@
   X(cuMemFreeHost, cuMemFreeHost, 2000)                       \
   X(cuMemGetInfo_v2, cuMemGetInfo, 3020)                      \
   X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020)         \
+  X(cuPointerGetAttribute, cuPointerGetAttribute, 4000)       \
   /* stream-ordered allocation */                             \
   X(cuMemPoolCreate, cuMemPoolCreate, 11020)                  \
   X(cuMemPoolDestroy, cuMemPoolDestroy, 11020)                \

@@ -1,3 +1,5 @@
+#include "../detail/exit_marker.hpp"
+
 #include <rmm/error.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
 #include <rmm/mr/per_device_resource.hpp>
@@ -24,7 +26,10 @@ struct device_resource_table {
 /// Never destroyed: at exit the resources are dropped, not freed (see the header).
 device_resource_table& table()
 {
-  static auto* const instance = new device_resource_table{};
+  static auto* const instance = [] {
+    rmm::detail::arm_exit_marker();  // rmm::process_is_exiting() from here on
+    return new device_resource_table{};
+  }();
   return *instance;
 }
 

@@ -1,8 +1,7 @@
-#include "../detail/cuda_driver.hpp"
-
 #include <rmm/cuda_device.hpp>
 #include <rmm/detail/error.hpp>
 #include <rmm/mr/prefetch_resource_adaptor.hpp>
+#include <rmm/prefetch.hpp>
 
 namespace rmm::mr {
 
@@ -14,18 +13,8 @@ void* prefetch_resource_adaptor::do_allocate(std::size_t bytes, cuda_stream_view
 {
   void* ptr = upstream_.allocate(stream, bytes);
   if (bytes == 0) { return ptr; }
-  auto const prefetch = [&] {
-    int const device = get_current_cuda_device().value();
-    CUmemLocation const location{CU_MEM_LOCATION_TYPE_DEVICE, device};
-    auto const status = rmm::detail::cuda_driver_table().cuMemPrefetchAsync_v2(reinterpret_cast<CUdeviceptr>(ptr),
-                                                                               bytes, location, 0, stream.value());
-    if (status == CUDA_ERROR_INVALID_VALUE) { return; }  // not managed memory: nothing to migrate
-    if (status != CUDA_SUCCESS) {
-      rmm::detail::throw_cu_error(status, "cuMemPrefetchAsync_v2(ptr, bytes, location, 0, stream)", __FILE__, __LINE__);
-    }
-  };
   try {
-    prefetch();
+    rmm::prefetch(ptr, bytes, get_current_cuda_device(), stream);
   } catch (...) {
     upstream_.deallocate(stream, ptr, bytes);
     throw;

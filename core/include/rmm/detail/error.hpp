@@ -101,3 +101,8 @@ template <typename Exception>
       ::rmm::detail::report_cuda_error_noexcept(rmm_status_, #_call, __FILE__, __LINE__); \
     }                                                                                     \
   } while (0)
+
+/// RMM_ASSERT_CUDA_SUCCESS for destructors that may run while the process exits: the runtime's
+/// cudaErrorCudartUnloading is expected then and not reported (RMM_ASSERT_CUDA_SUCCESS already
+/// stays silent for it; this name says so where it matters).
+#define RMM_ASSERT_CUDA_SUCCESS_SAFE_SHUTDOWN(_call) RMM_ASSERT_CUDA_SUCCESS(_call)

@@ -11,8 +11,8 @@ namespace rmm::mr {
 /**
  * Prefetches every new allocation to the current device on the allocating stream, so managed
  * memory does not fault its pages in on first touch by a kernel. Meant over managed memory (a
- * managed_memory_resource, or a pool over one); for memory that is not managed the prefetch is
- * refused by CUDA as invalid and skipped, as there is nothing to migrate.
+ * managed_memory_resource, or a pool over one) with rmm::prefetch (<rmm/prefetch.hpp>): memory that
+ * is not managed, or a device without concurrent managed access, has nothing to migrate.
  *
  * Copies compare equal, and so do adaptors over equal upstreams.
  */

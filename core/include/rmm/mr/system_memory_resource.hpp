@@ -41,4 +41,8 @@ class system_memory_resource final : public device_memory_resource {
  */
 [[nodiscard]] bool is_system_memory_supported(cuda_device_id device);
 
+namespace detail {
+using rmm::mr::is_system_memory_supported;  ///< where RMM declares it
+}  // namespace detail
+
 }  // namespace rmm::mr
