@@ -73,5 +73,6 @@ void bind_resources(nb::module_& module);
 void bind_adaptors(nb::module_& module);
 void bind_device_buffer(nb::module_& module);
 void bind_per_device(nb::module_& module);
+void bind_cuda_gpu(nb::module_& module);
 
 }  // namespace rmm::python

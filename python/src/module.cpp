@@ -123,4 +123,5 @@ NB_MODULE(_rmm, module)
   bind_adaptors(module);
   bind_device_buffer(module);
   bind_per_device(module);
+  bind_cuda_gpu(module);
 }

@@ -1,0 +1,1 @@
+"""CUDA helpers of RMM's Python package that RAPIDS code imports (``from rmm._cuda import gpu``)."""
