@@ -106,7 +106,7 @@ void logger::write(level_enum level, std::string_view message) noexcept
                                   getpid(), message);
     std::lock_guard lock{mutex_};
     std::fwrite(line.data(), 1, line.size(), sink_);
-    if (level >= level_enum::warn) { std::fflush(sink_); }
+    if (auto const flush_at = flush_level(); level >= flush_at && flush_at != level_enum::off) { std::fflush(sink_); }
   } catch (...) {  // a logger that throws would turn a report into a crash
   }
 }

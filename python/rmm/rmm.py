@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any, Callable
 
 from rmm import mr
 
@@ -52,6 +53,9 @@ def reinitialize(
     if not pool_allocator and (initial_pool_size is not None or maximum_pool_size is not None):
         raise ValueError("initial_pool_size and maximum_pool_size need pool_allocator=True")
 
+    # The hooks let go of what they hold in the resources about to be replaced; last registered first.
+    for func, args, kwargs in reversed(_reinitialize_hooks):
+        func(*args, **kwargs)
     built = {}
     for device in device_list:
         mr._device_id(device)
@@ -67,6 +71,25 @@ def reinitialize(
             built[device] = resource
     for device, resource in built.items():
         mr.set_per_device_resource(device, resource)
+
+
+_reinitialize_hooks: list[tuple[Callable[..., Any], tuple, dict]] = []
+
+
+def register_reinitialize_hook(func: Callable[..., Any], *args, **kwargs) -> Callable[..., Any]:
+    """Calls ``func(*args, **kwargs)`` at each reinitialize, before the new resources are built.
+
+    Libraries that keep memory from the current resources (a cache of buffers) register a hook that
+    lets go of it. Hooks run in the reverse order of their registration, after reinitialize's
+    arguments have been checked. Returns ``func``, so that it can serve as a decorator.
+    """
+    _reinitialize_hooks.append((func, args, kwargs))
+    return func
+
+
+def unregister_reinitialize_hook(func: Callable[..., Any]) -> None:
+    """Removes every registration of ``func``."""
+    _reinitialize_hooks[:] = [hook for hook in _reinitialize_hooks if hook[0] is not func]
 
 
 def is_initialized() -> bool:

@@ -101,6 +101,17 @@ void bind_sizes_and_logging(nb::module_& module)
   module.def(
     "get_logging_level", [] { return rmm::default_logger().level(); }, "The debug logger's level.");
   module.def(
+    "set_flush_level", [](rmm::level_enum level) { rmm::default_logger().flush_on(level); }, nb::arg("level"),
+    "Messages at `level` and above are flushed as they are written.");
+  module.def(
+    "set_flush_level",
+    [](std::string const& name) { rmm::default_logger().flush_on(level_named(name, "set_flush_level")); },
+    nb::arg("level"), "The same, the level named.");
+  module.def(
+    "get_flush_level", [] { return rmm::default_logger().flush_level(); }, "The lowest level flushed at once.");
+  module.def(
+    "flush_logger", [] { rmm::default_logger().flush(); }, "Writes out what the debug logger holds.");
+  module.def(
     "should_log", [](rmm::level_enum level) { return rmm::default_logger().should_log(level); }, nb::arg("level"),
     "Whether a message of `level` would be written.");
   module.def(
@@ -124,4 +135,5 @@ NB_MODULE(_rmm, module)
   bind_device_buffer(module);
   bind_per_device(module);
   bind_cuda_gpu(module);
+  module.attr("_git_commit") = RMM_GIT_COMMIT;
 }

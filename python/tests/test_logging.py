@@ -54,3 +54,21 @@ def test_a_log_written_from_python_replays(tmp_path):
     peak_live = 4096 * sum(range(1, 51))  # every buffer was alive at once
     assert rmm.format_bytes(peak_live) in row, row
     assert row.split()[-1] == "0/0", row  # no failed allocations in the log or the replay
+
+
+def test_the_flush_level_and_a_flush():
+    previous = rmm.get_flush_level()
+    try:
+        rmm.set_flush_level("info")
+        assert rmm.get_flush_level() == rmm.level_enum.info
+        rmm.set_flush_level(rmm.level_enum.error)
+        assert rmm.get_flush_level() == rmm.level_enum.error
+        rmm.flush_logger()
+    finally:
+        rmm.set_flush_level(previous)
+
+
+def test_logging_names_are_at_the_top_as_in_rmm():
+    assert rmm.enable_logging is mr.enable_logging
+    assert rmm.disable_logging is mr.disable_logging
+    assert rmm.get_log_filenames is mr.get_log_filenames

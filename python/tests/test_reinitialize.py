@@ -120,3 +120,30 @@ def test_a_configuration_excludes_the_other_options(tmp_path):
 def test_a_missing_configuration_file_is_named(tmp_path):
     with pytest.raises(ValueError, match="missing.toml"):
         rmm.reinitialize(config_file=tmp_path / "missing.toml")
+
+
+def test_reinitialize_hooks_run_last_registered_first_with_their_arguments():
+    calls = []
+
+    def hook(name, *, times=1):
+        calls.append((name, times))
+
+    rmm.register_reinitialize_hook(hook, "first")
+    rmm.register_reinitialize_hook(hook, "second", times=2)
+    try:
+        rmm.reinitialize()
+        assert calls == [("second", 2), ("first", 1)]
+        calls.clear()
+        with pytest.raises(ValueError):
+            rmm.reinitialize(devices=[])  # refused before any hook runs
+        assert calls == []
+    finally:
+        rmm.unregister_reinitialize_hook(hook)
+    rmm.reinitialize()
+    assert calls == [], "unregistering removes every registration of the function"
+
+
+def test_version_and_commit():
+    assert rmm.__version__ == "0.1.0"
+    assert isinstance(rmm.__git_commit__, str)
+    assert rmm.__git_commit__ == "" or len(rmm.__git_commit__) == 40

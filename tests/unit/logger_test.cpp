@@ -67,6 +67,26 @@ TEST(Logger, AppendsRatherThanTruncating)
   std::filesystem::remove(path);
 }
 
+TEST(Logger, LinesFromTheFlushLevelUpAreInTheFileAtOnce)
+{
+  auto const path = temp_path("rmm_logger_flush.log");
+  std::filesystem::remove(path);
+  rmm::logger log{"unit", path.string()};
+  EXPECT_EQ(log.flush_level(), rmm::level_enum::warn);
+  log.warn("flushed by default");
+  EXPECT_THAT(read_file(path), HasSubstr("flushed by default"));
+  log.flush_on(rmm::level_enum::info);
+  EXPECT_EQ(log.flush_level(), rmm::level_enum::info);
+  log.info("flushed at info");
+  EXPECT_THAT(read_file(path), HasSubstr("flushed at info")) << "seen before the logger flushes or closes";
+  log.flush_on(rmm::level_enum::off);
+  log.critical("held in the buffer");
+  EXPECT_THAT(read_file(path), Not(HasSubstr("held in the buffer")));
+  log.flush();
+  EXPECT_THAT(read_file(path), HasSubstr("held in the buffer"));
+  std::filesystem::remove(path);
+}
+
 TEST(Logger, UnopenableFileIsALogicErrorNamingThePath)
 {
   try {

@@ -93,6 +93,18 @@ class logger {
   {
     return level >= this->level() && level != level_enum::off;
   }
+  /**
+   * @brief Lines at `level` and above are flushed as they are written (default: `warn`).
+   *
+   * @param level the lowest level flushed at once; `off` flushes only on flush()
+   */
+  void flush_on(level_enum level) noexcept { flush_level_.store(level, std::memory_order_relaxed); }
+  /**
+   * @brief The lowest level flushed as it is written.
+   *
+   * @return the level flush_on() set
+   */
+  [[nodiscard]] level_enum flush_level() const noexcept { return flush_level_.load(std::memory_order_relaxed); }
 
   /**
    * @brief Formats and writes a message when should_log(level); formats nothing otherwise.
@@ -176,7 +188,7 @@ class logger {
   /**
    * @brief Writes one already formatted line, whatever the logger's level. Never throws.
    *
-   * Lines at `warn` and above are flushed at once.
+   * Lines at flush_level() and above are flushed at once.
    *
    * @param level the level the line is marked with
    * @param message the text, without a trailing newline
@@ -188,6 +200,7 @@ class logger {
  private:
   std::string name_;
   std::atomic<level_enum> level_{level_enum::info};
+  std::atomic<level_enum> flush_level_{level_enum::warn};
   std::mutex mutex_;
   std::FILE* sink_;
   bool owns_sink_;
