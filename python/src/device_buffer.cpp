@@ -8,6 +8,7 @@
 #include <rmm/device_buffer.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/per_device_resource.hpp>
+#include <rmm/prefetch.hpp>
 #include <rmm/python/device_buffer_capsule.hpp>
 
 #include <cuda_runtime_api.h>
@@ -259,6 +260,24 @@ void bind_device_buffer(nb::module_& module)
       },
       nb::arg("stream") = nb::none(),
       "A deep copy, from the same resource (the current one for an adopted C++ buffer).")
+    .def("__bytes__", [](nb::handle self) { return self.attr("tobytes")(); })
+    // Pickled as its bytes, and unpickled into a new buffer from the current resource, as RMM's.
+    .def("__reduce__",
+         [](nb::handle self) {
+           return nb::make_tuple(nb::module_::import_("rmm.pylibrmm.device_buffer").attr("to_device"),
+                                 nb::make_tuple(self.attr("tobytes")()));
+         })
+    .def(
+      "prefetch",
+      [](device_buffer_object const& self, nb::handle device, nb::handle stream) {
+        auto const on = stream_or_own(self, stream);
+        auto const target =
+          device.is_none() ? rmm::get_current_cuda_device() : rmm::cuda_device_id{nb::cast<int>(nb::int_(device))};
+        without_gil([&] { rmm::prefetch(self.buffer.data(), self.buffer.size(), target, on); });
+      },
+      nb::arg("device") = nb::none(), nb::arg("stream") = nb::none(),
+      "Migrates managed memory to `device` (the current one by default; cudaCpuDeviceId, -1, for the host) on "
+      "`stream` (the buffer's by default); nothing for other memory.")
     .def("__copy__", [](nb::handle self) { return self.attr("copy")(); })
     .def("__deepcopy__", [](nb::handle self, nb::handle) { return self.attr("copy")(); })
     .def(
@@ -322,6 +341,33 @@ void bind_device_buffer(nb::module_& module)
          })
     // The device memory it holds, as RMM's DeviceBuffer says (Dask sizes its caches by it).
     .def("__sizeof__", [](device_buffer_object const& self) { return self.buffer.size(); });
+
+  // RMM's module functions for copies between raw addresses (device addresses as ints), each
+  // ordered on `stream` and waited for.
+  module.def(
+    "copy_ptr_to_host",
+    [](std::uintptr_t device_source, nb::handle host_destination, nb::handle stream) {
+      host_view const host{host_destination, true, "copy_ptr_to_host's host buffer"};
+      copy_and_wait(host.data(), reinterpret_cast<void const*>(device_source), host.size(), stream_from(stream));
+    },
+    nb::arg("db"), nb::arg("hb"), nb::arg("stream") = nb::none(),
+    "Copies len(hb) bytes from device address `db` into the writable host buffer `hb`.");
+  module.def(
+    "copy_host_to_ptr",
+    [](nb::handle host_source, std::uintptr_t device_destination, nb::handle stream) {
+      host_view const host{host_source, false, "copy_host_to_ptr's host buffer"};
+      copy_and_wait(reinterpret_cast<void*>(device_destination), host.data(), host.size(), stream_from(stream));
+    },
+    nb::arg("hb"), nb::arg("db"), nb::arg("stream") = nb::none(),
+    "Copies the host buffer `hb` to device address `db`.");
+  module.def(
+    "copy_device_to_ptr",
+    [](std::uintptr_t device_source, std::uintptr_t device_destination, std::size_t count, nb::handle stream) {
+      copy_and_wait(reinterpret_cast<void*>(device_destination), reinterpret_cast<void const*>(device_source), count,
+                    stream_from(stream));
+    },
+    nb::arg("d_src"), nb::arg("d_dst"), nb::arg("count"), nb::arg("stream") = nb::none(),
+    "Copies `count` bytes between device addresses.");
 
   // Exercises the C++ hand-over path from Python (the tests use it).
   module.def(

@@ -1,11 +1,13 @@
 """rmm.DeviceBuffer: sizes, host and device copies, streams, __cuda_array_interface__, adoption."""
 
 import copy
+import pickle
 
 import numpy as np
 import pytest
 
 import rmm
+from rmm.pylibrmm.device_buffer import copy_device_to_ptr, copy_host_to_ptr, copy_ptr_to_host
 from rmm.pylibrmm.stream import DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
 
 
@@ -21,6 +23,36 @@ def test_repr_str_and_sizeof_describe_the_device_memory():
     # The device memory held, as RMM's DeviceBuffer reports it.
     assert buf.__sizeof__() == 100
     assert rmm.DeviceBuffer(size="1MiB").__sizeof__() == 1 << 20
+
+
+def test_bytes_and_pickle_carry_the_contents():
+    buf = rmm.DeviceBuffer.to_device(b"pickled contents")
+    assert bytes(buf) == b"pickled contents"
+    copy = pickle.loads(pickle.dumps(buf))
+    assert isinstance(copy, rmm.DeviceBuffer) and copy.ptr != buf.ptr
+    assert copy.tobytes() == b"pickled contents"
+
+
+def test_prefetch_moves_managed_memory_and_leaves_other_memory_alone():
+    managed = rmm.DeviceBuffer.to_device(b"m" * 4096, mr=rmm.mr.ManagedMemoryResource())
+    managed.prefetch()
+    managed.prefetch(device=-1)  # to the host (cudaCpuDeviceId)
+    managed.prefetch(device=0, stream=Stream())
+    assert managed.tobytes() == b"m" * 4096
+    rmm.DeviceBuffer(size=64).prefetch()  # device memory: nothing to migrate
+
+
+def test_raw_address_copies():
+    src = rmm.DeviceBuffer.to_device(bytes(range(200)))
+    dst = rmm.DeviceBuffer(size=200)
+    copy_device_to_ptr(src.ptr, dst.ptr, 200)
+    host = bytearray(200)
+    copy_ptr_to_host(dst.ptr, host)
+    assert bytes(host) == bytes(range(200))
+    copy_host_to_ptr(b"\xff" * 10, dst.ptr)
+    assert dst.tobytes()[:12] == b"\xff" * 10 + bytes([10, 11])
+    with pytest.raises(TypeError, match="writable"):
+        copy_ptr_to_host(dst.ptr, b"read-only")
 
 
 def test_a_size_string_is_read_as_bytes():

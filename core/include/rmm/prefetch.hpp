@@ -19,7 +19,7 @@ namespace rmm {
  *
  * @param ptr the start of the memory
  * @param size how many bytes
- * @param device the device to migrate them to
+ * @param device the device to migrate them to; cudaCpuDeviceId (-1) for the host
  * @param stream the stream the migration is ordered on
  * @throws rmm::cuda_error when the prefetch of managed memory fails
  */
