@@ -3,6 +3,8 @@
 
 #include "stream_object.hpp"
 
+#include <rmm/cuda_stream_pool.hpp>
+
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 
@@ -65,6 +67,21 @@ cudaStream_t handle_of_foreign(nb::handle value)
                          .c_str());
 }
 
+/// CudaStreamFlags (an int): SYNC_DEFAULT (0) or NON_BLOCKING (1).
+rmm::cuda_stream::flags stream_flags_from(nb::handle flags)
+{
+  auto const value = nb::cast<long>(nb::int_(flags));
+  if (value == static_cast<long>(rmm::cuda_stream::flags::sync_default)) {
+    return rmm::cuda_stream::flags::sync_default;
+  }
+  if (value == static_cast<long>(rmm::cuda_stream::flags::non_blocking)) {
+    return rmm::cuda_stream::flags::non_blocking;
+  }
+  throw nb::value_error(
+    ("stream flags must be CudaStreamFlags.SYNC_DEFAULT (0) or NON_BLOCKING (1), not " + std::to_string(value))
+      .c_str());
+}
+
 }  // namespace
 
 void bind_streams(nb::module_& module)
@@ -73,10 +90,15 @@ void bind_streams(nb::module_& module)
                             "A CUDA stream: one rmm creates (Stream()), or another library's (Stream(cupy_stream)).")
     .def(
       "__init__",
-      [](stream_object* self, nb::handle source) {
-        auto* made = new (self) stream_object{};
+      [](stream_object* self, nb::handle source, nb::handle flags) {
+        if (!flags.is_none() && !source.is_none()) {
+          throw nb::value_error(
+            "Stream(obj, flags): flags apply to a stream rmm creates (obj=None), not to an existing stream");
+        }
+        auto const stream_flags = flags.is_none() ? rmm::cuda_stream::flags::sync_default : stream_flags_from(flags);
+        auto* made              = new (self) stream_object{};
         if (source.is_none()) {
-          made->owned.emplace();
+          made->owned.emplace(stream_flags);
           made->handle = made->owned->value();
         } else if (nb::isinstance<stream_object>(source)) {
           auto const& other = nb::cast<stream_object const&>(source);
@@ -87,7 +109,7 @@ void bind_streams(nb::module_& module)
           made->source = nb::borrow(source);
         }
       },
-      nb::arg("obj") = nb::none())
+      nb::arg("obj") = nb::none(), nb::arg("flags") = nb::none())
     .def_static(
       "_from_handle",
       [](nb::handle value) {
@@ -118,6 +140,35 @@ void bind_streams(nb::module_& module)
     .def("__repr__", [](stream_object const& self) {
       return "Stream(" + std::to_string(address_of(self.handle)) + (self.owned ? ", owned)" : ")");
     });
+
+  nb::class_<rmm::cuda_stream_pool>(module, "CudaStreamPool", "A fixed set of streams handed out round-robin.")
+    .def(
+      "__init__",
+      [](rmm::cuda_stream_pool* self, std::size_t pool_size, nb::handle flags) {
+        if (pool_size == 0) { throw nb::value_error("CudaStreamPool: pool_size must be at least 1"); }
+        new (self) rmm::cuda_stream_pool{pool_size, stream_flags_from(flags)};
+      },
+      nb::arg("pool_size") = rmm::cuda_stream_pool::default_size, nb::arg("flags") = 0)
+    .def(
+      "get_stream",
+      [](nb::handle self, nb::handle stream_id) {
+        auto const& pool = nb::cast<rmm::cuda_stream_pool const&>(self);
+        stream_object stream;
+        stream.handle =
+          (stream_id.is_none() ? pool.get_stream() : pool.get_stream(nb::cast<std::size_t>(stream_id))).value();
+        stream.source = nb::borrow(self);  // the pool owns the stream: kept alive with it
+        return stream;
+      },
+      nb::arg("stream_id") = nb::none(),
+      "The next stream, round-robin; with `stream_id`, the one at that id modulo the pool size.")
+    .def("get_pool_size", &rmm::cuda_stream_pool::get_pool_size, "How many streams the pool holds.");
+
+  // What the driver says of a stream's flags (the tests use it).
+  module.def("_stream_flags_for_testing", [](nb::handle stream) {
+    unsigned flags{};
+    RMM_CUDA_TRY(cudaStreamGetFlags(stream_from(stream).value(), &flags));
+    return flags;
+  });
 }
 
 }  // namespace rmm::python

@@ -244,3 +244,28 @@ def test_an_unadopted_capsule_frees_its_buffer(pool):
     assert stats.allocation_counts["current_count"] == 1
     del capsule
     assert stats.allocation_counts["current_count"] == 0
+
+
+def test_streams_rmm_creates_take_flags_and_pools_hand_them_out():
+    from rmm._rmm import _stream_flags_for_testing as flags_of
+    from rmm.pylibrmm.cuda_stream_pool import CudaStreamPool
+    from rmm.pylibrmm.stream import CudaStreamFlags
+
+    assert flags_of(Stream()) == CudaStreamFlags.SYNC_DEFAULT
+    assert flags_of(Stream(flags=CudaStreamFlags.NON_BLOCKING)) == CudaStreamFlags.NON_BLOCKING
+    with pytest.raises(ValueError, match="flags apply to a stream rmm creates"):
+        Stream(Stream(), flags=CudaStreamFlags.NON_BLOCKING)
+    with pytest.raises(ValueError, match="SYNC_DEFAULT"):
+        Stream(flags=7)
+
+    pool = CudaStreamPool(pool_size=3, flags=CudaStreamFlags.NON_BLOCKING)
+    assert pool.get_pool_size() == 3
+    handed = [pool.get_stream() for _ in range(6)]
+    assert len({s.value for s in handed}) == 3 and handed[0] == handed[3]
+    assert pool.get_stream(4) == pool.get_stream(1)
+    assert flags_of(handed[0]) == CudaStreamFlags.NON_BLOCKING
+    kept = pool.get_stream(0)
+    del pool, handed  # the stream keeps its pool alive
+    assert rmm.DeviceBuffer.to_device(b"on a pool stream", stream=kept).tobytes() == b"on a pool stream"
+    with pytest.raises(ValueError, match="at least 1"):
+        CudaStreamPool(pool_size=0)

@@ -5,7 +5,17 @@ or Numba's ``handle``) and keeps it alive; every rmm call that takes a stream al
 object directly, or an integer handle.
 """
 
+from enum import IntEnum
+
 from rmm._rmm import Stream
+
+
+class CudaStreamFlags(IntEnum):
+    """How a stream rmm creates synchronizes with the legacy default stream."""
+
+    SYNC_DEFAULT = 0  #: cudaStreamDefault: it does
+    NON_BLOCKING = 1  #: cudaStreamNonBlocking: it does not
+
 
 #: cudaStreamDefault (0): the legacy default stream unless the program uses per-thread streams.
 DEFAULT_STREAM = Stream._from_handle(0)
@@ -14,4 +24,10 @@ LEGACY_DEFAULT_STREAM = Stream._from_handle(1)
 #: cudaStreamPerThread (2): the calling thread's own default stream.
 PER_THREAD_DEFAULT_STREAM = Stream._from_handle(2)
 
-__all__ = ["DEFAULT_STREAM", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM", "Stream"]
+__all__ = [
+    "CudaStreamFlags",
+    "DEFAULT_STREAM",
+    "LEGACY_DEFAULT_STREAM",
+    "PER_THREAD_DEFAULT_STREAM",
+    "Stream",
+]
