@@ -118,17 +118,23 @@ void bind_bottoms(nb::module_& module)
                                             "cudaMallocAsync from a CUDA memory pool of its own.")
     .def(
       "__init__",
-      [](async_object* self, nb::handle initial_pool_size, nb::handle release_threshold, bool enable_ipc) {
+      [](async_object* self, nb::handle initial_pool_size, nb::handle release_threshold, bool enable_ipc,
+         bool enable_fabric) {
         auto const initial   = optional_size(initial_pool_size, "initial_pool_size");
         auto const threshold = optional_size(release_threshold, "release_threshold");
-        std::optional<mr::cuda_async_memory_resource::allocation_handle_type> handle_type;
-        if (enable_ipc) { handle_type = mr::cuda_async_memory_resource::allocation_handle_type::posix_file_descriptor; }
+        using handle_types   = mr::cuda_async_memory_resource::allocation_handle_type;
+        std::optional<handle_types> handle_type;
+        if (enable_ipc || enable_fabric) {
+          auto const bits = (enable_ipc ? static_cast<std::int32_t>(handle_types::posix_file_descriptor) : 0) |
+                            (enable_fabric ? static_cast<std::int32_t>(handle_types::fabric) : 0);
+          handle_type = static_cast<handle_types>(bits);
+        }
         new (self) async_object{without_gil([&] {
           return mr::cuda_async_memory_resource{initial, threshold, handle_type};
         })};
       },
       nb::arg("initial_pool_size") = nb::none(), nb::arg("release_threshold") = nb::none(),
-      nb::arg("enable_ipc") = false)
+      nb::arg("enable_ipc") = false, nb::arg("enable_fabric") = false)
     .def("pool_handle", [](async_object const& self) { return address_of(self.typed.pool_handle()); });
   nb::class_<typed_resource_object<mr::cuda_async_view_memory_resource>, resource_object>(
     module, "CudaAsyncViewMemoryResource", "cudaMallocFromPoolAsync from a CUDA memory pool the caller owns.")

@@ -293,3 +293,19 @@ def test_numpy_arrays_round_trip_through_a_pool():
     data = np.random.default_rng(1).random(10000)
     buf = rmm.DeviceBuffer.to_device(data, mr=pool)
     np.testing.assert_array_equal(buf.copy_to_host().view("float64"), data)
+
+
+def test_cuda_async_exports_with_every_handle_type_asked_for():
+    from rmm._cuda import gpu
+
+    pool_supported_handle_types = 119  # cudaDevAttrMemoryPoolSupportedHandleTypes
+    posix, fabric = 0x1, 0x8
+    supported = gpu.getDeviceAttribute(pool_supported_handle_types, gpu.getDevice())
+    for enable_ipc, enable_fabric in ((True, False), (False, True), (True, True)):
+        wanted = (posix if enable_ipc else 0) | (fabric if enable_fabric else 0)
+        if supported & wanted == wanted:
+            resource = mr.CudaAsyncMemoryResource(enable_ipc=enable_ipc, enable_fabric=enable_fabric)
+            assert rmm.DeviceBuffer.to_device(b"exportable", mr=resource).tobytes() == b"exportable"
+        else:
+            with pytest.raises(RuntimeError, match="cannot export pool memory with handle type"):
+                mr.CudaAsyncMemoryResource(enable_ipc=enable_ipc, enable_fabric=enable_fabric)

@@ -34,7 +34,8 @@ void check_handle_support(cuda_device_id device, cuda_async_memory_resource::all
   int supported{};
   RMM_CU_TRY(
     cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, device_handle(device)));
-  RMM_EXPECTS((supported & static_cast<int>(handle_type)) != 0,
+  // A combination (POSIX file descriptors and fabric handles) needs every one of its types.
+  RMM_EXPECTS((supported & static_cast<int>(handle_type)) == static_cast<int>(handle_type),
               fmt::format("cuda_async_memory_resource: device {} cannot export pool memory with handle type {:#x} "
                           "(supported handle types: {:#x})",
                           device.value(), static_cast<int>(handle_type), supported));
