@@ -67,7 +67,8 @@ void bind_observers(nb::module_& module)
   nb::class_<logging_object, resource_object>(
     module, "LoggingResourceAdaptor",
     "Writes every allocation and free to a CSV file (rmm-replay reads it). The file name (RMM_LOG_FILE by "
-    "default) gets the device before its extension: log.csv on device 0 is log.dev0.csv.")
+    "default) gets the device before its extension: log.csv on device 0 is log.dev0.csv.",
+    resource_gc())
     .def(
       "__init__",
       [](logging_object* self, nb::object upstream_mr, std::optional<std::string> log_file_name) {
@@ -88,7 +89,8 @@ void bind_observers(nb::module_& module)
 
   nb::class_<statistics_object, resource_object>(
     module, "StatisticsResourceAdaptor",
-    "Counts bytes and allocations: current, peak and total, in a stack of levels (push_counters/pop_counters).")
+    "Counts bytes and allocations: current, peak and total, in a stack of levels (push_counters/pop_counters).",
+    resource_gc())
     .def(
       "__init__",
       [](statistics_object* self, nb::object upstream_mr) {
@@ -118,7 +120,8 @@ void bind_observers(nb::module_& module)
       "Ends the top level (folding it into the one below) and returns its counts.");
 
   nb::class_<tracking_object, resource_object>(module, "TrackingResourceAdaptor",
-                                               "Remembers every outstanding allocation, with its stack when asked.")
+                                               "Remembers every outstanding allocation, with its stack when asked.",
+                                               resource_gc())
     .def(
       "__init__",
       [](tracking_object* self, nb::object upstream_mr, bool capture_stacks) {
@@ -146,7 +149,8 @@ void bind_observers(nb::module_& module)
 void bind_controls(nb::module_& module)
 {
   nb::class_<limiting_object, resource_object>(
-    module, "LimitingResourceAdaptor", "Refuses allocations that would take the total above `allocation_limit`.")
+    module, "LimitingResourceAdaptor", "Refuses allocations that would take the total above `allocation_limit`.",
+    resource_gc())
     .def(
       "__init__",
       [](limiting_object* self, nb::object upstream_mr, nb::handle allocation_limit) {
@@ -161,21 +165,24 @@ void bind_controls(nb::module_& module)
   using failure_object = typed_resource_object<mr::failure_callback_resource_adaptor<>>;
   nb::class_<failure_object, resource_object>(
     module, "FailureCallbackResourceAdaptor",
-    "On running out of memory calls callback(nbytes): True retries the allocation, False raises MemoryError.")
+    "On running out of memory calls callback(nbytes): True retries the allocation, False raises MemoryError.",
+    resource_gc())
     .def(
       "__init__",
       [](failure_object* self, nb::object upstream_mr, nb::handle callback) {
         auto& upstream = upstream_from(upstream_mr, "upstream_mr");
         auto held      = hold_callable(callback, "callback");
-        new (self) failure_object{
+        auto* made     = new (self) failure_object{
           mr::failure_callback_resource_adaptor<>{
-            upstream.resource, [held](std::size_t bytes, void*) { return held->call<bool>(bytes); }, nullptr},
+                upstream.resource, [held](std::size_t bytes, void*) { return held->call<bool>(bytes); }, nullptr},
           std::move(upstream_mr)};
+        made->callables = {held};
       },
       nb::arg("upstream_mr"), nb::arg("callback"));
 
   nb::class_<typed_resource_object<mr::prefetch_resource_adaptor>, resource_object>(
-    module, "PrefetchResourceAdaptor", "Prefetches each new allocation (managed memory) to the device on its stream.")
+    module, "PrefetchResourceAdaptor", "Prefetches each new allocation (managed memory) to the device on its stream.",
+    resource_gc())
     .def(
       "__init__",
       [](typed_resource_object<mr::prefetch_resource_adaptor>* self, nb::object upstream_mr) {
@@ -186,7 +193,8 @@ void bind_controls(nb::module_& module)
       nb::arg("upstream_mr"));
 
   nb::class_<aligned_object, resource_object>(
-    module, "AlignedResourceAdaptor", "Aligns allocations of at least `alignment_threshold` bytes to `alignment`.")
+    module, "AlignedResourceAdaptor", "Aligns allocations of at least `alignment_threshold` bytes to `alignment`.",
+    resource_gc())
     .def(
       "__init__",
       [](aligned_object* self, nb::object upstream_mr, std::size_t alignment, std::size_t alignment_threshold) {
@@ -199,7 +207,7 @@ void bind_controls(nb::module_& module)
     .def_prop_ro("alignment", [](aligned_object const& self) { return self.typed.alignment(); });
 
   nb::class_<typed_resource_object<mr::thread_safe_resource_adaptor>, resource_object>(
-    module, "ThreadSafeResourceAdaptor", "Serializes every call to the upstream with one lock.")
+    module, "ThreadSafeResourceAdaptor", "Serializes every call to the upstream with one lock.", resource_gc())
     .def(
       "__init__",
       [](typed_resource_object<mr::thread_safe_resource_adaptor>* self, nb::object upstream_mr) {

@@ -10,7 +10,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <utility>
+#include <vector>
 
 namespace rmm::python {
 
@@ -21,6 +23,8 @@ namespace nb = nanobind;
  * resources share their state, so the handle alone keeps the whole stack alive), and the Python
  * object of its upstream, kept for `upstream_mr`.
  */
+class python_callable;
+
 struct resource_object {
   resource_object(rmm::mr::any_device_resource resource_, nb::object upstream_ = nb::none())
     : resource{std::move(resource_)}, upstream{std::move(upstream_)}
@@ -30,6 +34,9 @@ struct resource_object {
 
   rmm::mr::any_device_resource resource;
   nb::object upstream;
+  /// The Python functions the C++ resource calls (a callback resource's, a failure callback):
+  /// shown to the garbage collector, with `upstream`, so that a cycle through them is freed.
+  std::vector<std::shared_ptr<python_callable>> callables;
 };
 
 /// A resource object that also keeps the typed resource, for the methods only its type has.
@@ -65,6 +72,10 @@ struct typed_resource_object : resource_object {
 
 /// The upstream argument of an adaptor: a DeviceMemoryResource, else TypeError naming `what`.
 [[nodiscard]] resource_object& upstream_from(nb::handle value, char const* what);
+
+/// The garbage collector's slots of every resource class (each class names them: nanobind's
+/// subclasses do not inherit a base's traversal).
+[[nodiscard]] nb::type_slots resource_gc() noexcept;
 
 /// Module parts, each defined in its own source.
 void bind_errors(nb::module_& module);

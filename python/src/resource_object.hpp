@@ -39,11 +39,21 @@ class python_callable {
     callable_.reset();
   }
 
+  /// For the garbage collector (tp_traverse), with the GIL held.
+  int traverse(visitproc visit, void* arg) const  // the names Py_VISIT expects
+  {
+    Py_VISIT(callable_.ptr());
+    return 0;
+  }
+  /// Drops the callable (tp_clear, with the GIL held): the resource is being freed in a cycle.
+  void clear() noexcept { callable_.reset(); }
+
   /// Calls with the GIL held (the caller may have released it) and converts the result to `Result`.
   template <class Result, class... Args>
   Result call(Args&&... args) const
   {
     nb::gil_scoped_acquire held;
+    if (!callable_.is_valid()) { throw nb::value_error("the resource's Python function was cleared"); }
     nb::object result = callable_(std::forward<Args>(args)...);
     if constexpr (!std::is_void_v<Result>) { return nb::cast<Result>(result); }
   }

@@ -62,11 +62,43 @@ nb::dict suballocator_statistics_dict(mr::suballocator_statistics const& s)
   return d;
 }
 
+/// The garbage collector's view of a resource: its upstream and the Python functions it calls.
+int traverse_resource(PyObject* self, visitproc visit, void* arg)  // the names Py_VISIT expects
+{
+  Py_VISIT(Py_TYPE(self));  // a heap type's instances hold their type
+  if (!nb::inst_ready(self)) { return 0; }
+  auto const* resource = nb::inst_ptr<resource_object>(self);
+  Py_VISIT(resource->upstream.ptr());
+  for (auto const& callable : resource->callables) {
+    if (int const visited = callable->traverse(visit, arg); visited != 0) { return visited; }
+  }
+  return 0;
+}
+
+int clear_resource(PyObject* self)
+{
+  if (!nb::inst_ready(self)) { return 0; }
+  auto* resource     = nb::inst_ptr<resource_object>(self);
+  resource->upstream = nb::none();
+  for (auto const& callable : resource->callables) { callable->clear(); }
+  return 0;
+}
+
+PyType_Slot resource_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&traverse_resource)},
+                                {Py_tp_clear, reinterpret_cast<void*>(&clear_resource)},
+                                {0, nullptr}};
+
+}  // namespace
+
+nb::type_slots resource_gc() noexcept { return nb::type_slots(resource_slots); }
+
+namespace {
+
 void bind_base(nb::module_& module)
 {
   nb::class_<resource_object>(module, "DeviceMemoryResource",
                               "A device memory resource: the base of every class in rmm.mr.",
-                              nb::is_weak_referenceable())
+                              nb::is_weak_referenceable(), resource_gc())
     .def(
       "allocate",
       [](resource_object& self, std::size_t nbytes, nb::handle stream) {
@@ -92,30 +124,30 @@ void bind_base(nb::module_& module)
 
 void bind_bottoms(nb::module_& module)
 {
-  nb::class_<typed_resource_object<mr::cuda_memory_resource>, resource_object>(module, "CudaMemoryResource",
-                                                                               "cudaMalloc and cudaFree.")
+  nb::class_<typed_resource_object<mr::cuda_memory_resource>, resource_object>(
+    module, "CudaMemoryResource", "cudaMalloc and cudaFree.", resource_gc())
     .def("__init__", [](typed_resource_object<mr::cuda_memory_resource>* self) {
       new (self) typed_resource_object<mr::cuda_memory_resource>{mr::cuda_memory_resource{}};
     });
   nb::class_<typed_resource_object<mr::managed_memory_resource>, resource_object>(
-    module, "ManagedMemoryResource", "cudaMallocManaged: memory the host and every device can reach.")
+    module, "ManagedMemoryResource", "cudaMallocManaged: memory the host and every device can reach.", resource_gc())
     .def("__init__", [](typed_resource_object<mr::managed_memory_resource>* self) {
       new (self) typed_resource_object<mr::managed_memory_resource>{mr::managed_memory_resource{}};
     });
   nb::class_<typed_resource_object<mr::pinned_host_memory_resource>, resource_object>(
-    module, "PinnedHostMemoryResource", "cudaMallocHost: page-locked host memory the device can reach.")
+    module, "PinnedHostMemoryResource", "cudaMallocHost: page-locked host memory the device can reach.", resource_gc())
     .def("__init__", [](typed_resource_object<mr::pinned_host_memory_resource>* self) {
       new (self) typed_resource_object<mr::pinned_host_memory_resource>{mr::pinned_host_memory_resource{}};
     });
   nb::class_<typed_resource_object<mr::system_memory_resource>, resource_object>(
     module, "SystemMemoryResource",
-    "The host's allocator, for devices that reach system memory (HMM or ATS); refused elsewhere.")
+    "The host's allocator, for devices that reach system memory (HMM or ATS); refused elsewhere.", resource_gc())
     .def("__init__", [](typed_resource_object<mr::system_memory_resource>* self) {
       new (self)
         typed_resource_object<mr::system_memory_resource>{without_gil([] { return mr::system_memory_resource{}; })};
     });
   nb::class_<async_object, resource_object>(module, "CudaAsyncMemoryResource",
-                                            "cudaMallocAsync from a CUDA memory pool of its own.")
+                                            "cudaMallocAsync from a CUDA memory pool of its own.", resource_gc())
     .def(
       "__init__",
       [](async_object* self, nb::handle initial_pool_size, nb::handle release_threshold, bool enable_ipc,
@@ -137,7 +169,8 @@ void bind_bottoms(nb::module_& module)
       nb::arg("enable_ipc") = false, nb::arg("enable_fabric") = false)
     .def("pool_handle", [](async_object const& self) { return address_of(self.typed.pool_handle()); });
   nb::class_<typed_resource_object<mr::cuda_async_view_memory_resource>, resource_object>(
-    module, "CudaAsyncViewMemoryResource", "cudaMallocFromPoolAsync from a CUDA memory pool the caller owns.")
+    module, "CudaAsyncViewMemoryResource", "cudaMallocFromPoolAsync from a CUDA memory pool the caller owns.",
+    resource_gc())
     .def(
       "__init__",
       [](typed_resource_object<mr::cuda_async_view_memory_resource>* self, std::uintptr_t pool_handle) {
@@ -152,7 +185,8 @@ void bind_suballocators(nb::module_& module)
   nb::class_<pool_object, resource_object>(
     module, "PoolMemoryResource",
     "A coalescing best-fit pool over `upstream_mr`. Sizes are ints or strings (\"1GiB\"); the initial size "
-    "defaults to half the device's free memory, the maximum to no limit.")
+    "defaults to half the device's free memory, the maximum to no limit.",
+    resource_gc())
     .def(
       "__init__",
       [](pool_object* self, nb::object upstream_mr, nb::handle initial_pool_size, nb::handle maximum_pool_size) {
@@ -177,7 +211,7 @@ void bind_suballocators(nb::module_& module)
       "Reserved, allocated and free bytes, free blocks and fragmentation.");
 
   nb::class_<fixed_object, resource_object>(module, "FixedSizeMemoryResource",
-                                            "Blocks of one size, carved from `upstream_mr` in batches.")
+                                            "Blocks of one size, carved from `upstream_mr` in batches.", resource_gc())
     .def(
       "__init__",
       [](fixed_object* self, nb::object upstream_mr, nb::handle block_size, std::size_t blocks_to_preallocate) {
@@ -196,7 +230,8 @@ void bind_suballocators(nb::module_& module)
   nb::class_<binning_object, resource_object>(
     module, "BinningMemoryResource",
     "Requests up to each bin's size go to that bin's resource, larger ones to `upstream_mr`. With exponents, "
-    "adds fixed-size bins of 2**min_size_exponent to 2**max_size_exponent bytes.")
+    "adds fixed-size bins of 2**min_size_exponent to 2**max_size_exponent bytes.",
+    resource_gc())
     .def(
       "__init__",
       [](binning_object* self, nb::object upstream_mr, int min_size_exponent, int max_size_exponent) {
@@ -238,7 +273,8 @@ void bind_suballocators(nb::module_& module)
     .def_prop_ro("bin_sizes", [](binning_object const& self) { return self.typed.bin_sizes(); });
 
   nb::class_<arena_object, resource_object>(
-    module, "ArenaMemoryResource", "Per-thread arenas over one global arena, for many threads on the default stream.")
+    module, "ArenaMemoryResource", "Per-thread arenas over one global arena, for many threads on the default stream.",
+    resource_gc())
     .def(
       "__init__",
       [](arena_object* self, nb::object upstream_mr, nb::handle arena_size, bool dump_log_on_failure) {
@@ -258,7 +294,8 @@ void bind_callback(nb::module_& module)
   nb::class_<callback_object, resource_object>(
     module, "CallbackMemoryResource",
     "Allocates through Python functions: allocate_func(nbytes, stream) -> int address and "
-    "deallocate_func(ptr, nbytes, stream).")
+    "deallocate_func(ptr, nbytes, stream).",
+    resource_gc())
     .def(
       "__init__",
       [](callback_object* self, nb::handle allocate_func, nb::handle deallocate_func) {
@@ -275,7 +312,7 @@ void bind_callback(nb::module_& module)
               // FailureCallbackResourceAdaptor calls its callback); it reaches Python again as MemoryError.
               nb::gil_scoped_acquire held;
               if (e.matches(PyExc_MemoryError)) {
-                throw rmm::out_of_memory{std::string{"CallbackMemoryResource allocate_func: "} + e.what()};
+                throw rmm::out_of_memory{std::string{"CallbackMemoryResource allocate_func: "} + nb::str(e.value()).c_str()};
               }
               throw;
             }
@@ -290,7 +327,8 @@ void bind_callback(nb::module_& module)
               e.discard_as_unraisable("rmm.mr.CallbackMemoryResource deallocate_func");
             }
           }};
-        new (self) callback_object{std::move(resource)};
+        auto* made      = new (self) callback_object{std::move(resource)};
+        made->callables = {allocate, deallocate};
       },
       nb::arg("allocate_func"), nb::arg("deallocate_func"));
 }

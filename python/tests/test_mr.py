@@ -309,3 +309,30 @@ def test_cuda_async_exports_with_every_handle_type_asked_for():
         else:
             with pytest.raises(RuntimeError, match="cannot export pool memory with handle type"):
                 mr.CudaAsyncMemoryResource(enable_ipc=enable_ipc, enable_fabric=enable_fabric)
+
+
+def test_a_cycle_through_a_resources_python_functions_is_collected():
+    import gc
+    import weakref
+
+    backing = mr.CudaMemoryResource()
+
+    def cycle_through_callback():
+        holder = {}
+        callback = mr.CallbackMemoryResource(
+            lambda size, stream: holder["mr"].__class__ and backing.allocate(size, stream),
+            lambda ptr, size, stream: backing.deallocate(ptr, size, stream),
+        )
+        holder["mr"] = callback  # callback -> lambda -> holder -> callback
+        return weakref.ref(callback)
+
+    def cycle_through_failure_callback():
+        holder = {}
+        adaptor = mr.FailureCallbackResourceAdaptor(backing, lambda nbytes: holder["mr"] is None)
+        holder["mr"] = adaptor
+        return weakref.ref(adaptor)
+
+    for make in (cycle_through_callback, cycle_through_failure_callback):
+        ref = make()
+        gc.collect()
+        assert ref() is None, f"{make.__name__}: the cycle was never freed"
