@@ -68,19 +68,31 @@ std::vector<std::size_t> impossible_sizes()
   return {size_max, size_max - 255, size_max - 4095, size_max / 2 + 1, one_less_than(0)};
 }
 
+/// Runs `allocate`, which must throw `Exception` whose message names `size` (exactly) and
+/// `resource_name`, and every one of `also`.
+template <class Exception, class Allocate>
+void expect_refused_as(Allocate&& allocate,
+                       std::size_t size,
+                       std::string const& resource_name,
+                       std::vector<std::string> const& also = {})
+{
+  try {
+    void* ptr = allocate();
+    ADD_FAILURE() << resource_name << " allocated " << size << " at " << ptr;
+  } catch (Exception const& e) {
+    std::string const message = e.what();
+    EXPECT_NE(message.find(std::to_string(size)), std::string::npos) << message;
+    EXPECT_NE(message.find(resource_name), std::string::npos) << message;
+    for (auto const& part : also) { EXPECT_NE(message.find(part), std::string::npos) << message; }
+  }
+}
+
 /// Runs `allocate`, which must throw rmm::out_of_memory naming `size` (exactly, in bytes) and
 /// `resource_name`.
 template <class Allocate>
 void expect_refused(Allocate&& allocate, std::size_t size, std::string const& resource_name)
 {
-  try {
-    void* ptr = allocate();
-    ADD_FAILURE() << resource_name << " allocated " << size << " bytes at " << ptr;
-  } catch (rmm::out_of_memory const& e) {
-    std::string const message = e.what();
-    EXPECT_NE(message.find(std::to_string(size)), std::string::npos) << message;
-    EXPECT_NE(message.find(resource_name), std::string::npos) << message;
-  }
+  expect_refused_as<rmm::out_of_memory>(std::forward<Allocate>(allocate), size, resource_name);
 }
 
 /// Runs `allocate`, which must throw rmm::invalid_argument naming `count` and `container`: the
@@ -88,15 +100,7 @@ void expect_refused(Allocate&& allocate, std::size_t size, std::string const& re
 template <class Allocate>
 void expect_overflow_refused(Allocate&& allocate, std::size_t count, std::string const& container)
 {
-  try {
-    void* ptr = allocate();
-    ADD_FAILURE() << container << " allocated " << count << " elements at " << ptr;
-  } catch (rmm::invalid_argument const& e) {
-    std::string const message = e.what();
-    EXPECT_NE(message.find(std::to_string(count)), std::string::npos) << message;
-    EXPECT_NE(message.find(container), std::string::npos) << message;
-    EXPECT_NE(message.find("overflow"), std::string::npos) << message;
-  }
+  expect_refused_as<rmm::invalid_argument>(std::forward<Allocate>(allocate), count, container, {"overflow"});
 }
 
 std::string counters(statistics_resource_adaptor const& statistics)

@@ -8,28 +8,24 @@ An attribute may be a member of ``cuda.bindings.runtime.cudaDeviceAttr`` or its 
 from rmm import _rmm
 
 
-class CUDARuntimeError(RuntimeError):
+class _CUDAError(RuntimeError):
+    """A failed CUDA call: ``status`` is its error code, the message its name and description."""
+
+    def __init__(self, status):
+        self.status = status
+        code = int(status)
+        super().__init__(f"{_rmm._cuda_error_name(code)}: {_rmm._cuda_error_string(code)}")
+
+    def __reduce__(self):
+        return (type(self), (self.status,))
+
+
+class CUDARuntimeError(_CUDAError):
     """A CUDA runtime call failed; ``status`` is its cudaError_t."""
 
-    def __init__(self, status):
-        self.status = status
-        code = int(status)
-        super().__init__(f"{_rmm._cuda_error_name(code)}: {_rmm._cuda_error_string(code)}")
 
-    def __reduce__(self):
-        return (type(self), (self.status,))
-
-
-class CUDADriverError(RuntimeError):
+class CUDADriverError(_CUDAError):
     """A CUDA call on the driver's side failed; ``status`` is its error code."""
-
-    def __init__(self, status):
-        self.status = status
-        code = int(status)
-        super().__init__(f"{_rmm._cuda_error_name(code)}: {_rmm._cuda_error_string(code)}")
-
-    def __reduce__(self):
-        return (type(self), (self.status,))
 
 
 def _checked(answer, error=CUDARuntimeError):
