@@ -312,7 +312,8 @@ void bind_callback(nb::module_& module)
               // FailureCallbackResourceAdaptor calls its callback); it reaches Python again as MemoryError.
               nb::gil_scoped_acquire held;
               if (e.matches(PyExc_MemoryError)) {
-                throw rmm::out_of_memory{std::string{"CallbackMemoryResource allocate_func: "} + nb::str(e.value()).c_str()};
+                throw rmm::out_of_memory{std::string{"CallbackMemoryResource allocate_func: "} +
+                                         nb::str(e.value()).c_str()};
               }
               throw;
             }
