@@ -12,8 +12,8 @@ namespace rmm::detail {
 
 std::string cuda_error_message(cudaError_t error, char const* expression, char const* file, int line)
 {
-  return fmt::format("CUDA call `{}` failed: {} ({}) (at {}:{})", expression, cudaGetErrorName(error),
-                     cudaGetErrorString(error), file, line);
+  return fmt::format("CUDA error at: {}:{}: {} ({}) in `{}`", file, line, cudaGetErrorName(error),
+                     cudaGetErrorString(error), expression);
 }
 
 std::string allocation_failure_message(cudaError_t error, std::size_t bytes, char const* what)
@@ -35,7 +35,8 @@ std::string allocation_failure_message(cudaError_t error, std::size_t bytes, cha
 void throw_allocation_failure(cudaError_t error, std::size_t bytes, char const* what)
 {
   (void)cudaGetLastError();
-  auto message = allocation_failure_message(error, bytes, what);
+  auto message = "CUDA error (failed to allocate " + std::to_string(bytes) +
+                 " bytes): " + allocation_failure_message(error, bytes, what);
   if (error == cudaErrorMemoryAllocation) { throw rmm::out_of_memory{message}; }
   throw rmm::bad_alloc{message};
 }

@@ -32,7 +32,7 @@ TEST(SimulatedDevice, HandsOutDistinctAddressesUpToItsCapacity)
     FAIL() << "allocated beyond the capacity";
   } catch (rmm::out_of_memory const& e) {
     EXPECT_EQ(std::string{e.what()},
-              "simulated device: cannot allocate 1 B: 10.00 MiB of its 10.00 MiB in use, 0 B free");
+              "out_of_memory: simulated device: cannot allocate 1 B: 10.00 MiB of its 10.00 MiB in use, 0 B free");
   }
   device.deallocate_sync(b, 1);
   device.deallocate_sync(a, 4 * MiB);

@@ -69,7 +69,8 @@ TEST_F(FaultInjection, PoolFallsBackToTheExactSizeWhenItsGrowthStepFails)
     FAIL() << "20 MiB grew past the injected limit";
   } catch (rmm::out_of_memory const& e) {
     EXPECT_THAT(e.what(), HasSubstr("pool_memory_resource could not allocate 20.00 MiB"));
-    EXPECT_THAT(e.what(), HasSubstr("growing failed: cuda_async_memory_resource (cudaMallocFromPoolAsync)"));
+    EXPECT_THAT(e.what(), HasSubstr("growing failed: CUDA error (failed to allocate 20971520 bytes): "
+                                    "cuda_async_memory_resource (cudaMallocFromPoolAsync)"));
   }
   EXPECT_EQ(pool.pool_size(), MiB) << "a failed growth leaves the pool as it was";
 }

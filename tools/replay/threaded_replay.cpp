@@ -18,6 +18,14 @@ namespace rmm::replay {
 
 namespace {
 
+/// What failed, as the message quoting it needs it: an allocation failure without the marker of
+/// its kind (the replay says itself that the allocation failed).
+std::string reason_of(std::exception const& e)
+{
+  if (auto const* failed = dynamic_cast<rmm::bad_alloc const*>(&e)) { return failed->reason(); }
+  return e.what();
+}
+
 using clock = std::chrono::steady_clock;
 
 /// The replaying thread of every step: the turnstile wakes it alone when its step comes.
@@ -112,7 +120,7 @@ class threaded_replay {
           pointers_[index] = mr_.allocate(stream, step.bytes);
         } catch (std::exception const& e) {
           record_failure(
-            step, fmt::format("allocation of {} bytes failed, but succeeded in the log: {}", step.bytes, e.what()));
+            step, fmt::format("allocation of {} bytes failed, but succeeded in the log: {}", step.bytes, reason_of(e)));
           return false;
         }
         totals.in_resource += clock::now() - start;

@@ -38,30 +38,58 @@ class bad_alloc : public std::bad_alloc {
    *
    * @param message what failed and why
    */
-  explicit bad_alloc(std::string message) : message_{std::move(message)} {}
+  explicit bad_alloc(std::string message) : bad_alloc{std::string{}, std::move(message)} {}
   /**
    * @brief An allocation failure explained by `message`.
    *
    * @param message what failed and why; must not be null
    */
-  explicit bad_alloc(char const* message) : message_{message} {}
+  explicit bad_alloc(char const* message) : bad_alloc{std::string{message}} {}
 
   /**
-   * @brief The message given at construction.
+   * @brief The message, after the marker of the exception's kind where it has one.
    *
    * @return the message, valid while the exception lives
    */
-  [[nodiscard]] char const* what() const noexcept override { return message_.c_str(); }
+  [[nodiscard]] char const* what() const noexcept override { return what_.c_str(); }
+  /**
+   * @brief The message given at construction, without a marker: for quoting it in another message.
+   *
+   * @return the message
+   */
+  [[nodiscard]] std::string const& reason() const noexcept { return reason_; }
+
+ protected:
+  /**
+   * @brief `message` shown after `marker` by what().
+   *
+   * @param marker what the exception's kind puts first
+   * @param message what failed and why
+   */
+  bad_alloc(std::string const& marker, std::string message) : reason_{std::move(message)}, what_{marker + reason_} {}
 
  private:
-  std::string message_;
+  std::string reason_;
+  std::string what_;
 };
 
 /// An allocation failed because the resource (or the device under it) ran out of memory. The
-/// message names the request, the resource and what memory was left.
+/// message names the request, the resource and what memory was left; what() puts RMM's marker
+/// "out_of_memory: " before it, which code written for RMM looks for.
 class out_of_memory : public bad_alloc {
  public:
-  using bad_alloc::bad_alloc;
+  /**
+   * @brief Running out of memory, explained by `message`.
+   *
+   * @param message what was asked of which resource, and what memory was left
+   */
+  explicit out_of_memory(std::string message) : bad_alloc{"out_of_memory: ", std::move(message)} {}
+  /**
+   * @brief Running out of memory, explained by `message`.
+   *
+   * @param message what was asked of which resource; must not be null
+   */
+  explicit out_of_memory(char const* message) : out_of_memory{std::string{message}} {}
 };
 
 }  // namespace rmm

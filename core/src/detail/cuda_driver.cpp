@@ -224,8 +224,8 @@ void throw_cu_error(CUresult result, char const* expression, char const* file, i
 
 void throw_cu_allocation_failure(CUresult result, std::size_t bytes, char const* what, char const* expression)
 {
-  auto message = fmt::format("{} could not allocate {}: {} failed: {}", what, format_bytes_exact(bytes), expression,
-                             describe_cu_result(result));
+  auto message = fmt::format("CUDA error (failed to allocate {} bytes): {} could not allocate {}: {} failed: {}", bytes,
+                             what, format_bytes_exact(bytes), expression, describe_cu_result(result));
   // Best effort, and only where a context is current already: the figures help, but looking for
   // them must neither mask the original error nor create a context.
   if (auto const* b = bound.load(std::memory_order_acquire); b != nullptr) {

@@ -65,9 +65,9 @@ void* aligned_resource_adaptor::allocate_padded(std::size_t bytes, detail::alloc
   try {
     return order.allocate(upstream(), padded);
   } catch (rmm::out_of_memory const& error) {
-    throw rmm::out_of_memory{padded_request_context(bytes, state().alignment, padded) + error.what()};
+    throw rmm::out_of_memory{padded_request_context(bytes, state().alignment, padded) + error.reason()};
   } catch (rmm::bad_alloc const& error) {
-    throw rmm::bad_alloc{padded_request_context(bytes, state().alignment, padded) + error.what()};
+    throw rmm::bad_alloc{padded_request_context(bytes, state().alignment, padded) + error.reason()};
   }
 }
 

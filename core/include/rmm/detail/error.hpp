@@ -12,7 +12,7 @@
 
 namespace rmm::detail {
 
-/// "`expression` failed: cudaErrorX (description) at file:line"
+/// "CUDA error at: file:line: cudaErrorX (description) in `expression`", as RMM words it.
 [[nodiscard]] std::string cuda_error_message(cudaError_t error, char const* expression, char const* file, int line);
 
 /// Message for a failed allocation of `bytes`, naming the error and the current device's free memory.
@@ -32,11 +32,12 @@ inline void check_allocation(cudaError_t status, std::size_t bytes, char const* 
 /// error, stays silent while the CUDA runtime unloads at process exit, logs everything else.
 void report_cuda_error_noexcept(cudaError_t error, char const* expression, char const* file, int line) noexcept;
 
+/// Throws `Exception` with "RMM failure at: FILE:LINE: reason", as RMM words its failures.
 template <typename Exception>
 [[noreturn]] void throw_with_location(std::string const& reason, char const* file, int line)
 {
   static_assert(std::is_base_of_v<std::exception, Exception>, "rmm can only throw std::exception types");
-  throw Exception{reason + " (at " + file + ":" + std::to_string(line) + ")"};
+  throw Exception{std::string{"RMM failure at: "} + file + ":" + std::to_string(line) + ": " + reason};
 }
 
 }  // namespace rmm::detail
@@ -80,16 +81,17 @@ template <typename Exception>
 #define RMM_CUDA_TRY_ALLOC(...) \
   RMM_DETAIL_SELECT_1_OR_2(__VA_ARGS__, RMM_DETAIL_CUDA_TRY_ALLOC_2, RMM_DETAIL_CUDA_TRY_ALLOC_1)(__VA_ARGS__)
 #define RMM_DETAIL_CUDA_TRY_ALLOC_1(_call) RMM_DETAIL_CUDA_TRY_ALLOC_2(_call, std::size_t{0})
-#define RMM_DETAIL_CUDA_TRY_ALLOC_2(_call, _num_bytes)                                                   \
-  do {                                                                                                   \
-    cudaError_t const rmm_status_ = (_call);                                                             \
-    if (rmm_status_ != cudaSuccess) [[unlikely]] {                                                       \
-      (void)cudaGetLastError();                                                                          \
-      auto rmm_message_ = ::rmm::detail::allocation_failure_message(rmm_status_, (_num_bytes), #_call) + \
-                          " (at " __FILE__ ":" + std::to_string(__LINE__) + ")";                         \
-      if (rmm_status_ == cudaErrorMemoryAllocation) { throw ::rmm::out_of_memory{rmm_message_}; }        \
-      throw ::rmm::bad_alloc{rmm_message_};                                                              \
-    }                                                                                                    \
+#define RMM_DETAIL_CUDA_TRY_ALLOC_2(_call, _num_bytes)                                                  \
+  do {                                                                                                  \
+    cudaError_t const rmm_status_ = (_call);                                                            \
+    if (rmm_status_ != cudaSuccess) [[unlikely]] {                                                      \
+      (void)cudaGetLastError();                                                                         \
+      auto rmm_message_ = "CUDA error (failed to allocate " + std::to_string(_num_bytes) +              \
+                          " bytes) at: " __FILE__ ":" + std::to_string(__LINE__) + ": " +               \
+                          ::rmm::detail::allocation_failure_message(rmm_status_, (_num_bytes), #_call); \
+      if (rmm_status_ == cudaErrorMemoryAllocation) { throw ::rmm::out_of_memory{rmm_message_}; }       \
+      throw ::rmm::bad_alloc{rmm_message_};                                                             \
+    }                                                                                                   \
   } while (0)
 
 /// For noexcept paths: checks `call` and reports a failure through the debug log instead of

@@ -230,7 +230,7 @@ void* stream_ordered_suballocator<FreeStore>::allocate(std::size_t bytes, cuda_s
     try {
       range = grow(*own, stream.value(), size);
     } catch (rmm::bad_alloc const& e) {
-      upstream_error = e.what();
+      upstream_error = e.reason();
     }
   }
   if (!range) { range = reclaim_all_and_take(size); }
@@ -290,7 +290,7 @@ void* stream_ordered_suballocator<FreeStore>::allocate_sync(std::size_t bytes)
     try {
       range = grow(clean_, cudaStreamLegacy, size);
     } catch (rmm::bad_alloc const& e) {
-      upstream_error = e.what();
+      upstream_error = e.reason();
     }
   }
   if (!range) { range = reclaim_all_and_take(size); }
