@@ -20,7 +20,9 @@ namespace {
 #include <rmm/device_uvector.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/per_device_resource.hpp>
+#include <rmm/mr/pinned_host_memory_resource.hpp>
 #include <rmm/mr/system_memory_resource.hpp>
+#include <rmm/mr/thrust_allocator_adaptor.hpp>
 #include <rmm/prefetch.hpp>
 #include <rmm/process_is_exiting.hpp>
 
@@ -150,6 +152,28 @@ TEST(RmmNames, AlignedHostAllocationsAreAlignedAndFreedWhereTheyCameFrom)
   }
   EXPECT_EQ(freed, given) << "each allocation went back to the allocator as it came from it";
   rmm::detail::aligned_host_deallocate(nullptr, 0, 8, [](void*) { ADD_FAILURE() << "null was freed"; });
+}
+
+TEST(RmmNames, TheInitialResourceIsWhereEveryDeviceStarts)
+{
+  auto const device   = rmm::get_current_cuda_device();
+  auto const previous = rmm::mr::reset_per_device_resource(device);
+  EXPECT_TRUE(rmm::mr::get_current_device_resource_ref() == rmm::mr::detail::initial_resource());
+  EXPECT_NE(rmm::mr::detail::initial_resource().target<rmm::mr::cuda_memory_resource>(), nullptr);
+  (void)rmm::mr::set_per_device_resource(device, previous);
+}
+
+TEST(RmmNames, HostReferencesAndTheThrustAllocatorsUpstream)
+{
+  rmm::mr::pinned_host_memory_resource pinned;
+  rmm::host_async_resource_ref host{pinned};
+  rmm::host_resource_ref same = host;
+  void* p                     = same.allocate_sync(64);
+  EXPECT_NE(p, nullptr);
+  same.deallocate_sync(p, 64);
+  rmm::cuda_stream stream;
+  rmm::mr::thrust_allocator<int> allocator{stream};
+  EXPECT_TRUE(allocator.get_upstream_resource() == allocator.memory_resource());
 }
 
 TEST(RmmNames, SafeShutdownAssertionTakesACall)

@@ -22,6 +22,11 @@ using host_device_async_resource_ref = mr::resource_ref<cuda::mr::host_accessibl
 /// The synchronous-only name of host_device_async_resource_ref: the same type.
 using host_device_resource_ref = host_device_async_resource_ref;
 
+/// Non-owning reference to a resource whose memory the host can access (pinned host memory).
+using host_async_resource_ref = mr::resource_ref<cuda::mr::host_accessible>;
+/// The synchronous-only name of host_async_resource_ref: the same type.
+using host_resource_ref = host_async_resource_ref;
+
 namespace mr {
 /// Owning, shared reference to a device-accessible resource (cuda::mr::any_resource<device_accessible>).
 using any_device_resource = any_resource<cuda::mr::device_accessible>;

@@ -33,13 +33,6 @@ device_resource_table& table()
   return *instance;
 }
 
-/// cuda_memory_resource is stateless, so one instance serves every device.
-any_device_resource initial_resource()
-{
-  static auto* const instance = new cuda_memory_resource{};
-  return device_async_resource_ref{*instance};
-}
-
 void check_device(cuda_device_id device_id)
 {
   static int const device_count = get_num_cuda_devices();
@@ -51,7 +44,9 @@ void check_device(cuda_device_id device_id)
 any_device_resource& entry_locked(device_resource_table& t, cuda_device_id device_id)
 {
   auto it = t.by_device.find(device_id.value());
-  if (it == t.by_device.end()) { it = t.by_device.emplace(device_id.value(), initial_resource()).first; }
+  if (it == t.by_device.end()) {
+    it = t.by_device.emplace(device_id.value(), any_device_resource{detail::initial_resource()}).first;
+  }
   return it->second;
 }
 
@@ -118,12 +113,12 @@ device_async_resource_ref set_per_device_resource_ref(cuda_device_id device_id,
 
 any_device_resource reset_per_device_resource(cuda_device_id device_id)
 {
-  return exchange(device_id, initial_resource());
+  return exchange(device_id, any_device_resource{detail::initial_resource()});
 }
 
 device_async_resource_ref reset_per_device_resource_ref(cuda_device_id device_id)
 {
-  return exchange_ref(device_id, initial_resource());
+  return exchange_ref(device_id, any_device_resource{detail::initial_resource()});
 }
 
 device_async_resource_ref get_current_device_resource_ref()
@@ -148,6 +143,13 @@ any_device_resource reset_current_device_resource() { return reset_per_device_re
 device_async_resource_ref reset_current_device_resource_ref()
 {
   return reset_per_device_resource_ref(get_current_cuda_device());
+}
+
+/// cuda_memory_resource is stateless, so one instance serves every device.
+device_async_resource_ref detail::initial_resource()
+{
+  static auto* const instance = new cuda_memory_resource{};
+  return device_async_resource_ref{*instance};
 }
 
 }  // namespace rmm::mr

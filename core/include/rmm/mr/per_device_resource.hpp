@@ -75,6 +75,15 @@ any_device_resource reset_per_device_resource(cuda_device_id device_id);
  */
 device_async_resource_ref reset_per_device_resource_ref(cuda_device_id device_id);
 
+namespace detail {
+/**
+ * @brief The resource every device starts with: one cuda_memory_resource, never destroyed.
+ *
+ * @return a reference to it, valid for the life of the process
+ */
+[[nodiscard]] device_async_resource_ref initial_resource();
+}  // namespace detail
+
 // The same for the calling thread's current device.
 
 /**

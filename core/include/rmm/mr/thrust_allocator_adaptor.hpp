@@ -119,6 +119,12 @@ class thrust_allocator : public thrust::device_malloc_allocator<T> {
    */
   [[nodiscard]] device_async_resource_ref memory_resource() const noexcept { return mr_; }
   /**
+   * @brief The resource the allocator draws from, under the name RMM's adaptors give it.
+   *
+   * @return the same reference as memory_resource()
+   */
+  [[nodiscard]] device_async_resource_ref get_upstream_resource() const noexcept { return mr_; }
+  /**
    * @brief The stream allocations and deallocations are ordered on.
    *
    * @return the stream
