@@ -7,6 +7,14 @@
 #include "real_driver.hpp"
 #include "visibility.hpp"
 
+#include <type_traits>
+
+// The legacy ABIs: cuGetProcAddress checked against cudaTypedefs.h, the other two against the real
+// functions they forward to.
+static_assert(std::is_same_v<decltype(&legacy_cuGetProcAddress), PFN_cuGetProcAddress_v11030>);
+static_assert(std::is_same_v<decltype(&legacy_cuIpcOpenMemHandle), rmm::shim::legacy_ipc_open_mem_handle_fn>);
+static_assert(std::is_same_v<decltype(&legacy_cuDevicePrimaryCtxReset), rmm::shim::legacy_primary_ctx_reset_fn>);
+
 namespace {
 
 using rmm::shim::api_level;
@@ -35,7 +43,7 @@ CUresult counted_pass_by(rmm::shim::pass_reason reason, Fn real_function, Args..
 
 }  // namespace
 
-RMM_SHIM_EXPORT CUresult cuGetProcAddress(char const* symbol, void** pfn, int version, cuuint64_t flags)
+RMM_SHIM_EXPORT CUresult legacy_cuGetProcAddress(char const* symbol, void** pfn, int version, cuuint64_t flags)
 {
   auto const result = real()->get_proc_address(symbol, pfn, version, flags);
   if (result == CUDA_SUCCESS) { substitute(symbol, pfn, version, flags); }
@@ -203,7 +211,7 @@ RMM_SHIM_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph
 }
 
 // Forgotten after the reset: until it returns, the device's memory is still there.
-RMM_SHIM_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice device)
+RMM_SHIM_EXPORT CUresult legacy_cuDevicePrimaryCtxReset(CUdevice device)
 {
   auto const reset = real()->primary_ctx_reset_v1;
   if (reset == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
@@ -254,7 +262,7 @@ RMM_SHIM_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr* dptr, CUipcMemHandle
   return open == nullptr ? CUDA_ERROR_NOT_SUPPORTED : pass_through([&] { return open(dptr, handle, flags); });
 }
 
-RMM_SHIM_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr* dptr, CUipcMemHandle handle, unsigned int flags)
+RMM_SHIM_EXPORT CUresult legacy_cuIpcOpenMemHandle(CUdeviceptr* dptr, CUipcMemHandle handle, unsigned int flags)
 {
   if (auto served = rmm::shim::serve_ipc_open(dptr, handle, flags)) { return *served; }
   auto const open = real()->ipc_open_mem_handle_v1;

@@ -1,9 +1,8 @@
 #pragma once
 
-// The shim's driver-level wrappers. Each has exactly the ABI of the driver function it stands for
-// (the shim is compiled with __CUDA_API_VERSION_INTERNAL, so cuda.h declares every variant under
-// its real name and the compiler checks each definition against it), and only forwards to the
-// dispatcher.
+// The shim's driver-level wrappers. Each has exactly the ABI of the driver function it stands for,
+// checked by the compiler against cuda.h's prototype (or, for the legacy ABIs below,
+// cudaTypedefs.h's), and only forwards to the dispatcher.
 
 #include <cuda.h>
 
@@ -12,7 +11,6 @@
 // Exported under the driver's own names (so programs linking libcuda reach them), and handed out
 // by the dlsym and cuGetProcAddress wrappers.
 extern "C" {
-CUresult cuGetProcAddress(char const* symbol, void** pfn, int version, cuuint64_t flags);
 CUresult cuGetProcAddress_v2(char const* symbol,
                              void** pfn,
                              int version,
@@ -34,7 +32,6 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
 CUresult cuMemGetInfo_v2(std::size_t* free, std::size_t* total);
 CUresult cuMemGetAddressRange_v2(CUdeviceptr* base, std::size_t* size, CUdeviceptr dptr);
 CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr dptr);
-CUresult cuIpcOpenMemHandle(CUdeviceptr* dptr, CUipcMemHandle handle, unsigned int flags);
 CUresult cuIpcOpenMemHandle_v2(CUdeviceptr* dptr, CUipcMemHandle handle, unsigned int flags);
 CUresult cuIpcCloseMemHandle(CUdeviceptr dptr);
 CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool);
@@ -48,6 +45,16 @@ CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph);
 CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr);
 CUresult cuPointerGetAttributes(unsigned int count, CUpointer_attribute* attributes, void** data, CUdeviceptr ptr);
 CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr);
-CUresult cuDevicePrimaryCtxReset(CUdevice device);
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice device);
+
+// Legacy ABIs under names that cuda.h maps to their successors by macro (cuGetProcAddress to
+// cuGetProcAddress_v2, ...): declared under names of their own, exported under the driver's.
+CUresult legacy_cuGetProcAddress(char const* symbol,
+                                 void** pfn,
+                                 int version,
+                                 cuuint64_t flags) __asm__("cuGetProcAddress");
+CUresult legacy_cuIpcOpenMemHandle(CUdeviceptr* dptr,
+                                   CUipcMemHandle handle,
+                                   unsigned int flags) __asm__("cuIpcOpenMemHandle");
+CUresult legacy_cuDevicePrimaryCtxReset(CUdevice device) __asm__("cuDevicePrimaryCtxReset");
 }

@@ -16,7 +16,7 @@ constexpr int current = INT_MAX;
 // memory functions came with 3.2; cuGetProcAddress gained its status argument in 12.0).
 // clang-format off
 std::array<wrapped_entry_point, 33> const table{{
-  {"cuGetProcAddress", 11030, 12000, false, "cuGetProcAddress", reinterpret_cast<void*>(&::cuGetProcAddress)},
+  {"cuGetProcAddress", 11030, 12000, false, "cuGetProcAddress", reinterpret_cast<void*>(&::legacy_cuGetProcAddress)},
   {"cuGetProcAddress", 12000, current, false, "cuGetProcAddress_v2", reinterpret_cast<void*>(&::cuGetProcAddress_v2)},
   {"cuMemAlloc", 3020, current, false, "cuMemAlloc_v2", reinterpret_cast<void*>(&::cuMemAlloc_v2)},
   {"cuMemFree", 3020, current, false, "cuMemFree_v2", reinterpret_cast<void*>(&::cuMemFree_v2)},
@@ -35,7 +35,7 @@ std::array<wrapped_entry_point, 33> const table{{
   {"cuMemGetAddressRange", 3020, current, false, "cuMemGetAddressRange_v2",
    reinterpret_cast<void*>(&::cuMemGetAddressRange_v2)},
   {"cuIpcGetMemHandle", 4010, current, false, "cuIpcGetMemHandle", reinterpret_cast<void*>(&::cuIpcGetMemHandle)},
-  {"cuIpcOpenMemHandle", 4010, 11000, false, "cuIpcOpenMemHandle", reinterpret_cast<void*>(&::cuIpcOpenMemHandle)},
+  {"cuIpcOpenMemHandle", 4010, 11000, false, "cuIpcOpenMemHandle", reinterpret_cast<void*>(&::legacy_cuIpcOpenMemHandle)},
   {"cuIpcOpenMemHandle", 11000, current, false, "cuIpcOpenMemHandle_v2",
    reinterpret_cast<void*>(&::cuIpcOpenMemHandle_v2)},
   {"cuIpcCloseMemHandle", 4010, current, false, "cuIpcCloseMemHandle",
@@ -62,7 +62,7 @@ std::array<wrapped_entry_point, 33> const table{{
    reinterpret_cast<void*>(&::cuMemRetainAllocationHandle)},
   // A reset destroys the device's memory: what the shim keeps for it is forgotten.
   {"cuDevicePrimaryCtxReset", 7000, 11000, false, "cuDevicePrimaryCtxReset",
-   reinterpret_cast<void*>(&::cuDevicePrimaryCtxReset)},
+   reinterpret_cast<void*>(&::legacy_cuDevicePrimaryCtxReset)},
   {"cuDevicePrimaryCtxReset", 11000, current, false, "cuDevicePrimaryCtxReset_v2",
    reinterpret_cast<void*>(&::cuDevicePrimaryCtxReset_v2)},
   // The stream flavour of these two does not matter: one wrapper serves both requests.

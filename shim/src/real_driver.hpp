@@ -15,6 +15,10 @@
 
 namespace rmm::shim {
 
+// Legacy ABIs, whose typedefs cudaTypedefs.h keeps for the driver's own build.
+using legacy_ipc_open_mem_handle_fn = CUresult (*)(CUdeviceptr* dptr, CUipcMemHandle handle, unsigned int flags);
+using legacy_primary_ctx_reset_fn   = CUresult (*)(CUdevice device);
+
 struct real_driver {
   void* library{};  // libcuda.so.1, as the program loaded it
 
@@ -37,7 +41,7 @@ struct real_driver {
   PFN_cuMemGetAddressRange_v3020 mem_get_address_range{};
   PFN_cuIpcGetMemHandle_v4010 ipc_get_mem_handle{};  // may be null: not every driver build has IPC
   PFN_cuIpcOpenMemHandle_v11000 ipc_open_mem_handle{};
-  PFN_cuIpcOpenMemHandle_v4010 ipc_open_mem_handle_v1{};
+  legacy_ipc_open_mem_handle_fn ipc_open_mem_handle_v1{};
   PFN_cuIpcCloseMemHandle_v4010 ipc_close_mem_handle{};
   PFN_cuDeviceSetMemPool_v11020 device_set_mem_pool{};
   PFN_cuStreamCreate_v2000 stream_create{};
@@ -60,7 +64,7 @@ struct real_driver {
   PFN_cuMemMap_v10020 mem_map{};
   PFN_cuMemUnmap_v10020 mem_unmap{};
   PFN_cuMemSetAccess_v10020 mem_set_access{};
-  PFN_cuDevicePrimaryCtxReset_v7000 primary_ctx_reset_v1{};  // may be null: a driver without the old ABI
+  legacy_primary_ctx_reset_fn primary_ctx_reset_v1{};  // may be null: a driver without the old ABI
   PFN_cuDevicePrimaryCtxReset_v11000 primary_ctx_reset{};
 
   // Used by the shim itself.
