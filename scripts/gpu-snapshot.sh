@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares .device/ (ignored) for building on a GPU host instead of here: a snapshot of the
-# committed tree, toml++ and zlib (GPU hosts may lack them) under .device/prefix, and the run
+# committed tree, toml++, zlib and CCCL 3.5 (GPU hosts lack them) under .device/prefix, and the run
 # script. Then, with the device tool:
 #   run(command=".device/gpu-run.sh build tests shim-bench config", carry=[".device"])
 #   run(command=".device/gpu-run.sh bench")      # no carry: keeps the build made by the first call
@@ -15,5 +15,9 @@ cp -r /usr/include/toml++ .device/prefix/include/
 cp -r /usr/lib/x86_64-linux-gnu/cmake/tomlplusplus .device/prefix/lib/x86_64-linux-gnu/cmake/
 cp /usr/include/zlib.h /usr/include/zconf.h .device/prefix/include/
 cp /usr/lib/x86_64-linux-gnu/libz.a .device/prefix/lib/
+# CCCL 3.5 (found there as <prefix>/include/cccl); scripts/install-deps.sh fetches it.
+cccl=.deps/cccl/nvidia/cu13/include/cccl
+[[ -d $cccl ]] || { echo "error: $cccl is missing: run scripts/install-deps.sh first" >&2; exit 1; }
+cp -r "$cccl" .device/prefix/include/cccl
 cp scripts/gpu-host-run.sh .device/gpu-run.sh
 du -sh .device

@@ -36,7 +36,20 @@ if ((${#missing_modules[@]})); then
 fi
 
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
-if [[ ! -x $cuda_home/bin/nvcc || ! -f $cuda_home/include/cccl/cuda/stream_ref ]]; then
-  echo "error: the CUDA 13.0 toolkit (nvcc and CCCL) was not found in $cuda_home; install it or set CUDA_HOME" >&2
+if [[ ! -x $cuda_home/bin/nvcc ]]; then
+  echo "error: the CUDA 13.0 toolkit (nvcc) was not found in $cuda_home; install it or set CUDA_HOME" >&2
   exit 1
+fi
+
+# CCCL 3.5 (cuda::mr::any_resource and resource_ref, Thrust, CUB), newer than the toolkit's own
+# 3.0.1, from its PyPI wheel: headers only, unpacked into .deps/ where CMake looks for them.
+cccl_version=13.3.5.0.6
+cccl_prefix=${RMM_DEPS_PREFIX:-$(cd "$(dirname "$0")/.." && pwd)/.deps}/cccl
+if [[ ! -f $cccl_prefix/nvidia/cu13/include/cccl/cuda/std/__cccl/version.h ||
+      $(cat "$cccl_prefix/.version" 2>/dev/null) != "$cccl_version" ]]; then
+  echo "installing from PyPI: nvidia-cuda-cccl==$cccl_version (headers, into $cccl_prefix)"
+  rm -rf "$cccl_prefix"
+  "$python" -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps --target "$cccl_prefix" \
+    "nvidia-cuda-cccl==$cccl_version"
+  echo "$cccl_version" > "$cccl_prefix/.version"
 fi

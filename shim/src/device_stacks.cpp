@@ -10,6 +10,7 @@
 #include <rmm/error.hpp>
 #include <rmm/mr/arena_memory_resource.hpp>
 #include <rmm/mr/binning_memory_resource.hpp>
+#include <rmm/mr/detail/resource_cast.hpp>
 #include <rmm/mr/fixed_size_memory_resource.hpp>
 #include <rmm/mr/log_sink.hpp>
 #include <rmm/mr/logging_resource_adaptor.hpp>
@@ -30,9 +31,9 @@ template <class F>
 void for_each_suballocator(std::vector<rmm::mr::any_device_resource> const& layers, F&& f)
 {
   for (auto const& layer : layers) {
-    if (auto* pool = layer.target<rmm::mr::pool_memory_resource>()) { f(*pool); }
-    if (auto* arena = layer.target<rmm::mr::arena_memory_resource>()) { f(*arena); }
-    if (auto* fixed = layer.target<rmm::mr::fixed_size_memory_resource>()) { f(*fixed); }
+    if (auto* pool = rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(layer)) { f(*pool); }
+    if (auto* arena = rmm::mr::detail::resource_cast<rmm::mr::arena_memory_resource>(layer)) { f(*arena); }
+    if (auto* fixed = rmm::mr::detail::resource_cast<rmm::mr::fixed_size_memory_resource>(layer)) { f(*fixed); }
   }
 }
 
@@ -40,10 +41,10 @@ void for_each_suballocator(std::vector<rmm::mr::any_device_resource> const& laye
 /// thread kept is the same to everything below it.
 bool is_suballocator(rmm::mr::any_device_resource const& layer) noexcept
 {
-  return layer.target<rmm::mr::pool_memory_resource>() != nullptr ||
-         layer.target<rmm::mr::arena_memory_resource>() != nullptr ||
-         layer.target<rmm::mr::fixed_size_memory_resource>() != nullptr ||
-         layer.target<rmm::mr::binning_memory_resource>() != nullptr;
+  return rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(layer) != nullptr ||
+         rmm::mr::detail::resource_cast<rmm::mr::arena_memory_resource>(layer) != nullptr ||
+         rmm::mr::detail::resource_cast<rmm::mr::fixed_size_memory_resource>(layer) != nullptr ||
+         rmm::mr::detail::resource_cast<rmm::mr::binning_memory_resource>(layer) != nullptr;
 }
 
 /// max(256, the device's texture alignment): what native cudaMalloc results are aligned to at
@@ -141,7 +142,9 @@ std::size_t device_stacks::release(int device)
   if (built == nullptr) { return 0; }
   std::size_t released = 0;
   for (auto const& layer : built->layers) {
-    if (auto* pool = layer.target<rmm::mr::pool_memory_resource>()) { released += pool->release(); }
+    if (auto* pool = rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(layer)) {
+      released += pool->release();
+    }
   }
   return released;
 }
@@ -155,7 +158,7 @@ void device_stacks::flush_logs() const noexcept
     auto const* built = slot.load(std::memory_order_acquire);
     if (built == nullptr) { continue; }
     for (auto const& layer : built->layers) {
-      if (auto* log = layer.target<rmm::mr::logging_resource_adaptor>()) {
+      if (auto* log = rmm::mr::detail::resource_cast<rmm::mr::logging_resource_adaptor>(layer)) {
         try {
           log->flush();
         } catch (...) {  // at exit there is nobody left to tell

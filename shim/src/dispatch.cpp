@@ -191,9 +191,9 @@ CUresult hand_out(shim_state& s,
     auto const in_stack = stack_block(s, address, owner);
     auto* const start   = reinterpret_cast<void*>(in_stack.ptr);
     if (kind == block_kind::synchronous) {
-      stack.deallocate_sync(start, in_stack.size);
+      stack.deallocate_sync(start, in_stack.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
     } else {
-      stack.deallocate(cuda::stream_ref{stream}, start, in_stack.size);
+      stack.deallocate(cuda::stream_ref{stream}, start, in_stack.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
     }
     s.count.failed_allocation(device);
     log_event(s, device, log_action::allocate_failure, nullptr, bytes, stream);
@@ -213,13 +213,13 @@ aligned_block allocate_on(rmm::mr::any_device_resource& stack,
 {
   if (!stream) {
     return allocate_aligned(
-      bytes, alignment, [&](std::size_t n) { return stack.allocate_sync(n); },
-      [&](void* p, std::size_t n) { stack.deallocate_sync(p, n); });
+      bytes, alignment, [&](std::size_t n) { return stack.allocate_sync(n, rmm::CUDA_ALLOCATION_ALIGNMENT); },
+      [&](void* p, std::size_t n) { stack.deallocate_sync(p, n, rmm::CUDA_ALLOCATION_ALIGNMENT); });
   }
   cuda::stream_ref const order{*stream};
   return allocate_aligned(
-    bytes, alignment, [&](std::size_t n) { return stack.allocate(order, n); },
-    [&](void* p, std::size_t n) { stack.deallocate(order, p, n); });
+    bytes, alignment, [&](std::size_t n) { return stack.allocate(order, n, rmm::CUDA_ALLOCATION_ALIGNMENT); },
+    [&](void* p, std::size_t n) { stack.deallocate(order, p, n, rmm::CUDA_ALLOCATION_ALIGNMENT); });
 }
 
 /// What a failed allocation returns: out of memory whatever the cause, never an exception across the
@@ -312,13 +312,14 @@ void return_to_stack(shim_state& s, parked_block const& block, bool legacy_order
   if (legacy_order) {
     // Ordered on the legacy stream of the block's device, which waits for every blocking stream.
     scoped_device_context const on_device{block.device};
-    stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(block.ptr), block.size);
+    stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(block.ptr), block.size,
+                      rmm::CUDA_ALLOCATION_ALIGNMENT);
     return;
   }
   try {
     s.deferred.defer(block.device, block.ptr, block.size);
   } catch (...) {  // no memory for the epoch's bookkeeping: the stack's own host-ordered free
-    stack->deallocate_sync(reinterpret_cast<void*>(block.ptr), block.size);
+    stack->deallocate_sync(reinterpret_cast<void*>(block.ptr), block.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
   }
 }
 
@@ -507,7 +508,9 @@ std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool 
   if (s.exports.any() && s.exports.hold_freed(static_cast<std::uintptr_t>(ptr), block)) [[unlikely]] {
     return CUDA_SUCCESS;  // another process has it open: reused once the last one closed it
   }
-  s.stacks.find(owner->device)->deallocate(cuda::stream_ref{stream}, reinterpret_cast<void*>(block.ptr), block.size);
+  s.stacks.find(owner->device)
+    ->deallocate(cuda::stream_ref{stream}, reinterpret_cast<void*>(block.ptr), block.size,
+                 rmm::CUDA_ALLOCATION_ALIGNMENT);
   return CUDA_SUCCESS;
 }
 

@@ -2,6 +2,8 @@
 
 #include "dispatch.hpp"
 
+#include <rmm/aligned.hpp>
+
 namespace rmm::shim {
 
 namespace {
@@ -17,9 +19,10 @@ shim_state::shim_state()
       auto* stack = stacks.find(device);
       if (stack == nullptr) { return; }
       if (in_legacy_order) {
-        stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(ptr), size);
+        stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(ptr), size,
+                          rmm::CUDA_ALLOCATION_ALIGNMENT);
       } else {
-        stack->deallocate_sync(reinterpret_cast<void*>(ptr), size);
+        stack->deallocate_sync(reinterpret_cast<void*>(ptr), size, rmm::CUDA_ALLOCATION_ALIGNMENT);
       }
     }},
     exports{&give_back_exported}

@@ -76,8 +76,8 @@ TEST(HostOrderedCalls, ReachThePoolThroughEveryAdaptorWithoutWaitingForTheDefaul
     auto call = std::async(std::launch::async, [&top] {
       std::vector<void*> blocks;
       for (std::size_t size : {std::size_t{256}, std::size_t{4096}, MiB, 2 * MiB}) {
-        blocks.push_back(top.allocate_sync(size));
-        top.deallocate_sync(blocks.back(), size);
+        blocks.push_back(top.allocate_sync(size, rmm::CUDA_ALLOCATION_ALIGNMENT));
+        top.deallocate_sync(blocks.back(), size, rmm::CUDA_ALLOCATION_ALIGNMENT);
       }
       return blocks.size();
     });

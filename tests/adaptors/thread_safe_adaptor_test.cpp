@@ -55,7 +55,9 @@ void hammer(rmm::device_async_resource_ref mr)
   std::vector<std::thread> workers;
   for (int t = 0; t < 8; ++t) {
     workers.emplace_back([mr]() mutable {
-      for (int i = 0; i < 50; ++i) { mr.deallocate_sync(mr.allocate_sync(256), 256); }
+      for (int i = 0; i < 50; ++i) {
+        mr.deallocate_sync(mr.allocate_sync(256, rmm::CUDA_ALLOCATION_ALIGNMENT), 256, rmm::CUDA_ALLOCATION_ALIGNMENT);
+      }
     });
   }
   for (auto& w : workers) { w.join(); }

@@ -20,6 +20,7 @@
 #include <rmm/mr/system_memory_resource.hpp>
 #include <rmm/mr/thread_safe_resource_adaptor.hpp>
 #include <rmm/mr/tracking_resource_adaptor.hpp>
+#include <rmm/mr/detail/resource_cast.hpp>
 
 #include "backend.hpp"
 
@@ -45,7 +46,7 @@ rmm::cuda_device_id const device0{0};
 template <class Resource>
 Resource& layer_as(std::vector<any_device_resource> const& layers, std::size_t index)
 {
-  auto* resource = layers.at(index).target<Resource>();
+  auto* resource = rmm::mr::detail::resource_cast<Resource>(layers.at(index));
   if (resource == nullptr) { throw std::runtime_error{"layer " + std::to_string(index) + " has another type"}; }
   return *resource;
 }
@@ -53,9 +54,9 @@ Resource& layer_as(std::vector<any_device_resource> const& layers, std::size_t i
 /// Allocates and frees through the stack's top, as a program would.
 void exercise(any_device_resource& top, std::size_t bytes = MiB)
 {
-  void* pointer = top.allocate_sync(bytes);
+  void* pointer = top.allocate_sync(bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
   ASSERT_NE(pointer, nullptr);
-  top.deallocate_sync(pointer, bytes);
+  top.deallocate_sync(pointer, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 std::filesystem::path scratch_directory()
@@ -128,9 +129,9 @@ TEST(ConfigBuild, MemoryLimitExampleRefusesPastTheLimit)
   EXPECT_EQ(limiting.get_allocation_limit(), 4 * GiB);
   layer_as<rmm::mr::pool_memory_resource>(layers, 1);
   auto& top     = layers.front();
-  void* granted = top.allocate_sync(3 * GiB);
-  EXPECT_THROW((void)top.allocate_sync(2 * GiB), rmm::out_of_memory);
-  top.deallocate_sync(granted, 3 * GiB);
+  void* granted = top.allocate_sync(3 * GiB, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  EXPECT_THROW((void)top.allocate_sync(2 * GiB, rmm::CUDA_ALLOCATION_ALIGNMENT), rmm::out_of_memory);
+  top.deallocate_sync(granted, 3 * GiB, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 TEST(ConfigBuild, BuiltInStack)
@@ -360,14 +361,14 @@ TEST(ConfigBuild, LibraryEntryPoints)
 {
   auto from_string =
     build_from_string("resource = [{type = \"statistics\"}, {type = \"cuda\"}]", device0, environment{});
-  EXPECT_NE(from_string.target<rmm::mr::statistics_resource_adaptor>(), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<rmm::mr::statistics_resource_adaptor>(from_string), nullptr);
   auto from_file =
     build_from_file(example("memory_limit.toml"), device0, environment{{{"RMM_LIMITING_LIMIT", "1GiB"}}});
-  EXPECT_EQ(from_file.target<rmm::mr::limiting_resource_adaptor>()->get_allocation_limit(), GiB);
+  EXPECT_EQ(rmm::mr::detail::resource_cast<rmm::mr::limiting_resource_adaptor>(from_file)->get_allocation_limit(), GiB);
   auto from_environment = build_from_environment(device0, environment{{{"RMM_CONFIG", example("pool.toml").string()}}});
-  EXPECT_NE(from_environment.target<rmm::mr::pool_memory_resource>(), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(from_environment), nullptr);
   auto built_in = build_from_environment(device0, environment{});
-  EXPECT_EQ(built_in.target<rmm::mr::pool_memory_resource>()->pool_size(), 32 * MiB);
+  EXPECT_EQ(rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(built_in)->pool_size(), 32 * MiB);
   exercise(from_string);
   exercise(from_file);
   exercise(from_environment);
@@ -383,7 +384,9 @@ TEST(ConfigBuild, PoolGrowthThroughVirtualMemoryIsASettingNotAnAccidentOfItsUpst
   auto const pool_of = [](std::string const& toml) {
     auto layers = build_layers(load_string(toml, "growth.toml", environment{}), rmm::cuda_device_id{0});
     for (auto const& layer : layers) {
-      if (auto* pool = layer.target<rmm::mr::pool_memory_resource>()) { return pool->grows_contiguously(); }
+      if (auto* pool = rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(layer)) {
+        return pool->grows_contiguously();
+      }
     }
     ADD_FAILURE() << "no pool in the stack";
     return false;
@@ -405,7 +408,7 @@ TEST(ConfigBuild, RemappingGrowthMovesFreeGranulesInsteadOfMappingMore)
   // remapping (the freed granules move to the end), 12 MiB without.
   auto const growth_for_12MiB = [](std::string const& toml, environment env) {
     auto layers = build_layers(load_string(toml, "remap.toml", std::move(env)), rmm::cuda_device_id{0});
-    auto* pool  = layers.front().target<rmm::mr::pool_memory_resource>();
+    auto* pool  = rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(layers.front());
     if (pool == nullptr) {
       ADD_FAILURE() << "no pool on top";
       return std::size_t{0};
@@ -437,13 +440,13 @@ TEST(ConfigBuild, AStackBuiltOverAStandInBottomAllocatesThroughIt)
   rmm::mr::statistics_resource_adaptor counted{rmm::mr::cuda_memory_resource{}};
   auto layers = build_layers_over(stack, device0, counted);
   ASSERT_EQ(layers.size(), 2U);
-  auto* pool = layers.front().target<rmm::mr::pool_memory_resource>();
+  auto* pool = rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(layers.front());
   ASSERT_NE(pool, nullptr);
   EXPECT_EQ(pool->pool_size(), 0U) << "initial_size = 0 reserves nothing";
   EXPECT_FALSE(pool->grows_contiguously()) << "the stand-in is not cuda: growth goes through it";
-  void* p = layers.front().allocate_sync(MiB);
+  void* p = layers.front().allocate_sync(MiB, rmm::CUDA_ALLOCATION_ALIGNMENT);
   EXPECT_GE(counted.get_bytes_counter().value, static_cast<std::int64_t>(MiB));
-  layers.front().deallocate_sync(p, MiB);
+  layers.front().deallocate_sync(p, MiB, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 TEST(ConfigBuild, AStackWithoutLayersIsRefused)

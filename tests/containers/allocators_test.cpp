@@ -12,6 +12,7 @@
 #include <rmm/mr/polymorphic_allocator.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/mr/thrust_allocator_adaptor.hpp>
+#include <rmm/mr/detail/resource_cast.hpp>
 
 #include <gtest/gtest.h>
 #include <thrust/device_ptr.h>
@@ -169,7 +170,7 @@ TEST_F(Allocators, ThrustAllocatorSharesOwnershipOfAResourcePassedByValue)
   auto alloc = std::make_unique<rmm::mr::thrust_allocator<int>>(
     stream_, rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 1 << 20});
   auto p = alloc->allocate(256);  // the pool lives on inside the allocator
-  EXPECT_NE(alloc->memory_resource().target<rmm::mr::pool_memory_resource>(), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(alloc->memory_resource()), nullptr);
   alloc->deallocate(p, 256);
 }
 

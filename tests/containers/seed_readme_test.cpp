@@ -2,9 +2,6 @@
 // written there, each followed by checks of what the README says it does. The kernel-launching
 // examples are in seed_readme_kernels_test.cu (label gpu); the logging adaptor's in
 // seed_readme_logging_test.cpp.
-//
-// Where the README names a CCCL >= 3.1 type that CCCL 3.0.1 (CUDA 13.0) lacks, the example uses
-// rmm's documented equivalent (docs/api.md) and says so.
 
 #include "backend.hpp"
 #include "device_memory.hpp"
@@ -22,6 +19,7 @@
 #include <rmm/mr/polymorphic_allocator.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/resource_ref.hpp>
+#include <rmm/mr/detail/resource_cast.hpp>
 
 #include <gtest/gtest.h>
 
@@ -74,7 +72,8 @@ TEST_F(SeedReadme, PoolAsTheCurrentDeviceResource)
 
   EXPECT_TRUE(mr == rmm::device_async_resource_ref{pool_mr});
   EXPECT_GE(pool_mr.pool_size(), initial_size);
-  EXPECT_TRUE(previous.target<rmm::mr::cuda_memory_resource>() != nullptr) << "the initial resource";
+  EXPECT_TRUE(rmm::mr::detail::resource_cast<rmm::mr::cuda_memory_resource>(previous) != nullptr)
+    << "the initial resource";
   rmm::device_buffer buffer{1 << 20, rmm::cuda_stream_default};  // from the pool now
   EXPECT_EQ(pool_mr.statistics().allocated_bytes, std::size_t{1} << 20);
 }
@@ -95,7 +94,8 @@ TEST_F(SeedReadme, PerDeviceLoop)
   // Each device now allocates from its own pool, which lives on in the per-device table.
   for (int i = 0; i < N; ++i) {
     RMM_CUDA_TRY(cudaSetDevice(i));
-    auto* pool = rmm::mr::get_per_device_resource_ref(cuda_device_id{i}).target<rmm::mr::pool_memory_resource>();
+    auto* pool = rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(
+      rmm::mr::get_per_device_resource_ref(cuda_device_id{i}));
     ASSERT_NE(pool, nullptr) << "device " << i;
     rmm::device_buffer buffer{4096, rmm::cuda_stream_default};
     EXPECT_EQ(pool->statistics().allocated_bytes, 4096U) << "device " << i;
@@ -240,16 +240,17 @@ TEST_F(SeedReadme, StreamPool)
   EXPECT_EQ(pool.get_stream(1), pool.get_stream(5)) << "stream ids wrap around the pool";
 }
 
-// The Python-interop example: a C++ function returning a device_buffer takes an owning,
-// type-erased resource. The README spells the type cuda::mr::any_resource<cuda::mr::device_accessible>
-// (CCCL >= 3.1); with CCCL 3.0.1 it is rmm::mr::any_resource<cuda::mr::device_accessible>
-// (docs/api.md).
+// The Python-interop example, verbatim: a C++ function returning a device_buffer takes an owning,
+// type-erased resource.
+// clang-format off
 std::unique_ptr<rmm::device_buffer> allocate(
   std::size_t size,
-  rmm::mr::any_resource<cuda::mr::device_accessible> mr = rmm::mr::get_current_device_resource_ref())
+  cuda::mr::any_resource<cuda::mr::device_accessible> mr =
+    rmm::mr::get_current_device_resource_ref())
 {
-  return std::make_unique<rmm::device_buffer>(size, rmm::cuda_stream_default, std::move(mr));
+    return std::make_unique<rmm::device_buffer>(size, rmm::cuda_stream_default, std::move(mr));
 }
+// clang-format on
 
 TEST_F(SeedReadme, FunctionTakingAnOwningResource)
 {
@@ -259,7 +260,7 @@ TEST_F(SeedReadme, FunctionTakingAnOwningResource)
 
   // A resource passed by value lives as long as the buffer needs it.
   auto from_pool = allocate(4096, rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 1 << 20});
-  auto* pool     = from_pool->memory_resource().target<rmm::mr::pool_memory_resource>();
+  auto* pool     = rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(from_pool->memory_resource());
   ASSERT_NE(pool, nullptr);
   EXPECT_EQ(pool->statistics().allocated_bytes, 4096U);
 }

@@ -27,9 +27,9 @@ TEST(ApiMigration, TheTranslationsInTheTableCompileAndWork)
   rmm::device_async_resource_ref mr = rmm::mr::get_current_device_resource_ref();
   EXPECT_TRUE(mr == rmm::device_async_resource_ref{pool});
 
-  void* p = mr.allocate(stream, 4096);
+  void* p = mr.allocate(stream, 4096, rmm::CUDA_ALLOCATION_ALIGNMENT);
   ASSERT_NE(p, nullptr);
-  mr.deallocate(stream, p, 4096);
+  mr.deallocate(stream, p, 4096, rmm::CUDA_ALLOCATION_ALIGNMENT);
   void* q = pool.allocate_sync(4096);
   pool.deallocate_sync(q, 4096);
 

@@ -11,6 +11,7 @@
 #include <rmm/mr/managed_memory_resource.hpp>
 #include <rmm/mr/per_device_resource.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
+#include <rmm/mr/detail/resource_cast.hpp>
 
 #include <gtest/gtest.h>
 
@@ -187,7 +188,7 @@ TEST_F(DeviceBuffer, SharesOwnershipOfAResourcePassedByValue)
     return std::make_unique<rmm::device_buffer>(size, rmm::cuda_stream_default, std::move(mr));
   };
   auto buffer = make(256, rmm::mr::cuda_async_memory_resource{});
-  ASSERT_NE(buffer->memory_resource().target<rmm::mr::cuda_async_memory_resource>(), nullptr);
+  ASSERT_NE(rmm::mr::detail::resource_cast<rmm::mr::cuda_async_memory_resource>(buffer->memory_resource()), nullptr);
   buffer->resize(1 << 20, rmm::cuda_stream_default);  // the pool is still alive
   buffer.reset();
   auto with_default = make(64, rmm::mr::get_current_device_resource_ref());
@@ -200,7 +201,7 @@ TEST_F(DeviceBuffer, OutlivesTheReplacementOfTheCurrentResource)
   (void)rmm::mr::set_current_device_resource(rmm::mr::pool_memory_resource{rmm::mr::cuda_memory_resource{}, 0});
   auto buffer = std::make_unique<rmm::device_buffer>(4096, stream_);
   (void)rmm::mr::reset_current_device_resource();
-  auto* pool = buffer->memory_resource().target<rmm::mr::pool_memory_resource>();
+  auto* pool = rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(buffer->memory_resource());
   ASSERT_NE(pool, nullptr);
   EXPECT_EQ(pool->statistics().allocated_bytes, 4096U);
   rmm::test::write_tag(buffer->data(), 4096, 3, stream_);

@@ -278,19 +278,20 @@ TEST_P(ImpossibleSize, IsRefusedNamingSizeAndResourceAndChangesNothing)
   auto const before = tested.bookkeeping();
   for (auto const size : impossible_sizes()) {
     SCOPED_TRACE(fmt::format("{} bytes", size));
-    expect_refused([&] { return tested.resource.allocate(stream_, size); }, size, param.name);
-    expect_refused([&] { return tested.resource.allocate_sync(size); }, size, param.name);
-    expect_refused([&] { return tested.resource.allocate_async(size, 256, stream_); }, size, param.name);
+    expect_refused([&] { return tested.resource.allocate(stream_, size, rmm::CUDA_ALLOCATION_ALIGNMENT); }, size,
+                   param.name);
+    expect_refused([&] { return tested.resource.allocate_sync(size, rmm::CUDA_ALLOCATION_ALIGNMENT); }, size,
+                   param.name);
   }
   EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "a refusal must not leave a sticky CUDA error behind";
   EXPECT_EQ(tested.bookkeeping(), before) << "a refused request must not be counted, charged or recorded";
 
   // Still fully usable.
-  void* ptr = tested.resource.allocate(stream_, 4096);
+  void* ptr = tested.resource.allocate(stream_, 4096, rmm::CUDA_ALLOCATION_ALIGNMENT);
   ASSERT_NE(ptr, nullptr);
   rmm::test::write_tag(ptr, 4096, 0x3c, stream_);
   EXPECT_TRUE(rmm::test::has_tag(ptr, 4096, 0x3c, stream_));
-  tested.resource.deallocate(stream_, ptr, 4096);
+  tested.resource.deallocate(stream_, ptr, 4096, rmm::CUDA_ALLOCATION_ALIGNMENT);
   stream_.synchronize();
 }
 

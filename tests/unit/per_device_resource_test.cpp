@@ -6,6 +6,7 @@
 #include <rmm/mr/cuda_memory_resource.hpp>
 #include <rmm/mr/managed_memory_resource.hpp>
 #include <rmm/mr/per_device_resource.hpp>
+#include <rmm/mr/detail/resource_cast.hpp>
 
 #include <gtest/gtest.h>
 
@@ -29,26 +30,27 @@ class PerDeviceResource : public ::testing::Test {
 
 TEST_F(PerDeviceResource, InitialResourceIsCudaMemoryResource)
 {
-  EXPECT_NE(get_current_device_resource_ref().target<cuda_memory_resource>(), nullptr);
-  EXPECT_NE(get_current_device_resource().target<cuda_memory_resource>(), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<cuda_memory_resource>(get_current_device_resource_ref()), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<cuda_memory_resource>(get_current_device_resource()), nullptr);
   EXPECT_TRUE(get_current_device_resource_ref() ==
-              rmm::device_async_resource_ref{*get_current_device_resource().target<cuda_memory_resource>()});
+              rmm::device_async_resource_ref{
+                *rmm::mr::detail::resource_cast<cuda_memory_resource>(get_current_device_resource())});
 }
 
 TEST_F(PerDeviceResource, SetReturnsThePreviousAndGetSeesTheNew)
 {
   managed_memory_resource managed;
   auto previous = set_current_device_resource(managed);
-  EXPECT_NE(previous.target<cuda_memory_resource>(), nullptr);
-  EXPECT_NE(get_current_device_resource_ref().target<managed_memory_resource>(), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<cuda_memory_resource>(previous), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<managed_memory_resource>(get_current_device_resource_ref()), nullptr);
   void* ptr = get_current_device_resource_ref().allocate_sync(128);
   cudaPointerAttributes attributes{};
   RMM_CUDA_TRY(cudaPointerGetAttributes(&attributes, ptr));
   EXPECT_EQ(attributes.type, cudaMemoryTypeManaged);
   get_current_device_resource_ref().deallocate_sync(ptr, 128);
   auto replaced = set_current_device_resource(previous);
-  EXPECT_NE(replaced.target<managed_memory_resource>(), nullptr);
-  EXPECT_NE(get_current_device_resource_ref().target<cuda_memory_resource>(), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<managed_memory_resource>(replaced), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<cuda_memory_resource>(get_current_device_resource_ref()), nullptr);
 }
 
 TEST_F(PerDeviceResource, TheTableOwnsWhatItIsGiven)
@@ -61,7 +63,7 @@ TEST_F(PerDeviceResource, TheTableOwnsWhatItIsGiven)
   auto ref  = get_current_device_resource_ref();
   void* ptr = ref.allocate(rmm::cuda_stream_view{}, 4096);
   ref.deallocate(rmm::cuda_stream_view{}, ptr, 4096);
-  EXPECT_NE(ref.target<cuda_async_memory_resource>(), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<cuda_async_memory_resource>(ref), nullptr);
 }
 
 TEST_F(PerDeviceResource, RefVariantsDoNotOwnAndKeepReturnedRefsValid)
@@ -74,18 +76,18 @@ TEST_F(PerDeviceResource, RefVariantsDoNotOwnAndKeepReturnedRefsValid)
   void* ptr     = previous.allocate_sync(256);
   previous.deallocate_sync(ptr, 256);
   EXPECT_TRUE(get_current_device_resource_ref() == rmm::device_async_resource_ref{pool});
-  EXPECT_FALSE(get_current_device_resource().is_owning());
+  EXPECT_TRUE(get_current_device_resource() == rmm::mr::any_device_resource{pool}) << "a copy of the referenced one";
   auto const reset_from = reset_current_device_resource_ref();
   EXPECT_TRUE(reset_from == rmm::device_async_resource_ref{pool});
-  EXPECT_NE(get_current_device_resource_ref().target<cuda_memory_resource>(), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<cuda_memory_resource>(get_current_device_resource_ref()), nullptr);
 }
 
 TEST_F(PerDeviceResource, ResetRestoresTheInitialResource)
 {
   set_current_device_resource(managed_memory_resource{});
   auto previous = reset_current_device_resource();
-  EXPECT_NE(previous.target<managed_memory_resource>(), nullptr);
-  EXPECT_NE(get_current_device_resource_ref().target<cuda_memory_resource>(), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<managed_memory_resource>(previous), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<cuda_memory_resource>(get_current_device_resource_ref()), nullptr);
 }
 
 TEST_F(PerDeviceResource, MissingDeviceIsALogicError)
@@ -108,7 +110,7 @@ TEST_F(PerDeviceResource, EachDeviceHasItsOwn)
   for (int i = 0; i < n; ++i) {
     RMM_CUDA_TRY(cudaSetDevice(i));
     auto ref   = get_current_device_resource_ref();
-    auto* pool = ref.target<cuda_async_memory_resource>();
+    auto* pool = rmm::mr::detail::resource_cast<cuda_async_memory_resource>(ref);
     ASSERT_NE(pool, nullptr);
     EXPECT_EQ(pool->device().value(), i);
     EXPECT_TRUE(ref == get_per_device_resource_ref(rmm::cuda_device_id{i}));

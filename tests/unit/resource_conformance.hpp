@@ -288,14 +288,14 @@ TYPED_TEST_P(ResourceConformance, ManyThreadsEachOnItsOwnStream)
           std::lock_guard lock{registry_mutex};
           registry.erase(reinterpret_cast<std::uintptr_t>(b.ptr));
         }
-        ref.deallocate(stream, b.ptr, b.bytes);
+        ref.deallocate(stream, b.ptr, b.bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
         live[i] = live.back();
         live.pop_back();
       };
       for (int i = 0; i < steps; ++i) {
         if (live.size() < max_live && (live.empty() || rng() % 100 < 60)) {
           auto const bytes = std::min(static_cast<std::size_t>(std::exp2(log_size(rng))), max_request_of<TypeParam>());
-          void* ptr        = ref.allocate(stream, bytes);
+          void* ptr        = ref.allocate(stream, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
           auto const start = reinterpret_cast<std::uintptr_t>(ptr);
           {
             std::lock_guard lock{registry_mutex};
@@ -349,22 +349,24 @@ TYPED_TEST_P(ResourceConformance, ReuseOnTheSameStreamWithoutSynchronizing)
 
 TYPED_TEST_P(ResourceConformance, WorksThroughEveryTypeErasedHandle)
 {
+  static_assert(cuda::mr::resource_with<std::remove_reference_t<decltype(this->mr())>, cuda::mr::device_accessible>);
   rmm::device_async_resource_ref ref{this->mr()};
   rmm::mr::any_device_resource owning{this->mr()};
-  cuda::mr::async_resource_ref<cuda::mr::device_accessible> cccl_ref{this->mr()};
+  rmm::device_resource_ref sync_ref{this->mr()};
 
-  void* a = ref.allocate(this->stream_, 512);
-  void* b = owning.allocate(this->stream_, 512);
-  void* c = cccl_ref.allocate_async(512, 256, this->stream_);
+  void* a = ref.allocate(this->stream_, 512, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  void* b = owning.allocate(this->stream_, 512, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  void* c = sync_ref.allocate_sync(512, rmm::CUDA_ALLOCATION_ALIGNMENT);
   for (void* ptr : {a, b, c}) {
     write_tag(ptr, 512, 0x11, this->stream_);
     EXPECT_TRUE(has_tag(ptr, 512, 0x11, this->stream_));
   }
   // Equal resources free each other's memory.
-  ASSERT_TRUE(owning == rmm::mr::any_device_resource{ref});
-  owning.deallocate(this->stream_, a, 512);
-  ref.deallocate(this->stream_, b, 512);
-  cccl_ref.deallocate_async(c, 512, 256, this->stream_);
+  ASSERT_TRUE(ref == rmm::device_async_resource_ref{owning});
+  owning.deallocate(this->stream_, a, 512, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  ref.deallocate(this->stream_, b, 512, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  ASSERT_EQ(cudaStreamSynchronize(this->stream_), cudaSuccess);
+  sync_ref.deallocate_sync(c, 512, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 TYPED_TEST_P(ResourceConformance, EqualityFollowsSharedState)

@@ -25,6 +25,7 @@ namespace {
 #include <rmm/mr/thrust_allocator_adaptor.hpp>
 #include <rmm/prefetch.hpp>
 #include <rmm/process_is_exiting.hpp>
+#include <rmm/mr/detail/resource_cast.hpp>
 
 #include <gtest/gtest.h>
 
@@ -159,7 +160,8 @@ TEST(RmmNames, TheInitialResourceIsWhereEveryDeviceStarts)
   auto const device   = rmm::get_current_cuda_device();
   auto const previous = rmm::mr::reset_per_device_resource(device);
   EXPECT_TRUE(rmm::mr::get_current_device_resource_ref() == rmm::mr::detail::initial_resource());
-  EXPECT_NE(rmm::mr::detail::initial_resource().target<rmm::mr::cuda_memory_resource>(), nullptr);
+  EXPECT_NE(rmm::mr::detail::resource_cast<rmm::mr::cuda_memory_resource>(rmm::mr::detail::initial_resource()),
+            nullptr);
   (void)rmm::mr::set_per_device_resource(device, previous);
 }
 
@@ -168,9 +170,9 @@ TEST(RmmNames, HostReferencesAndTheThrustAllocatorsUpstream)
   rmm::mr::pinned_host_memory_resource pinned;
   rmm::host_async_resource_ref host{pinned};
   rmm::host_resource_ref same = host;
-  void* p                     = same.allocate_sync(64);
+  void* p                     = same.allocate_sync(64, rmm::CUDA_ALLOCATION_ALIGNMENT);
   EXPECT_NE(p, nullptr);
-  same.deallocate_sync(p, 64);
+  same.deallocate_sync(p, 64, rmm::CUDA_ALLOCATION_ALIGNMENT);
   rmm::cuda_stream stream;
   rmm::mr::thrust_allocator<int> allocator{stream};
   EXPECT_TRUE(allocator.get_upstream_resource() == allocator.memory_resource());

@@ -16,13 +16,14 @@
 #include <rmm/cuda_stream.hpp>
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/error.hpp>
-#include <rmm/mr/any_resource.hpp>
+#include <rmm/resource_ref.hpp>
 #include <rmm/mr/arena_memory_resource.hpp>
 #include <rmm/mr/binning_memory_resource.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
 #include <rmm/mr/fixed_size_memory_resource.hpp>
 #include <rmm/mr/limiting_resource_adaptor.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
+#include <rmm/mr/detail/resource_cast.hpp>
 
 #include <gtest/gtest.h>
 
@@ -119,8 +120,10 @@ struct busy_stream {
 busy_stream allocate_busy(rmm::mr::any_device_resource& mr, resource_kind const& kind, rmm::cuda_stream_view stream)
 {
   busy_stream busy;
-  for (std::size_t i = 0; i < busy_blocks; ++i) { busy.smalls.push_back(mr.allocate(stream, block)); }
-  if (kind.coalesces) { busy.large = mr.allocate(stream, large_bytes); }
+  for (std::size_t i = 0; i < busy_blocks; ++i) {
+    busy.smalls.push_back(mr.allocate(stream, block, rmm::CUDA_ALLOCATION_ALIGNMENT));
+  }
+  if (kind.coalesces) { busy.large = mr.allocate(stream, large_bytes, rmm::CUDA_ALLOCATION_ALIGNMENT); }
   return busy;
 }
 
@@ -191,7 +194,7 @@ handover take_while_gated(rmm::mr::any_device_resource& mr,
   };
   std::future<void*> taking = launch([&]() -> void* {
     RMM_CUDA_TRY(cudaSetDevice(0));
-    void* ptr = mr.allocate(taker, bytes);
+    void* ptr = mr.allocate(taker, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
     allocated.store(true);
     fill(ptr, bytes, taker_value, taker);
     taker_state = settle(taker);
@@ -228,11 +231,11 @@ std::optional<void*> allocate_without_waiting(rmm::mr::any_device_resource& mr,
 {
   auto running = std::async(std::launch::async, [&] {
     RMM_CUDA_TRY(cudaSetDevice(0));
-    return mr.allocate(stream, bytes);
+    return mr.allocate(stream, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
   });
   if (returns_without_waiting(running)) { return running.get(); }
   for (auto* gate : gates) { gate->open(); }
-  mr.deallocate(stream, running.get(), bytes);
+  mr.deallocate(stream, running.get(), bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
   return std::nullopt;
 }
 
@@ -372,10 +375,10 @@ class CoalescingStreamSafety : public StreamSafety {};
 TEST_P(StreamSafety, ReuseOnTheFreeingStreamDoesNotWait)
 {
   auto mr   = GetParam().make(1);
-  void* ptr = mr.allocate(a_, block);
+  void* ptr = mr.allocate(a_, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
   stream_gate gate{a_};
   fill(ptr, block, held_value, a_);
-  mr.deallocate(a_, ptr, block);
+  mr.deallocate(a_, ptr, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
   auto const again = allocate_without_waiting(mr, a_, block, {&gate});
   ASSERT_TRUE(again.has_value()) << "allocating on the freeing stream waited for that stream's held work";
   EXPECT_EQ(*again, ptr) << "the resource holds one block";
@@ -383,7 +386,7 @@ TEST_P(StreamSafety, ReuseOnTheFreeingStreamDoesNotWait)
   gate.open();
   RMM_CUDA_TRY(cudaDeviceSynchronize());
   EXPECT_TRUE(holds(*again, block, taker_value));
-  mr.deallocate(a_, *again, block);
+  mr.deallocate(a_, *again, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 // R2 through an event: the freeing stream freed many blocks and then missed, so an event recorded
@@ -398,11 +401,13 @@ TEST_P(StreamSafety, FreedBlocksMoveToAnotherStreamBehindAnEvent)
   std::set<void*> freed;
   for (std::size_t i = 0; i < busy_blocks; i += 2) {
     fill(busy.smalls[i], block, held_value, a_);
-    mr.deallocate(a_, busy.smalls[i], block);
+    mr.deallocate(a_, busy.smalls[i], block, rmm::CUDA_ALLOCATION_ALIGNMENT);
     freed.insert(busy.smalls[i]);
   }
   void* missed = nullptr;
-  if (kind.coalesces) { missed = mr.allocate(a_, reserve_blocks * block); }  // larger than any hole: a miss
+  if (kind.coalesces) {
+    missed = mr.allocate(a_, reserve_blocks * block, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  }  // larger than any hole: a miss
 
   auto const taken = take_while_gated(mr, b_, block, {&gate}, host_wait::not_expected);
   EXPECT_TRUE(taken.intact) << taken;
@@ -411,8 +416,8 @@ TEST_P(StreamSafety, FreedBlocksMoveToAnotherStreamBehindAnEvent)
   if (taken.taker_write) {
     EXPECT_NE(*taken.taker_write, stream_state::completed) << "the taker's write ran while the held write waited";
   }
-  if (missed != nullptr) { mr.deallocate(a_, missed, reserve_blocks * block); }
-  mr.deallocate(b_, taken.block, block);
+  if (missed != nullptr) { mr.deallocate(a_, missed, reserve_blocks * block, rmm::CUDA_ALLOCATION_ALIGNMENT); }
+  mr.deallocate(b_, taken.block, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 // Host-ordered allocation (allocate_sync; cudaMalloc under the preload shim): there is no stream
@@ -427,13 +432,15 @@ TEST_P(StreamSafety, HostOrderedAllocationWaitsOnTheHostForTheFreeingStreamsWork
   std::set<void*> freed;
   for (std::size_t i = 0; i < busy_blocks; i += 2) {
     fill(busy.smalls[i], block, held_value, a_);
-    mr.deallocate(a_, busy.smalls[i], block);
+    mr.deallocate(a_, busy.smalls[i], block, rmm::CUDA_ALLOCATION_ALIGNMENT);
     freed.insert(busy.smalls[i]);
   }
   void* missed = nullptr;
-  if (kind.coalesces) { missed = mr.allocate(a_, reserve_blocks * block); }  // records the event
+  if (kind.coalesces) {
+    missed = mr.allocate(a_, reserve_blocks * block, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  }  // records the event
 
-  auto call         = on_a_new_thread([&mr] { return mr.allocate_sync(block); });
+  auto call         = on_a_new_thread([&mr] { return mr.allocate_sync(block, rmm::CUDA_ALLOCATION_ALIGNMENT); });
   auto const before = settle(call);
   EXPECT_NE(before, call_state::returned) << "allocate_sync handed out a block while its freeing stream's writes "
                                              "were held";
@@ -443,8 +450,8 @@ TEST_P(StreamSafety, HostOrderedAllocationWaitsOnTheHostForTheFreeingStreamsWork
   RMM_CUDA_TRY(cudaMemset(taken, taker_value, block));
   RMM_CUDA_TRY(cudaDeviceSynchronize());
   EXPECT_TRUE(holds(taken, block, taker_value));
-  mr.deallocate_sync(taken, block);
-  if (missed != nullptr) { mr.deallocate(a_, missed, reserve_blocks * block); }
+  mr.deallocate_sync(taken, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  if (missed != nullptr) { mr.deallocate(a_, missed, reserve_blocks * block, rmm::CUDA_ALLOCATION_ALIGNMENT); }
 }
 
 // R2 without an event: the only block was just freed and nothing ran on its stream since. Another
@@ -452,13 +459,13 @@ TEST_P(StreamSafety, HostOrderedAllocationWaitsOnTheHostForTheFreeingStreamsWork
 TEST_P(StreamSafety, JustFreedBlockMovesToAnotherStreamOnlyAfterTheFreeingStreamsWork)
 {
   auto mr   = GetParam().make(1);
-  void* ptr = mr.allocate(a_, block);
+  void* ptr = mr.allocate(a_, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
   stream_gate gate{a_};
   fill(ptr, block, held_value, a_);
-  mr.deallocate(a_, ptr, block);
+  mr.deallocate(a_, ptr, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
   auto const taken = take_while_gated(mr, b_, block, {&gate});
   EXPECT_TRUE(taken.intact) << taken;
-  mr.deallocate(b_, taken.block, block);
+  mr.deallocate(b_, taken.block, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 // R3: every block sits free in the arena of one of two held streams (the coalescing resources get
@@ -471,17 +478,17 @@ TEST_P(StreamSafety, MemoryReclaimedFromEveryStreamWaitsForAllTheirWork)
   std::size_t const request = kind.coalesces ? blocks * block : block;
   auto mr                   = kind.make(blocks);
   std::vector<void*> all;
-  for (std::size_t i = 0; i < blocks; ++i) { all.push_back(mr.allocate(c_, block)); }
+  for (std::size_t i = 0; i < blocks; ++i) { all.push_back(mr.allocate(c_, block, rmm::CUDA_ALLOCATION_ALIGNMENT)); }
   stream_gate gate_a{a_};
   stream_gate gate_b{b_};
   for (std::size_t i = 0; i < blocks; ++i) {
     auto const stream = i % 2 == 0 ? a_.view() : b_.view();
     fill(all[i], block, held_value, stream);
-    mr.deallocate(stream, all[i], block);
+    mr.deallocate(stream, all[i], block, rmm::CUDA_ALLOCATION_ALIGNMENT);
   }
   auto const taken = take_while_gated(mr, c_, request, {&gate_a, &gate_b});
   EXPECT_TRUE(taken.intact) << taken;
-  mr.deallocate(c_, taken.block, request);
+  mr.deallocate(c_, taken.block, request, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 // cudaStreamPerThread is a different stream in every thread: a block one thread freed on it is
@@ -492,14 +499,14 @@ TEST_P(StreamSafety, PerThreadDefaultStreamsOfTwoThreadsAreDifferentStreams)
   std::unique_ptr<stream_gate> gate;
   parked_thread const first{[&] {
     RMM_CUDA_TRY(cudaSetDevice(0));
-    void* ptr = mr.allocate(rmm::cuda_stream_per_thread, block);
+    void* ptr = mr.allocate(rmm::cuda_stream_per_thread, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
     gate      = std::make_unique<stream_gate>(rmm::cuda_stream_per_thread);
     fill(ptr, block, held_value, rmm::cuda_stream_per_thread);
-    mr.deallocate(rmm::cuda_stream_per_thread, ptr, block);
+    mr.deallocate(rmm::cuda_stream_per_thread, ptr, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
   }};
   auto const taken = take_while_gated(mr, rmm::cuda_stream_per_thread, block, {gate.get()});
   EXPECT_TRUE(taken.intact) << taken;
-  mr.deallocate(c_, taken.block, block);
+  mr.deallocate(c_, taken.block, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 // A thread that ended leaves its per-thread stream's work behind (the stream goes with the thread,
@@ -512,10 +519,10 @@ TEST_P(StreamSafety, NewThreadWithAnExitedThreadsIdHasItsOwnPerThreadStream)
   std::thread::id exited;
   std::thread{[&] {
     RMM_CUDA_TRY(cudaSetDevice(0));
-    void* ptr = mr.allocate(rmm::cuda_stream_per_thread, block);
+    void* ptr = mr.allocate(rmm::cuda_stream_per_thread, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
     gate      = std::make_unique<stream_gate>(rmm::cuda_stream_per_thread);
     fill(ptr, block, held_value, rmm::cuda_stream_per_thread);
-    mr.deallocate(rmm::cuda_stream_per_thread, ptr, block);
+    mr.deallocate(rmm::cuda_stream_per_thread, ptr, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
     exited = std::this_thread::get_id();
   }}.join();
   thread_with_id successor{exited};
@@ -526,7 +533,7 @@ TEST_P(StreamSafety, NewThreadWithAnExitedThreadsIdHasItsOwnPerThreadStream)
   auto const taken =
     take_while_gated(mr, rmm::cuda_stream_per_thread, block, {gate.get()}, host_wait::allowed, on_successor);
   EXPECT_TRUE(taken.intact) << taken;
-  mr.deallocate(c_, taken.block, block);
+  mr.deallocate(c_, taken.block, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 // A driver may hand the handle of a destroyed stream to the next stream created, while the old
@@ -542,10 +549,10 @@ void check_stream_created_with_a_destroyed_streams_handle(resource_kind const& k
   if (can_observe_streams()) { recycle_handles.emplace("RMM_EMU_REUSE_STREAM_HANDLES", "1"); }
   auto mr           = kind.make(1);
   auto const handle = first.create();
-  void* ptr         = mr.allocate(handle, block);
+  void* ptr         = mr.allocate(handle, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
   stream_gate gate{handle};
   fill(ptr, block, held_value, handle);
-  mr.deallocate(handle, ptr, block);
+  mr.deallocate(handle, ptr, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
   first.destroy();  // its write stays queued behind the gate
 
   program_streams next;
@@ -556,7 +563,7 @@ void check_stream_created_with_a_destroyed_streams_handle(resource_kind const& k
   }
   auto const taken = take_while_gated(mr, reused, block, {&gate});
   EXPECT_TRUE(taken.intact) << taken;
-  mr.deallocate(reused, taken.block, block);
+  mr.deallocate(reused, taken.block, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 struct program_stream {
@@ -594,19 +601,22 @@ TEST_P(CoalescingStreamSafety, FreeAfterTheLastRecordIsNotHandedOverOnThatEvent)
   auto const& kind = GetParam();
   auto mr          = kind.make(busy_capacity(kind));
   auto busy        = allocate_busy(mr, kind, a_);
-  for (std::size_t i = 0; i < busy_blocks; i += 2) { mr.deallocate(a_, busy.smalls[i], block); }
-  void* missed     = mr.allocate(a_, reserve_blocks * block);  // larger than any hole: a miss
+  for (std::size_t i = 0; i < busy_blocks; i += 2) {
+    mr.deallocate(a_, busy.smalls[i], block, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  }
+  void* missed =
+    mr.allocate(a_, reserve_blocks * block, rmm::CUDA_ALLOCATION_ALIGNMENT);  // larger than any hole: a miss
   auto const probe = allocate_without_waiting(mr, b_, block);
   ASSERT_TRUE(probe.has_value()) << "the frees were not handed over on an event: the case needs one";
 
   stream_gate gate{a_};
   fill(busy.large, large_bytes, held_value, a_);
-  mr.deallocate(a_, busy.large, large_bytes);
+  mr.deallocate(a_, busy.large, large_bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
   auto const taken = take_while_gated(mr, b_, large_bytes, {&gate});
   EXPECT_TRUE(taken.intact) << taken;
-  mr.deallocate(b_, taken.block, large_bytes);
-  mr.deallocate(b_, *probe, block);
-  mr.deallocate(a_, missed, reserve_blocks * block);
+  mr.deallocate(b_, taken.block, large_bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  mr.deallocate(b_, *probe, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  mr.deallocate(a_, missed, reserve_blocks * block, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 // R4, racing: a free lands on the stream after the resource enqueued an event record but before
@@ -634,7 +644,7 @@ TEST_P(CoalescingStreamSafety, FreeRacingWithAnEventRecordIsNotCoveredByIt)
   for (std::size_t i = 0; i < busy_blocks && !pause.holding(); i += 2) {
     recording = std::async(std::launch::async, [&, ptr = busy.smalls[i]] {
       RMM_CUDA_TRY(cudaSetDevice(0));
-      mr.deallocate(a_, ptr, block);
+      mr.deallocate(a_, ptr, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
     });
     settle_recording();
   }
@@ -642,7 +652,7 @@ TEST_P(CoalescingStreamSafety, FreeRacingWithAnEventRecordIsNotCoveredByIt)
   if (!pause.holding()) {
     recording = std::async(std::launch::async, [&] {
       RMM_CUDA_TRY(cudaSetDevice(0));
-      missed = mr.allocate(a_, reserve_blocks * block);
+      missed = mr.allocate(a_, reserve_blocks * block, rmm::CUDA_ALLOCATION_ALIGNMENT);
     });
     settle_recording();
   }
@@ -652,7 +662,7 @@ TEST_P(CoalescingStreamSafety, FreeRacingWithAnEventRecordIsNotCoveredByIt)
   fill(busy.large, large_bytes, held_value, a_);
   late_free = std::async(std::launch::async, [&] {
     RMM_CUDA_TRY(cudaSetDevice(0));
-    mr.deallocate(a_, busy.large, large_bytes);
+    mr.deallocate(a_, busy.large, large_bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
   });
   // A resource may make the free wait for the recording call; then it is no race, and still a
   // free after the record.
@@ -664,8 +674,8 @@ TEST_P(CoalescingStreamSafety, FreeRacingWithAnEventRecordIsNotCoveredByIt)
 
   auto const taken = take_while_gated(mr, b_, large_bytes, {&gate});
   EXPECT_TRUE(taken.intact) << taken;
-  mr.deallocate(b_, taken.block, large_bytes);
-  if (missed != nullptr) { mr.deallocate(a_, missed, reserve_blocks * block); }
+  mr.deallocate(b_, taken.block, large_bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  if (missed != nullptr) { mr.deallocate(a_, missed, reserve_blocks * block, rmm::CUDA_ALLOCATION_ALIGNMENT); }
 }
 
 INSTANTIATE_TEST_SUITE_P(Resources,
@@ -682,14 +692,14 @@ TEST(PoolStreamSafety, ReleaseReusesMemoryOnlyAfterEveryStreamsWork)
   rmm::cuda_stream a{rmm::cuda_stream::flags::non_blocking};
   rmm::cuda_stream c{rmm::cuda_stream::flags::non_blocking};
   rmm::mr::any_device_resource mr{make_pool(2)};
-  auto* pool = mr.target<rmm::mr::pool_memory_resource>();
+  auto* pool = rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(mr);
   ASSERT_NE(pool, nullptr);
-  void* freed = mr.allocate(c, block);
-  void* kept  = mr.allocate(c, block);  // in use: release() cannot give the chunk back
+  void* freed = mr.allocate(c, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  void* kept  = mr.allocate(c, block, rmm::CUDA_ALLOCATION_ALIGNMENT);  // in use: release() cannot give the chunk back
   std::future<std::size_t> releasing;
   stream_gate gate{a};
   fill(freed, block, held_value, a);
-  mr.deallocate(a, freed, block);
+  mr.deallocate(a, freed, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
   releasing               = std::async(std::launch::async, [pool] {
     RMM_CUDA_TRY(cudaSetDevice(0));
     return pool->release();
@@ -699,8 +709,8 @@ TEST(PoolStreamSafety, ReleaseReusesMemoryOnlyAfterEveryStreamsWork)
   EXPECT_EQ(releasing.get(), 0U) << "nothing could go back upstream";
   auto const taken = take_while_gated(mr, c, block, {&gate});
   EXPECT_TRUE(taken.intact) << "release() " << to_string(release_call) << "; " << taken;
-  mr.deallocate(c, taken.block, block);
-  mr.deallocate(c, kept, block);
+  mr.deallocate(c, taken.block, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  mr.deallocate(c, kept, block, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 }  // namespace

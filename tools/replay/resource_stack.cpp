@@ -7,6 +7,7 @@
 #include <rmm/error.hpp>
 #include <rmm/format_bytes.hpp>
 #include <rmm/mr/cuda_async_memory_resource.hpp>
+#include <rmm/mr/detail/resource_cast.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 #include <rmm/mr/statistics_resource_adaptor.hpp>
 
@@ -169,7 +170,7 @@ std::vector<rmm::mr::pool_memory_resource> pools_growing_through_virtual_memory(
 {
   std::vector<rmm::mr::pool_memory_resource> pools;
   for (auto const& layer : layers) {
-    auto const* pool = layer.target<rmm::mr::pool_memory_resource>();
+    auto const* pool = rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(layer);
     if (pool != nullptr && pool->grows_contiguously()) { pools.push_back(*pool); }
   }
   return pools;
@@ -253,7 +254,8 @@ resource_stack build_stack(std::string const& name, stack_settings const& settin
     layers = build_over_simulated_device(stack, device, simulated);
   } else if (bottom == "cuda_async") {
     layers = rmm::config::build_layers(stack, device);
-    gauge  = std::make_unique<async_pool_gauge>(*layers.back().target<rmm::mr::cuda_async_memory_resource>());
+    gauge  = std::make_unique<async_pool_gauge>(
+      *rmm::mr::detail::resource_cast<rmm::mr::cuda_async_memory_resource>(layers.back()));
   } else {
     // What reaches the bottom is counted by an adaptor standing in for it; the pools that map
     // device memory themselves (told to in stack_toml, as over cuda itself) add theirs.

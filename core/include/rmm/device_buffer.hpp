@@ -268,7 +268,7 @@ class device_buffer {
   std::size_t capacity_{0};
   std::size_t alignment_{CUDA_ALLOCATION_ALIGNMENT};
   cuda_stream_view stream_{};
-  mr::any_device_resource mr_;
+  mutable mr::any_device_resource mr_;  // a handle: references to it are handed out by const members
   cuda_device_id device_;
 };
 

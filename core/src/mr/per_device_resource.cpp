@@ -15,12 +15,28 @@ namespace rmm::mr {
 
 namespace {
 
+/// A device's resource: the one set through the owning functions (held here, at a stable address,
+/// so references to it stay valid while it is current), or one set by reference (`held` empty).
+struct device_entry {
+  std::shared_ptr<any_device_resource> held;
+  device_async_resource_ref ref;
+
+  explicit device_entry(any_device_resource resource)
+    : held{std::make_shared<any_device_resource>(std::move(resource))}, ref{*held}
+  {
+  }
+  explicit device_entry(device_async_resource_ref borrowed) noexcept : ref{borrowed} {}
+
+  /// The resource as an owning value: a copy of the held one, or of the referenced one.
+  [[nodiscard]] any_device_resource owning() const { return held ? *held : any_device_resource{ref}; }
+};
+
 struct device_resource_table {
   std::shared_mutex mutex;
-  std::unordered_map<int, any_device_resource> by_device;
-  /// Owned resources replaced through the _ref functions, kept so the references they returned
-  /// stay valid.
-  std::vector<any_device_resource> retired;
+  std::unordered_map<int, device_entry> by_device;
+  /// Resources replaced through the _ref functions, kept so the references they returned stay
+  /// valid.
+  std::vector<std::shared_ptr<any_device_resource>> retired;
 };
 
 /// Never destroyed: at exit the resources are dropped, not freed (see the header).
@@ -41,35 +57,35 @@ void check_device(cuda_device_id device_id)
 }
 
 /// The entry of `device_id`, created with the initial resource. Caller holds the unique lock.
-any_device_resource& entry_locked(device_resource_table& t, cuda_device_id device_id)
+device_entry& entry_locked(device_resource_table& t, cuda_device_id device_id)
 {
   auto it = t.by_device.find(device_id.value());
-  if (it == t.by_device.end()) {
-    it = t.by_device.emplace(device_id.value(), any_device_resource{detail::initial_resource()}).first;
-  }
+  if (it == t.by_device.end()) { it = t.by_device.emplace(device_id.value(), detail::initial_resource()).first; }
   return it->second;
 }
 
-any_device_resource exchange(cuda_device_id device_id, any_device_resource new_resource)
+/// Replaces the entry; references to the previous resource are valid until this returns.
+any_device_resource exchange(cuda_device_id device_id, device_entry new_entry)
 {
   check_device(device_id);
   auto& t = table();
   std::unique_lock lock{t.mutex};
   auto& entry   = entry_locked(t, device_id);
-  auto previous = entry;
-  entry         = std::move(new_resource);
+  auto previous = entry.owning();
+  entry         = std::move(new_entry);
   return previous;
 }
 
-device_async_resource_ref exchange_ref(cuda_device_id device_id, any_device_resource new_resource)
+/// Replaces the entry; the reference returned to the previous resource stays valid.
+device_async_resource_ref exchange_ref(cuda_device_id device_id, device_entry new_entry)
 {
   check_device(device_id);
   auto& t = table();
   std::unique_lock lock{t.mutex};
   auto& entry = entry_locked(t, device_id);
-  if (entry.is_owning()) { t.retired.push_back(entry); }  // shares the object `previous` refers to
-  auto const previous = entry.ref();
-  entry               = std::move(new_resource);
+  if (entry.held) { t.retired.push_back(entry.held); }
+  auto const previous = entry.ref;
+  entry               = std::move(new_entry);
   return previous;
 }
 
@@ -81,10 +97,10 @@ any_device_resource get_per_device_resource(cuda_device_id device_id)
   auto& t = table();
   {
     std::shared_lock lock{t.mutex};
-    if (auto it = t.by_device.find(device_id.value()); it != t.by_device.end()) { return it->second; }
+    if (auto it = t.by_device.find(device_id.value()); it != t.by_device.end()) { return it->second.owning(); }
   }
   std::unique_lock lock{t.mutex};
-  return entry_locked(t, device_id);
+  return entry_locked(t, device_id).owning();
 }
 
 device_async_resource_ref get_per_device_resource_ref(cuda_device_id device_id)
@@ -94,31 +110,31 @@ device_async_resource_ref get_per_device_resource_ref(cuda_device_id device_id)
   auto& t = table();
   {
     std::shared_lock lock{t.mutex};
-    if (auto it = t.by_device.find(device_id.value()); it != t.by_device.end()) { return it->second.ref(); }
+    if (auto it = t.by_device.find(device_id.value()); it != t.by_device.end()) { return it->second.ref; }
   }
   std::unique_lock lock{t.mutex};
-  return entry_locked(t, device_id).ref();
+  return entry_locked(t, device_id).ref;
 }
 
 any_device_resource set_per_device_resource(cuda_device_id device_id, any_device_resource new_resource)
 {
-  return exchange(device_id, std::move(new_resource));
+  return exchange(device_id, device_entry{std::move(new_resource)});
 }
 
 device_async_resource_ref set_per_device_resource_ref(cuda_device_id device_id,
                                                       device_async_resource_ref new_resource_ref)
 {
-  return exchange_ref(device_id, any_device_resource{new_resource_ref});
+  return exchange_ref(device_id, device_entry{new_resource_ref});
 }
 
 any_device_resource reset_per_device_resource(cuda_device_id device_id)
 {
-  return exchange(device_id, any_device_resource{detail::initial_resource()});
+  return exchange(device_id, device_entry{detail::initial_resource()});
 }
 
 device_async_resource_ref reset_per_device_resource_ref(cuda_device_id device_id)
 {
-  return exchange_ref(device_id, any_device_resource{detail::initial_resource()});
+  return exchange_ref(device_id, device_entry{detail::initial_resource()});
 }
 
 device_async_resource_ref get_current_device_resource_ref()

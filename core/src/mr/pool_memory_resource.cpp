@@ -1,6 +1,7 @@
 #include "detail/stream_ordered_suballocator.hpp"
 
 #include <rmm/mr/cuda_memory_resource.hpp>
+#include <rmm/mr/detail/resource_cast.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 
 namespace rmm::mr {
@@ -24,7 +25,9 @@ detail::suballocator_options pool_options(any_device_resource const& upstream,
   // Mapping memory into one address range gives the same device memory as cudaMalloc, but free
   // memory coalesces across growth steps.
   switch (growth) {
-    case pool_growth::automatic: options.expandable = upstream.target<cuda_memory_resource>() != nullptr; break;
+    case pool_growth::automatic:
+      options.expandable = detail::resource_cast<cuda_memory_resource>(upstream) != nullptr;
+      break;
     case pool_growth::virtual_memory:
       options.expandable         = true;
       options.require_expandable = true;

@@ -49,4 +49,6 @@ class arena_memory_resource final
                                  std::size_t shared_arena_threshold    = default_shared_arena_threshold);
 };
 
+static_assert(cuda::mr::resource_with<arena_memory_resource, cuda::mr::device_accessible>);
+
 }  // namespace rmm::mr

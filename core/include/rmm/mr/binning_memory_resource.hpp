@@ -122,4 +122,6 @@ class binning_memory_resource final : public device_memory_resource {
   std::shared_ptr<bins> bins_;
 };
 
+static_assert(cuda::mr::resource_with<binning_memory_resource, cuda::mr::device_accessible>);
+
 }  // namespace rmm::mr

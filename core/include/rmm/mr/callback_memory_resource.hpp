@@ -50,4 +50,6 @@ class callback_memory_resource final : public device_memory_resource {
   std::shared_ptr<callbacks const> callbacks_;
 };
 
+static_assert(cuda::mr::resource_with<callback_memory_resource, cuda::mr::device_accessible>);
+
 }  // namespace rmm::mr

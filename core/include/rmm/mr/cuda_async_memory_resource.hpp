@@ -73,4 +73,6 @@ class cuda_async_memory_resource final : public device_memory_resource {
   std::shared_ptr<pool> pool_;
 };
 
+static_assert(cuda::mr::resource_with<cuda_async_memory_resource, cuda::mr::device_accessible>);
+
 }  // namespace rmm::mr

@@ -37,4 +37,6 @@ class cuda_async_view_memory_resource final : public device_memory_resource {
   cudaMemPool_t pool_;
 };
 
+static_assert(cuda::mr::resource_with<cuda_async_view_memory_resource, cuda::mr::device_accessible>);
+
 }  // namespace rmm::mr

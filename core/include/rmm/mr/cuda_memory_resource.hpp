@@ -19,4 +19,6 @@ class cuda_memory_resource final : public device_memory_resource {
   [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
 };
 
+static_assert(cuda::mr::resource_with<cuda_memory_resource, cuda::mr::device_accessible>);
+
 }  // namespace rmm::mr

@@ -26,9 +26,10 @@ inline constexpr std::size_t max_allocation_size = static_cast<std::size_t>(std:
  * The public interface is the stream-ordered one of the RMM documentation:
  *   allocate(stream, bytes, alignment = 256)     deallocate(stream, ptr, bytes, alignment)
  *   allocate_sync(bytes, alignment = 256)        deallocate_sync(ptr, bytes, alignment)
- * and, so that CCCL 3.0.1's cuda::mr::async_resource_ref can hold an rmm resource, CCCL 3.0.1's
- * spelling: allocate(bytes, alignment), allocate_async(bytes, alignment, stream) and their
- * deallocate counterparts.
+ * which is CCCL's cuda::mr::resource concept: every resource satisfies
+ * cuda::mr::resource_with<R, cuda::mr::device_accessible>, so a cuda::mr::resource_ref or
+ * any_resource can hold it. Those need the concrete, copyable type: a reference to this base class
+ * cannot be held, as it is abstract.
  *
  * Alignment: any power of two up to CUDA_ALLOCATION_ALIGNMENT (256) is honoured by every
  * resource; larger alignments throw rmm::logic_error (wrap the resource in an
@@ -128,80 +129,6 @@ class device_memory_resource {
   {
     (void)alignment;
     do_deallocate_sync(ptr, bytes);
-  }
-
-  // CCCL 3.0.1 spelling (cuda::mr::resource / async_resource concepts).
-
-  /**
-   * @brief allocate_sync(bytes, alignment), in CCCL 3.0.1's spelling.
-   *
-   * @param bytes the size in bytes
-   * @param alignment a power of two up to CUDA_ALLOCATION_ALIGNMENT
-   * @return the memory; may be null when `bytes` is 0
-   * @throws rmm::logic_error for an alignment allocate_sync refuses
-   * @throws rmm::out_of_memory when memory is exhausted or `bytes` exceeds max_allocation_size
-   * @throws rmm::bad_alloc for other allocation failures
-   * @throws rmm::cuda_error when waiting for the memory's pending work fails
-   */
-  void* allocate(std::size_t bytes, std::size_t alignment) { return allocate_sync(bytes, alignment); }
-  /**
-   * @brief deallocate_sync(ptr, bytes, alignment), in CCCL 3.0.1's spelling.
-   *
-   * @param ptr what allocate(bytes, alignment) returned
-   * @param bytes the size it was given
-   * @param alignment the alignment it was given
-   */
-  void deallocate(void* ptr, std::size_t bytes, std::size_t alignment) noexcept
-  {
-    deallocate_sync(ptr, bytes, alignment);
-  }
-  /**
-   * @brief allocate(stream, bytes, alignment), in CCCL 3.0.1's spelling.
-   *
-   * @param bytes the size in bytes
-   * @param alignment a power of two up to CUDA_ALLOCATION_ALIGNMENT
-   * @param stream the stream the allocation is ordered on
-   * @return the memory; may be null when `bytes` is 0
-   * @throws rmm::logic_error for an alignment allocate refuses
-   * @throws rmm::out_of_memory when memory is exhausted or `bytes` exceeds max_allocation_size
-   * @throws rmm::bad_alloc for other allocation failures
-   */
-  void* allocate_async(std::size_t bytes, std::size_t alignment, cuda::stream_ref stream)
-  {
-    return allocate(stream, bytes, alignment);
-  }
-  /**
-   * @brief allocate(stream, bytes), in CCCL 3.0.1's spelling.
-   *
-   * @param bytes the size in bytes
-   * @param stream the stream the allocation is ordered on
-   * @return the memory; may be null when `bytes` is 0
-   * @throws rmm::out_of_memory when memory is exhausted or `bytes` exceeds max_allocation_size
-   * @throws rmm::bad_alloc for other allocation failures
-   */
-  void* allocate_async(std::size_t bytes, cuda::stream_ref stream) { return allocate(stream, bytes); }
-  /**
-   * @brief deallocate(stream, ptr, bytes, alignment), in CCCL 3.0.1's spelling.
-   *
-   * @param ptr what allocate_async returned
-   * @param bytes the size it was given
-   * @param alignment the alignment it was given
-   * @param stream the stream the memory was last used on
-   */
-  void deallocate_async(void* ptr, std::size_t bytes, std::size_t alignment, cuda::stream_ref stream) noexcept
-  {
-    deallocate(stream, ptr, bytes, alignment);
-  }
-  /**
-   * @brief deallocate(stream, ptr, bytes), in CCCL 3.0.1's spelling.
-   *
-   * @param ptr what allocate_async returned
-   * @param bytes the size it was given
-   * @param stream the stream the memory was last used on
-   */
-  void deallocate_async(void* ptr, std::size_t bytes, cuda::stream_ref stream) noexcept
-  {
-    deallocate(stream, ptr, bytes);
   }
 
   /**

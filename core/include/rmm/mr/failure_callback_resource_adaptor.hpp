@@ -81,4 +81,6 @@ class failure_callback_resource_adaptor final
   }
 };
 
+static_assert(cuda::mr::resource_with<failure_callback_resource_adaptor<>, cuda::mr::device_accessible>);
+
 }  // namespace rmm::mr

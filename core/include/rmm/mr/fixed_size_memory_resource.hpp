@@ -45,4 +45,6 @@ class fixed_size_memory_resource final
   [[nodiscard]] std::size_t get_block_size() const noexcept;
 };
 
+static_assert(cuda::mr::resource_with<fixed_size_memory_resource, cuda::mr::device_accessible>);
+
 }  // namespace rmm::mr

@@ -98,4 +98,6 @@ class logging_resource_adaptor final
   void deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept;
 };
 
+static_assert(cuda::mr::resource_with<logging_resource_adaptor, cuda::mr::device_accessible>);
+
 }  // namespace rmm::mr

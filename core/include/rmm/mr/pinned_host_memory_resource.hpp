@@ -22,4 +22,7 @@ class pinned_host_memory_resource final : public device_memory_resource {
   [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
 };
 
+static_assert(
+  cuda::mr::resource_with<pinned_host_memory_resource, cuda::mr::device_accessible, cuda::mr::host_accessible>);
+
 }  // namespace rmm::mr

@@ -74,7 +74,7 @@ class polymorphic_allocator {
   {
     cuda_set_device_raii const on_device{device_};
     auto const bytes = rmm::detail::element_bytes<T>(count, "polymorphic_allocator");
-    return static_cast<value_type*>(mr_.allocate(stream, bytes));
+    return static_cast<value_type*>(mr_.allocate(stream, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT));
   }
 
   /**
@@ -88,7 +88,7 @@ class polymorphic_allocator {
   {
     try {
       cuda_set_device_raii const on_device{device_};
-      mr_.deallocate(stream, ptr, count * sizeof(T));
+      mr_.deallocate(stream, ptr, count * sizeof(T), rmm::CUDA_ALLOCATION_ALIGNMENT);
     } catch (rmm::cuda_error const&) {
       // Switching device failed (the runtime is unloading at exit): the memory goes with the process.
     }
@@ -118,7 +118,7 @@ class polymorphic_allocator {
   template <typename>
   friend class polymorphic_allocator;
 
-  any_device_resource mr_;
+  mutable any_device_resource mr_;  // a handle: references to it are handed out by const members
   cuda_device_id device_;
 };
 

@@ -124,4 +124,6 @@ class pool_memory_resource final
                                                   pool_growth growth);
 };
 
+static_assert(cuda::mr::resource_with<pool_memory_resource, cuda::mr::device_accessible>);
+
 }  // namespace rmm::mr

@@ -37,7 +37,9 @@ class prefetch_resource_adaptor final : public device_memory_resource {
   void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
   [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
 
-  any_device_resource upstream_;
+  mutable any_device_resource upstream_;  // a handle: references to it are handed out by const members
 };
+
+static_assert(cuda::mr::resource_with<prefetch_resource_adaptor, cuda::mr::device_accessible>);
 
 }  // namespace rmm::mr

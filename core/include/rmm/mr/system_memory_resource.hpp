@@ -45,4 +45,6 @@ namespace detail {
 using rmm::mr::is_system_memory_supported;  ///< where RMM declares it
 }  // namespace detail
 
+static_assert(cuda::mr::resource_with<system_memory_resource, cuda::mr::device_accessible, cuda::mr::host_accessible>);
+
 }  // namespace rmm::mr

@@ -38,4 +38,6 @@ class thread_safe_resource_adaptor final
   void deallocate_in(void* ptr, std::size_t bytes, detail::allocation_order order) noexcept;
 };
 
+static_assert(cuda::mr::resource_with<thread_safe_resource_adaptor, cuda::mr::device_accessible>);
+
 }  // namespace rmm::mr

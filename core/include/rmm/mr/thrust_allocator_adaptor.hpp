@@ -93,7 +93,7 @@ class thrust_allocator : public thrust::device_malloc_allocator<T> {
   {
     cuda_set_device_raii const on_device{device_};
     auto const bytes = rmm::detail::element_bytes<T>(count, "thrust_allocator");
-    return thrust::device_pointer_cast(static_cast<T*>(mr_.allocate(stream_, bytes)));
+    return thrust::device_pointer_cast(static_cast<T*>(mr_.allocate(stream_, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT)));
   }
 
   /**
@@ -106,7 +106,7 @@ class thrust_allocator : public thrust::device_malloc_allocator<T> {
   {
     try {
       cuda_set_device_raii const on_device{device_};
-      mr_.deallocate(stream_, thrust::raw_pointer_cast(ptr), count * sizeof(T));
+      mr_.deallocate(stream_, thrust::raw_pointer_cast(ptr), count * sizeof(T), rmm::CUDA_ALLOCATION_ALIGNMENT);
     } catch (rmm::cuda_error const&) {
       // Switching device failed (the runtime is unloading at exit): the memory goes with the process.
     }
@@ -151,7 +151,7 @@ class thrust_allocator : public thrust::device_malloc_allocator<T> {
   friend class thrust_allocator;
 
   cuda_stream_view stream_;
-  any_device_resource mr_;
+  mutable any_device_resource mr_;  // a handle: references to it are handed out by const members
   cuda_device_id device_;
 };
 

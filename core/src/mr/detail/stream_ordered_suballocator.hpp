@@ -257,7 +257,7 @@ class stream_ordered_suballocator {
   [[noreturn]] void throw_out_of_memory(std::size_t bytes, cuda_stream_view stream, std::string const& upstream_error);
   void log_state() const;
 
-  any_device_resource upstream_;
+  mutable any_device_resource upstream_;  // a handle: references to it are handed out by const members
   suballocator_options options_;
   std::function<FreeStore()> make_store_;
   int device_;

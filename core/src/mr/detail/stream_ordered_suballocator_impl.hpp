@@ -16,6 +16,7 @@
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/mr/before_growth.hpp>
+#include <rmm/mr/device_memory_resource.hpp>
 #include <rmm/mr/device_synchronization.hpp>
 
 #include <fmt/format.h>

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <rmm/aligned.hpp>
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/resource_ref.hpp>
 
@@ -24,14 +25,15 @@ class allocation_order {
 
   [[nodiscard]] void* allocate(any_device_resource& upstream, std::size_t bytes) const
   {
-    return host_ ? upstream.allocate_sync(bytes) : upstream.allocate(stream_, bytes);
+    return host_ ? upstream.allocate_sync(bytes, rmm::CUDA_ALLOCATION_ALIGNMENT)
+                 : upstream.allocate(stream_, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
   }
   void deallocate(any_device_resource& upstream, void* ptr, std::size_t bytes) const noexcept
   {
     if (host_) {
-      upstream.deallocate_sync(ptr, bytes);
+      upstream.deallocate_sync(ptr, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
     } else {
-      upstream.deallocate(stream_, ptr, bytes);
+      upstream.deallocate(stream_, ptr, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
     }
   }
 

@@ -1,10 +1,10 @@
 #pragma once
 
-// CCCL 3.0.1 (CUDA 13.0) keeps cuda::mr behind an opt-in macro. rmm's CMake target defines it for
-// every consumer; defining it here too keeps headers usable without the target.
-#ifndef LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE
-#define LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE
-#endif
-
+// CCCL's memory-resource concepts and types (3.5 or newer; see cmake/RmmCccl.cmake).
 #include <cuda/memory_resource>
 #include <cuda/stream_ref>
+
+#if CCCL_VERSION < 3005000
+#error \
+  "rmm needs CCCL 3.5 or newer (cuda::mr::any_resource); the CUDA 13.0 toolkit's own CCCL is 3.0.1. Put the nvidia-cuda-cccl headers (scripts/install-deps.sh) ahead of it on the include path."
+#endif
