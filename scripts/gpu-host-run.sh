@@ -7,6 +7,7 @@
 #   tests        the whole suite on the GPU (JUnit and log to $OUT)
 #   shim-bench   the static-runtime pair benchmark plain, under the shim, switched off, and logging;
 #                alloc_churn plain and under rmm-run
+#   shim-compare the served pairs under this tree's shim and the baseline's, rounds alternating
 #   passthrough  the pass-through calls (null and unknown frees) natively, under the shim and switched
 #                off, five processes each, interleaved, with the minimum and median of their medians
 #   engine-bench random_allocations and stream_churn, this tree against the baseline
@@ -42,7 +43,7 @@ for stage in "$@"; do
     build)
       cmake --preset gpu -DCMAKE_PREFIX_PATH="$here/prefix" -DZLIB_ROOT="$here/prefix" -DRMM_WARNINGS_AS_ERRORS=OFF \
         > "$results/configure.log" 2>&1 || { tail -30 "$results/configure.log"; exit 1; }
-      cmake --build --preset gpu -j 16 > "$results/build.log" 2>&1 || { grep -E "error|Error" -A5 "$results/build.log" | head -60; exit 1; }
+      cmake --build --preset gpu -j 16 -- -k 0 > "$results/build.log" 2>&1 || { grep -E "error|Error" -A5 "$results/build.log" | head -60; exit 1; }
       echo "build ok; warnings: $(grep -c 'warning:' "$results/build.log")"; grep 'warning:' "$results/build.log" | sort -u | head -10 ;;
     base)
       [[ -d $here/base ]] || { echo "no baseline snapshot"; continue; }
@@ -52,7 +53,8 @@ for stage in "$@"; do
       (cd "$here/base" && cmake -S . -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DRMM_TEST_BACKEND=cuda \
           -DRMM_BUILD_TESTS=OFF -DRMM_BUILD_EXAMPLES=OFF -DRMM_BUILD_BENCHMARKS=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
           -DCMAKE_PREFIX_PATH="$here/prefix" -DZLIB_ROOT="$here/prefix" > "$results/base-configure.log" 2>&1 &&
-        cmake --build build-base -j 16 --target random_allocations_bench stream_churn_bench > "$results/base-build.log" 2>&1) ||
+        cmake --build build-base -j 16 --target random_allocations_bench stream_churn_bench rmm_shim \
+          > "$results/base-build.log" 2>&1) ||
         { tail -20 "$results/base-build.log"; echo "baseline build failed"; } ;;
     tests) RMM_TEST_NUMBA_PATH=$(numba_site) OUT=$results JOBS=8 scripts/run-gpu-tests.sh | tail -40 ;;
     shim-bench)
@@ -66,6 +68,19 @@ for stage in "$@"; do
       grep -h "median" "$results"/shim_*.txt | head -60
       build-gpu/examples/alloc_churn/alloc_churn 200
       build-gpu/tools/rmm-run --report -- build-gpu/examples/alloc_churn/alloc_churn 200 ;;
+    shim-compare)
+      # The served pairs under this tree's shim and the baseline's, in rounds alternating, so that
+      # host drift hits both alike; the medians of each process are summarized per case.
+      base_shim=$here/base/build-base/shim/librmm_shim.so
+      [[ -f $base_shim ]] || { echo "no baseline shim (run the base stage)"; continue; }
+      for round in 1 2 3 4 5; do
+        for tree in new base; do
+          shim=$PWD/build-gpu/shim/librmm_shim.so; [[ $tree == base ]] && shim=$base_shim
+          LD_PRELOAD=$shim $bench/shim_pairs_bench --benchmark_filter='malloc_free_pair/|malloc_async_pair' \
+            --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+            $(json "shimcmp_${tree}_$round") 2>&1 | awk -v t=$tree -v r=$round '/median/ {print t, r, $1, $(NF-4), $(NF-3)}'
+        done
+      done ;;
     passthrough)
       # A pass-through costs tens of nanoseconds and one process's placement moves that by as
       # much: five processes per way, the ways interleaved, so that host drift hits them all.

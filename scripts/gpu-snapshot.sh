@@ -18,6 +18,6 @@ cp /usr/lib/x86_64-linux-gnu/libz.a .device/prefix/lib/
 # CCCL 3.5 (found there as <prefix>/include/cccl); scripts/install-deps.sh fetches it.
 cccl=.deps/cccl/nvidia/cu13/include/cccl
 [[ -d $cccl ]] || { echo "error: $cccl is missing: run scripts/install-deps.sh first" >&2; exit 1; }
-cp -r "$cccl" .device/prefix/include/cccl
+rm -rf .device/prefix/include/cccl && cp -r "$cccl" .device/prefix/include/cccl
 cp scripts/gpu-host-run.sh .device/gpu-run.sh
 du -sh .device

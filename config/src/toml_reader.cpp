@@ -42,7 +42,7 @@ std::string_view describe_type(toml::node const& node)
 /// A short rendering of a scalar for messages: "\"512MB\"", "-1", "true".
 std::string show(toml::node const& node)
 {
-  if (auto const* text = node.as_string()) { return quoted(text->get()); }
+  if (auto const* text = node.as_string()) { return detail::quoted(text->get()); }
   if (auto const* number = node.as_integer()) { return std::to_string(number->get()); }
   if (auto const* number = node.as_floating_point()) { return fmt::format("{}", number->get()); }
   if (auto const* flag = node.as_boolean()) { return flag->get() ? "true" : "false"; }
@@ -86,7 +86,7 @@ class reader {
  private:
   static std::string unknown_key_found(std::string_view key, std::string_view where)
   {
-    return fmt::format("the unknown key {} {}", quoted(key), where);
+    return fmt::format("the unknown key {} {}", detail::quoted(key), where);
   }
 
   static std::string with_guess(std::string expected, std::string_view word, std::span<std::string_view const> names)
@@ -140,7 +140,7 @@ class reader {
         names.push_back(known.type);
         list += (list.empty() ? "" : ", ") + std::string{known.type};
       }
-      fail(type_node->source(), fmt::format("the unknown type {}", quoted(type)),
+      fail(type_node->source(), fmt::format("the unknown type {}", detail::quoted(type)),
            with_guess("one of " + list, type, names));
     }
     if (schema->kind == layer_kind::code_only) {

@@ -51,7 +51,7 @@ std::optional<value_problem> check_size(key_schema const& key, size_spec const& 
 std::variant<parameter_value, value_problem> parse_boolean_text(std::string_view text)
 {
   if (auto const value = parse_boolean(text)) { return parameter_value{*value}; }
-  return value_problem{quoted(text), std::string{boolean_expectation}};
+  return value_problem{detail::quoted(text), std::string{boolean_expectation}};
 }
 
 std::variant<parameter_value, value_problem> parse_integer(key_schema const& key, std::string_view text)
@@ -59,7 +59,7 @@ std::variant<parameter_value, value_problem> parse_integer(key_schema const& key
   std::int64_t value{};
   auto const [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc{} || end != text.data() + text.size()) {
-    return value_problem{quoted(text), describe_expected(key)};
+    return value_problem{detail::quoted(text), describe_expected(key)};
   }
   return parameter_value{value};
 }
@@ -111,10 +111,10 @@ std::variant<size_spec, value_problem> parse_size_text(key_schema const& key, st
 {
   auto parsed = parse_size(text, key.kind == value_kind::size_or_percent);
   if (auto const* problem = std::get_if<size_problem>(&parsed)) {
-    return value_problem{quoted(text), problem->expected};
+    return value_problem{detail::quoted(text), problem->expected};
   }
   auto const size = std::get<size_spec>(parsed);
-  if (auto problem = check_size(key, size, quoted(text))) { return std::move(*problem); }
+  if (auto problem = check_size(key, size, detail::quoted(text))) { return std::move(*problem); }
   return size;
 }
 
@@ -137,7 +137,7 @@ std::variant<parameter_value, value_problem> parse_value_text(key_schema const& 
   }
   if (auto const* value = std::get_if<parameter_value>(&result)) {
     if (auto problem = check_value(key, *value)) {
-      if (key.kind != value_kind::size_list) { problem->found = quoted(text); }
+      if (key.kind != value_kind::size_list) { problem->found = detail::quoted(text); }
       return std::move(*problem);
     }
   }
@@ -185,14 +185,14 @@ std::optional<value_problem> check_value(key_schema const& key, parameter_value 
         if (auto const guess = closest_match(text, key.choices)) {
           expected += fmt::format(" (did you mean \"{}\"?)", *guess);
         }
-        return value_problem{quoted(text), std::move(expected)};
+        return value_problem{detail::quoted(text), std::move(expected)};
       }
       return std::nullopt;
     }
     case value_kind::file_name_pattern: {
       auto const& pattern = std::get<std::string>(value);
       if (auto problem = file_name_pattern_problem(pattern)) {
-        return value_problem{pattern.empty() ? *problem : quoted(pattern) + " with " + *problem,
+        return value_problem{pattern.empty() ? *problem : detail::quoted(pattern) + " with " + *problem,
                              describe_expected(key)};
       }
       return std::nullopt;
