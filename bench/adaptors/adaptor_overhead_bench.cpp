@@ -4,6 +4,7 @@
 // random table, 256 B - 64 KiB), i.e. two events. The pool under every adaptor is primed, so the
 // numbers are the adaptor's own cost plus the pool's fast path; subtract the `pool` row for the
 // overhead. The threaded variants run the same loop on 8 threads sharing one adaptor.
+#include <rmm/aligned.hpp>
 #include <rmm/config/build.hpp>
 #include <rmm/config/load.hpp>
 #include <rmm/cuda_device.hpp>
@@ -49,19 +50,20 @@ void churn(benchmark::State& state, rmm::device_async_resource_ref mr)
   rmm::cuda_stream stream;  // each thread its own, as in real programs
   std::size_t next{static_cast<std::size_t>(state.thread_index()) * 97};
   for (auto& block : live) {
-    block = {mr.allocate(stream, sizes[next % sizes.size()]), sizes[next % sizes.size()]};
+    block = {mr.allocate(stream, sizes[next % sizes.size()], rmm::CUDA_ALLOCATION_ALIGNMENT),
+             sizes[next % sizes.size()]};
     ++next;
   }
   std::size_t oldest{0};
   for (auto _ : state) {
     auto& block = live[oldest];
-    mr.deallocate(stream, block.first, block.second);
+    mr.deallocate(stream, block.first, block.second, rmm::CUDA_ALLOCATION_ALIGNMENT);
     auto const size = sizes[next++ % sizes.size()];
-    block           = {mr.allocate(stream, size), size};
+    block           = {mr.allocate(stream, size, rmm::CUDA_ALLOCATION_ALIGNMENT), size};
     benchmark::DoNotOptimize(block.first);
     oldest = (oldest + 1) % live_blocks;
   }
-  for (auto [ptr, size] : live) { mr.deallocate(stream, ptr, size); }
+  for (auto [ptr, size] : live) { mr.deallocate(stream, ptr, size, rmm::CUDA_ALLOCATION_ALIGNMENT); }
   stream.synchronize();
   state.SetItemsProcessed(2 * state.iterations());  // events
 }

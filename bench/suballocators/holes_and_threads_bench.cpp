@@ -2,6 +2,7 @@
 
 #include "resources.hpp"
 
+#include <rmm/aligned.hpp>
 #include <rmm/cuda_stream.hpp>
 
 #include <benchmark/benchmark.h>
@@ -24,14 +25,20 @@ void holes(benchmark::State& state, rmm::mr::any_device_resource (*make)())
   rmm::cuda_stream stream;
   std::vector<void*> blocks;
   blocks.reserve(2 * hole_count);
-  for (std::size_t i = 0; i < 2 * hole_count; ++i) { blocks.push_back(mr.allocate(stream, hole_size)); }
-  for (std::size_t i = 0; i < blocks.size(); i += 2) { mr.deallocate(stream, blocks[i], hole_size); }
-  for (auto _ : state) {
-    void* p = mr.allocate(stream, 2 * hole_size);
-    benchmark::DoNotOptimize(p);
-    mr.deallocate(stream, p, 2 * hole_size);
+  for (std::size_t i = 0; i < 2 * hole_count; ++i) {
+    blocks.push_back(mr.allocate(stream, hole_size, rmm::CUDA_ALLOCATION_ALIGNMENT));
   }
-  for (std::size_t i = 1; i < blocks.size(); i += 2) { mr.deallocate(stream, blocks[i], hole_size); }
+  for (std::size_t i = 0; i < blocks.size(); i += 2) {
+    mr.deallocate(stream, blocks[i], hole_size, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  }
+  for (auto _ : state) {
+    void* p = mr.allocate(stream, 2 * hole_size, rmm::CUDA_ALLOCATION_ALIGNMENT);
+    benchmark::DoNotOptimize(p);
+    mr.deallocate(stream, p, 2 * hole_size, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  }
+  for (std::size_t i = 1; i < blocks.size(); i += 2) {
+    mr.deallocate(stream, blocks[i], hole_size, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  }
   stream.synchronize();
   state.counters["holes"] = static_cast<double>(hole_count);
 }
@@ -71,15 +78,15 @@ void threads(benchmark::State& state)
   for (auto _ : state) {
     if (live.size() < 64 && (live.empty() || rng() % 2 == 0)) {
       auto const size = size_of(rng);
-      live.push_back({mr->allocate(stream, size), size});
+      live.push_back({mr->allocate(stream, size, rmm::CUDA_ALLOCATION_ALIGNMENT), size});
     } else {
       auto const i = rng() % live.size();
-      mr->deallocate(stream, live[i].ptr, live[i].size);
+      mr->deallocate(stream, live[i].ptr, live[i].size, rmm::CUDA_ALLOCATION_ALIGNMENT);
       live[i] = live.back();
       live.pop_back();
     }
   }
-  for (auto const& b : live) { mr->deallocate(stream, b.ptr, b.size); }
+  for (auto const& b : live) { mr->deallocate(stream, b.ptr, b.size, rmm::CUDA_ALLOCATION_ALIGNMENT); }
   stream.synchronize();
   state.SetItemsProcessed(state.iterations());
 }

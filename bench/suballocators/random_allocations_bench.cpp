@@ -5,6 +5,7 @@
 
 #include "resources.hpp"
 
+#include <rmm/aligned.hpp>
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>
 
@@ -63,10 +64,10 @@ void run_sequence(std::vector<operation> const& ops, rmm::mr::any_device_resourc
   live.reserve(ops.size());
   for (auto const& op : ops) {
     if (op.allocate) {
-      live.push_back({mr.allocate(stream, op.size), op.size});
+      live.push_back({mr.allocate(stream, op.size, rmm::CUDA_ALLOCATION_ALIGNMENT), op.size});
     } else {
       auto const b = live[op.index];
-      mr.deallocate(stream, b.ptr, b.size);
+      mr.deallocate(stream, b.ptr, b.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
       live[op.index] = live.back();
       live.pop_back();
     }

@@ -103,7 +103,8 @@ void bind_base(nb::module_& module)
       "allocate",
       [](resource_object& self, std::size_t nbytes, nb::handle stream) {
         auto const view = stream_from(stream);
-        return address_of(without_gil([&] { return self.resource.allocate(view, nbytes); }));
+        return address_of(
+          without_gil([&] { return self.resource.allocate(view, nbytes, rmm::CUDA_ALLOCATION_ALIGNMENT); }));
       },
       nb::arg("nbytes"), nb::arg("stream") = nb::none(),
       "Allocates `nbytes` ordered on `stream`; returns the address as an int. MemoryError when it cannot.")
@@ -111,7 +112,7 @@ void bind_base(nb::module_& module)
       "deallocate",
       [](resource_object& self, std::uintptr_t ptr, std::size_t nbytes, nb::handle stream) {
         auto const view = stream_from(stream);
-        without_gil([&] { self.resource.deallocate(view, pointer_from(ptr), nbytes); });
+        without_gil([&] { self.resource.deallocate(view, pointer_from(ptr), nbytes, rmm::CUDA_ALLOCATION_ALIGNMENT); });
       },
       nb::arg("ptr"), nb::arg("nbytes"), nb::arg("stream") = nb::none(),
       "Frees what allocate returned (same size), ordered on `stream`.")

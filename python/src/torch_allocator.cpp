@@ -22,7 +22,8 @@ __attribute__((visibility("default"))) void* rmm_torch_allocate(std::size_t size
 {
   try {
     // An owning copy: the resource stays alive through the call even if Python replaces it meanwhile.
-    return rmm::mr::get_per_device_resource(rmm::cuda_device_id{device}).allocate(stream, size);
+    return rmm::mr::get_per_device_resource_ref(rmm::cuda_device_id{device})
+      .allocate(stream, size, rmm::CUDA_ALLOCATION_ALIGNMENT);
   } catch (std::exception const& e) {
     RMM_LOG_ERROR("rmm_torch_allocate({} bytes, device {}): {}", size, device, e.what());
     return nullptr;
@@ -35,7 +36,8 @@ __attribute__((visibility("default"))) void rmm_torch_deallocate(void* ptr,
                                                                  cudaStream_t stream) noexcept
 {
   try {
-    rmm::mr::get_per_device_resource(rmm::cuda_device_id{device}).deallocate(stream, ptr, size);
+    rmm::mr::get_per_device_resource_ref(rmm::cuda_device_id{device})
+      .deallocate(stream, ptr, size, rmm::CUDA_ALLOCATION_ALIGNMENT);
   } catch (std::exception const& e) {  // only the table lookup can throw (a device that does not exist)
     RMM_LOG_ERROR("rmm_torch_deallocate({} bytes, device {}): {}", size, device, e.what());
   }

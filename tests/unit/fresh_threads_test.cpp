@@ -62,7 +62,7 @@ void churn(rmm::device_async_resource_ref mr,
     if (live.empty() || random() % 3 != 0) {
       auto const bytes = size(random);
       try {
-        live.emplace_back(mr.allocate(rmm::cuda_stream_view{stream}, bytes), bytes);
+        live.emplace_back(mr.allocate(rmm::cuda_stream_view{stream}, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT), bytes);
       } catch (std::exception const&) {
         ++failures;
       }
@@ -70,11 +70,13 @@ void churn(rmm::device_async_resource_ref mr,
       auto const at = random() % live.size();
       // Some frees on another stream: its arena then needs an event for the memory.
       auto const on = random() % 2 == 0 ? stream : free_stream;
-      mr.deallocate(rmm::cuda_stream_view{on}, live[at].first, live[at].second);
+      mr.deallocate(rmm::cuda_stream_view{on}, live[at].first, live[at].second, rmm::CUDA_ALLOCATION_ALIGNMENT);
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(at));
     }
   }
-  for (auto const& [p, bytes] : live) { mr.deallocate(rmm::cuda_stream_view{stream}, p, bytes); }
+  for (auto const& [p, bytes] : live) {
+    mr.deallocate(rmm::cuda_stream_view{stream}, p, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  }
 }
 
 /// `free_elsewhere`: each thread frees some blocks on the next thread's stream.

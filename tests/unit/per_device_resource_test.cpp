@@ -43,11 +43,11 @@ TEST_F(PerDeviceResource, SetReturnsThePreviousAndGetSeesTheNew)
   auto previous = set_current_device_resource(managed);
   EXPECT_NE(rmm::mr::detail::resource_cast<cuda_memory_resource>(previous), nullptr);
   EXPECT_NE(rmm::mr::detail::resource_cast<managed_memory_resource>(get_current_device_resource_ref()), nullptr);
-  void* ptr = get_current_device_resource_ref().allocate_sync(128);
+  void* ptr = get_current_device_resource_ref().allocate_sync(128, rmm::CUDA_ALLOCATION_ALIGNMENT);
   cudaPointerAttributes attributes{};
   RMM_CUDA_TRY(cudaPointerGetAttributes(&attributes, ptr));
   EXPECT_EQ(attributes.type, cudaMemoryTypeManaged);
-  get_current_device_resource_ref().deallocate_sync(ptr, 128);
+  get_current_device_resource_ref().deallocate_sync(ptr, 128, rmm::CUDA_ALLOCATION_ALIGNMENT);
   auto replaced = set_current_device_resource(previous);
   EXPECT_NE(rmm::mr::detail::resource_cast<managed_memory_resource>(replaced), nullptr);
   EXPECT_NE(rmm::mr::detail::resource_cast<cuda_memory_resource>(get_current_device_resource_ref()), nullptr);
@@ -61,8 +61,8 @@ TEST_F(PerDeviceResource, TheTableOwnsWhatItIsGiven)
     set_current_device_resource(pool);
   }
   auto ref  = get_current_device_resource_ref();
-  void* ptr = ref.allocate(rmm::cuda_stream_view{}, 4096);
-  ref.deallocate(rmm::cuda_stream_view{}, ptr, 4096);
+  void* ptr = ref.allocate(rmm::cuda_stream_view{}, 4096, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  ref.deallocate(rmm::cuda_stream_view{}, ptr, 4096, rmm::CUDA_ALLOCATION_ALIGNMENT);
   EXPECT_NE(rmm::mr::detail::resource_cast<cuda_async_memory_resource>(ref), nullptr);
 }
 
@@ -73,8 +73,8 @@ TEST_F(PerDeviceResource, RefVariantsDoNotOwnAndKeepReturnedRefsValid)
   auto const previous_ref = set_current_device_resource_ref(pool);
   // The owned resource was replaced by a ref, yet the returned ref still works.
   auto previous = previous_ref;
-  void* ptr     = previous.allocate_sync(256);
-  previous.deallocate_sync(ptr, 256);
+  void* ptr     = previous.allocate_sync(256, rmm::CUDA_ALLOCATION_ALIGNMENT);
+  previous.deallocate_sync(ptr, 256, rmm::CUDA_ALLOCATION_ALIGNMENT);
   EXPECT_TRUE(get_current_device_resource_ref() == rmm::device_async_resource_ref{pool});
   EXPECT_TRUE(get_current_device_resource() == rmm::mr::any_device_resource{pool}) << "a copy of the referenced one";
   auto const reset_from = reset_current_device_resource_ref();
@@ -136,9 +136,9 @@ TEST_F(PerDeviceResource, ConcurrentGetSetAndAllocate)
                                                            : rmm::device_async_resource_ref{cuda});
         } else {
           auto ref  = get_current_device_resource_ref();
-          void* ptr = ref.allocate_sync(64);
+          void* ptr = ref.allocate_sync(64, rmm::CUDA_ALLOCATION_ALIGNMENT);
           if (ptr == nullptr) { ++failures; }
-          ref.deallocate_sync(ptr, 64);
+          ref.deallocate_sync(ptr, 64, rmm::CUDA_ALLOCATION_ALIGNMENT);
         }
       }
     });

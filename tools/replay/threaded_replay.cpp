@@ -4,6 +4,7 @@
 
 #include <logged_stream.hpp>
 
+#include <rmm/aligned.hpp>
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>
 
@@ -117,7 +118,7 @@ class threaded_replay {
       case rmm::trace::action::allocate: {
         auto const start = clock::now();
         try {
-          pointers_[index] = mr_.allocate(stream, step.bytes);
+          pointers_[index] = mr_.allocate(stream, step.bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
         } catch (std::exception const& e) {
           record_failure(
             step, fmt::format("allocation of {} bytes failed, but succeeded in the log: {}", step.bytes, reason_of(e)));
@@ -130,7 +131,7 @@ class threaded_replay {
       case rmm::trace::action::free: {
         auto const& allocation = plan_.steps[step.allocation];
         auto const start       = clock::now();
-        mr_.deallocate(stream, pointers_[step.allocation], allocation.bytes);
+        mr_.deallocate(stream, pointers_[step.allocation], allocation.bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
         totals.in_resource += clock::now() - start;
         live_[step.allocation] = false;
         break;
@@ -139,7 +140,7 @@ class threaded_replay {
         auto const start = clock::now();
         void* ptr{};
         try {
-          ptr = mr_.allocate(stream, step.bytes);
+          ptr = mr_.allocate(stream, step.bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
         } catch (std::bad_alloc const&) {
           totals.in_resource += clock::now() - start;
           ++totals.reproduced_failures;
@@ -150,7 +151,7 @@ class threaded_replay {
                                            step.bytes, e.what()));
           return false;
         }
-        mr_.deallocate(stream, ptr, step.bytes);  // the application never had it
+        mr_.deallocate(stream, ptr, step.bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);  // the application never had it
         totals.in_resource += clock::now() - start;
         ++totals.unexpected_successes;
         break;
@@ -171,7 +172,8 @@ class threaded_replay {
   {
     for (std::size_t i = 0; i < plan_.steps.size(); ++i) {
       if (live_[i]) {
-        mr_.deallocate(streams_[plan_.steps[i].stream], pointers_[i], plan_.steps[i].bytes);
+        mr_.deallocate(streams_[plan_.steps[i].stream], pointers_[i], plan_.steps[i].bytes,
+                       rmm::CUDA_ALLOCATION_ALIGNMENT);
         live_[i] = false;
       }
     }

@@ -4,6 +4,7 @@
 #include "options.hpp"
 #include "preload_check.hpp"
 
+#include <rmm/aligned.hpp>
 #include <rmm/config/boolean.hpp>
 #include <rmm/config/config.hpp>
 #include <rmm/config/file_name_pattern.hpp>
@@ -114,8 +115,8 @@ int build_on_device(rmm::config::stack_description const& stack, rmm::cuda_devic
     rmm::cuda_set_device_raii const current{device};
     auto resource                     = rmm::config::build(stack, device);
     constexpr std::size_t probe_bytes = std::size_t{1} << 20;
-    void* pointer                     = resource.allocate_sync(probe_bytes);
-    resource.deallocate_sync(pointer, probe_bytes);
+    void* pointer                     = resource.allocate_sync(probe_bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
+    resource.deallocate_sync(pointer, probe_bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
     std::printf("built on device %d; allocated and freed 1 MiB through it\n", device.value());
     return exit_valid;
   } catch (rmm::config::config_error const&) {

@@ -2,6 +2,7 @@
 
 #include "logged_stream.hpp"
 
+#include <rmm/aligned.hpp>
 #include <rmm/cuda_stream.hpp>
 
 #include <fmt/format.h>
@@ -34,8 +35,8 @@ replay_result replay_sequential(std::vector<event> const& events,
 
   // Whatever is live when the replay stops, early by an error or at the end, goes back.
   auto free_live = [&] {
-    for (auto const& [logged, a] : live) { mr.deallocate(a.stream, a.ptr, a.size); }
-    for (auto const& a : live_at_null) { mr.deallocate(a.stream, a.ptr, a.size); }
+    for (auto const& [logged, a] : live) { mr.deallocate(a.stream, a.ptr, a.size, rmm::CUDA_ALLOCATION_ALIGNMENT); }
+    for (auto const& a : live_at_null) { mr.deallocate(a.stream, a.ptr, a.size, rmm::CUDA_ALLOCATION_ALIGNMENT); }
     live.clear();
     live_at_null.clear();
   };
@@ -46,13 +47,13 @@ replay_result replay_sequential(std::vector<event> const& events,
       switch (e.kind) {
         case action::allocate: {
           auto const stream = stream_for(e.stream);
-          void* ptr         = mr.allocate(stream, e.size);
+          void* ptr         = mr.allocate(stream, e.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
           if (e.pointer == 0) {
             // Only zero-byte allocations may be logged with the null pointer, and any number of them
             // (the log check refuses other null ones); each is freed by one free of the null pointer.
             live_at_null.push_back(live_allocation{ptr, e.size, stream});
           } else if (!live.emplace(e.pointer, live_allocation{ptr, e.size, stream}).second) {
-            mr.deallocate(stream, ptr, e.size);
+            mr.deallocate(stream, ptr, e.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
             throw replay_error{fmt::format("line {}: pointer {:#x} allocated twice without a free", e.line, e.pointer)};
           }
           ++result.allocations;
@@ -65,7 +66,7 @@ replay_result replay_sequential(std::vector<event> const& events,
           if (e.pointer == 0 && !live_at_null.empty()) {
             auto const a = live_at_null.back();
             live_at_null.pop_back();
-            mr.deallocate(stream_for(e.stream), a.ptr, a.size);
+            mr.deallocate(stream_for(e.stream), a.ptr, a.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
             live_bytes -= a.size;
             ++result.frees;
             break;
@@ -74,7 +75,7 @@ replay_result replay_sequential(std::vector<event> const& events,
           if (it == live.end()) {
             throw replay_error{fmt::format("line {}: free of {:#x}, which is not allocated", e.line, e.pointer)};
           }
-          mr.deallocate(stream_for(e.stream), it->second.ptr, it->second.size);
+          mr.deallocate(stream_for(e.stream), it->second.ptr, it->second.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
           live_bytes -= it->second.size;
           live.erase(it);
           ++result.frees;

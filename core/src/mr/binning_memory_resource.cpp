@@ -132,23 +132,23 @@ std::vector<std::size_t> binning_memory_resource::bin_sizes() const
 void* binning_memory_resource::do_allocate(std::size_t bytes, cuda_stream_view stream)
 {
   if (!bins_->frozen.load(std::memory_order_acquire)) [[unlikely]] { bins_->freeze(); }
-  return bins_->resource_for(bytes).allocate(stream, bytes);
+  return bins_->resource_for(bytes).allocate(stream, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 void binning_memory_resource::do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept
 {
-  bins_->resource_for(bytes).deallocate(stream, ptr, bytes);
+  bins_->resource_for(bytes).deallocate(stream, ptr, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 void* binning_memory_resource::do_allocate_sync(std::size_t bytes)
 {
   if (!bins_->frozen.load(std::memory_order_acquire)) [[unlikely]] { bins_->freeze(); }
-  return bins_->resource_for(bytes).allocate_sync(bytes);
+  return bins_->resource_for(bytes).allocate_sync(bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 void binning_memory_resource::do_deallocate_sync(void* ptr, std::size_t bytes) noexcept
 {
-  bins_->resource_for(bytes).deallocate_sync(ptr, bytes);
+  bins_->resource_for(bytes).deallocate_sync(ptr, bytes, rmm::CUDA_ALLOCATION_ALIGNMENT);
 }
 
 bool binning_memory_resource::do_is_equal(device_memory_resource const& other) const noexcept

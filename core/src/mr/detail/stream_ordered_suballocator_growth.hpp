@@ -45,7 +45,8 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_locked(
   // For the clean reserve (a caller without a stream) the memory must have no pending work.
   bool const for_clean = &requester == &clean_;
   auto const take      = [&](std::size_t n) {
-    return for_clean ? upstream_.allocate_sync(n) : upstream_.allocate(stream, n);
+    return for_clean ? upstream_.allocate_sync(n, rmm::CUDA_ALLOCATION_ALIGNMENT)
+                          : upstream_.allocate(stream, n, rmm::CUDA_ALLOCATION_ALIGNMENT);
   };
   void* ptr{};
   try {
@@ -398,7 +399,7 @@ std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
   std::size_t released = 0;
   for (auto const& c : whole) {
     remove_chunks({c.start, c.size});
-    upstream_.deallocate(cuda_stream_view{}, reinterpret_cast<void*>(c.start), c.size);
+    upstream_.deallocate(cuda_stream_view{}, reinterpret_cast<void*>(c.start), c.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
     released += c.size;
   }
   return released;

@@ -148,10 +148,10 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
   } else if (initial > 0) {
     void* ptr{};
     try {
-      ptr = upstream_.allocate(cuda_stream_view{}, initial);
+      ptr = upstream_.allocate(cuda_stream_view{}, initial, rmm::CUDA_ALLOCATION_ALIGNMENT);
       RMM_CU_TRY(cuStreamSynchronize(cuda_stream_view{}.value()));  // no pending work: the reserve is clean
     } catch (...) {
-      if (ptr != nullptr) { upstream_.deallocate(cuda_stream_view{}, ptr, initial); }
+      if (ptr != nullptr) { upstream_.deallocate(cuda_stream_view{}, ptr, initial, rmm::CUDA_ALLOCATION_ALIGNMENT); }
       throw;
     }
     add_chunk({reinterpret_cast<std::uintptr_t>(ptr), initial}, false);
@@ -164,7 +164,8 @@ stream_ordered_suballocator<FreeStore>::~stream_ordered_suballocator()
 {
   if (region_ == nullptr) {  // the region unmaps its own memory
     for (auto const& c : chunks_) {
-      upstream_.deallocate(cuda_stream_view{}, reinterpret_cast<void*>(c.start), c.size);
+      upstream_.deallocate(cuda_stream_view{}, reinterpret_cast<void*>(c.start), c.size,
+                           rmm::CUDA_ALLOCATION_ALIGNMENT);
     }
   }
   for (auto const& a : all_arenas_) {
