@@ -4,7 +4,8 @@ The package sits on the project's C++ library: every resource is the C++ one, so
 here behaves, logs and counts exactly as the same stack built in C++ or by the preload shim.
 """
 
-from rmm import mr, statistics
+from rmm import _cuda, mr, statistics
+from rmm._cuda import gpu as _gpu  # rmm._cuda.gpu, which RAPIDS code reaches through the package
 from rmm._rmm import RMMError, format_bytes, parse_bytes
 from rmm._version import __git_commit__, __version__
 from rmm.mr import disable_logging, enable_logging, get_log_filenames

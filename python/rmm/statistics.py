@@ -122,13 +122,16 @@ class ProfilerRecords:
 default_profiler_records = ProfilerRecords()
 
 
-def _name_of(func) -> str:
+def _get_descriptive_name_of_object(obj) -> str:
+    """The name a profiler records a function under: "file:line(qualified name)", of the function a
+    decorator wraps; its qualified name alone when its source cannot be found."""
+    unwrapped = inspect.unwrap(obj)
     try:
-        file = inspect.getsourcefile(func)
-        _, line = inspect.getsourcelines(func)
+        file = inspect.getfile(unwrapped)
+        _, line = inspect.getsourcelines(unwrapped)
     except (OSError, TypeError):
-        return func.__qualname__
-    return f"{file}:{line}({func.__qualname__})"
+        return unwrapped.__qualname__
+    return f"{file}:{line}({unwrapped.__qualname__})"
 
 
 class profiler:
@@ -142,7 +145,7 @@ class profiler:
         self._name = name
 
     def __call__(self, func):
-        name = self._name or _name_of(func)
+        name = self._name or _get_descriptive_name_of_object(func)
 
         @wraps(func)
         def measured(*args, **kwargs):

@@ -65,7 +65,7 @@ def test_changing_the_resource_inside_a_block_is_an_error(pool):
 
 def test_popping_the_base_level_is_an_error():
     enable_statistics()
-    with pytest.raises(ValueError, match="pop"):
+    with pytest.raises(IndexError, match="pop"):
         pop_statistics()
 
 
