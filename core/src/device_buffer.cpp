@@ -67,8 +67,8 @@ device_buffer::device_buffer(device_buffer&& other) noexcept
   : data_{std::exchange(other.data_, nullptr)},
     size_{std::exchange(other.size_, 0)},
     capacity_{std::exchange(other.capacity_, 0)},
-    alignment_{other.alignment_},
-    stream_{other.stream_},
+    alignment_{std::exchange(other.alignment_, 1)},  // a moved-from buffer is reset as in RMM
+    stream_{std::exchange(other.stream_, cuda_stream_view{})},
     mr_{other.mr_},
     device_{other.device_}
 {
@@ -81,8 +81,8 @@ device_buffer& device_buffer::operator=(device_buffer&& other) noexcept
     data_      = std::exchange(other.data_, nullptr);
     size_      = std::exchange(other.size_, 0);
     capacity_  = std::exchange(other.capacity_, 0);
-    alignment_ = other.alignment_;
-    stream_    = other.stream_;
+    alignment_ = std::exchange(other.alignment_, 1);
+    stream_    = std::exchange(other.stream_, cuda_stream_view{});
     mr_        = other.mr_;
     device_    = other.device_;
   }

@@ -40,4 +40,15 @@ TEST(PrefetchAdaptor, DeviceMemoryIsNotPrefetchableAndLeavesNoErrorBehind)
   EXPECT_TRUE(mr.get_upstream_resource() == rmm::device_async_resource_ref{cuda});
 }
 
+TEST(PrefetchAdaptor, CopiesAreEqualAndSeparateAdaptorsAreNot)
+{
+  rmm::mr::cuda_memory_resource cuda;
+  prefetch_resource_adaptor first{cuda};
+  prefetch_resource_adaptor const copy = first;
+  prefetch_resource_adaptor second{cuda};
+  EXPECT_TRUE(first == copy);
+  EXPECT_FALSE(first == second) << "built separately over the same upstream";
+  EXPECT_FALSE(rmm::device_async_resource_ref{first} == rmm::device_async_resource_ref{second});
+}
+
 }  // namespace

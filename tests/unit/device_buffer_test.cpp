@@ -112,10 +112,14 @@ TEST_F(DeviceBuffer, MoveLeavesTheSourceEmpty)
   EXPECT_EQ(a.data(), nullptr);  // NOLINT: moved-from state is specified
   EXPECT_EQ(a.size(), 0U);
   EXPECT_EQ(a.capacity(), 0U);
+  EXPECT_EQ(a.stream(), rmm::cuda_stream_view{}) << "reset to the default stream, as in RMM";
+  EXPECT_EQ(a.alignment(), 1U) << "reset as in RMM";
 
   rmm::device_buffer c{16, stream_};
   c = std::move(b);
   EXPECT_EQ(c.data(), data);
+  EXPECT_EQ(b.stream(), rmm::cuda_stream_view{});  // NOLINT: moved-from state is specified
+  EXPECT_EQ(b.alignment(), 1U);
   stream_.synchronize();
   EXPECT_EQ(to_host(c.data(), c.size()), host);
   // Self-move, spelled through a reference as it happens in real code, is harmless.

@@ -83,6 +83,7 @@ TEST(CudaTryAlloc, OtherErrorsAreBadAllocNotOutOfMemory)
     FAIL() << "an invalid device is not out of memory";
   } catch (rmm::bad_alloc const& e) {
     EXPECT_THAT(e.what(), HasSubstr("cudaErrorInvalidDevice"));
+    EXPECT_THAT(e.what(), HasSubstr("CUDA error at: ")) << "RMM's marker for a call without a size";
   }
 }
 

@@ -318,7 +318,7 @@ struct thread_safe_factory {
 struct prefetch_factory {
   static constexpr char const* name          = "prefetch";
   static constexpr char const* resource_name = "managed_memory_resource";
-  static constexpr bool instances_equal{true};  // adaptors over equal upstreams
+  static constexpr bool instances_equal{false};  // copies share the adaptor; separate ones differ
   static constexpr std::size_t large_size{std::size_t{1} << 28};
   static std::string unavailable_reason() { return {}; }
   static rmm::mr::prefetch_resource_adaptor make()

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <limits>
 
 namespace rmm::mr {
 
@@ -74,7 +75,8 @@ cuda_async_memory_resource::cuda_async_memory_resource(std::optional<std::size_t
 
   // By default the pool keeps everything it reserved: giving memory back at every synchronization
   // and asking for it again would make each allocation as slow as cudaMalloc.
-  auto threshold = static_cast<cuuint64_t>(release_threshold.value_or(available_device_memory().second));
+  auto threshold =
+    release_threshold ? static_cast<cuuint64_t>(*release_threshold) : std::numeric_limits<cuuint64_t>::max();
   RMM_CU_TRY(cuMemPoolSetAttribute(pool_->handle, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
 
   if (initial_pool_size.value_or(0) > 0) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <shared_mutex>
 #include <vector>
 
@@ -111,8 +112,9 @@ std::pair<counter, counter> statistics_resource_adaptor::push_counters()
 std::pair<counter, counter> statistics_resource_adaptor::pop_counters()
 {
   std::lock_guard lock{state().mutex};
-  RMM_EXPECTS(state().levels.size() > 1,
-              "statistics_resource_adaptor::pop_counters: no level to pop (call push_counters first)");
+  if (state().levels.size() <= 1) {
+    throw std::out_of_range{"statistics_resource_adaptor::pop_counters: no level to pop (call push_counters first)"};
+  }
   std::pair<counter, counter> const top{state().levels.back()->bytes.load(), state().levels.back()->allocations.load()};
   state().levels.pop_back();
   auto& below = *state().levels.back();

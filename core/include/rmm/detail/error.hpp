@@ -80,14 +80,19 @@ template <typename Exception>
 /// call reports cudaErrorMemoryAllocation and rmm::bad_alloc for any other error.
 #define RMM_CUDA_TRY_ALLOC(...) \
   RMM_DETAIL_SELECT_1_OR_2(__VA_ARGS__, RMM_DETAIL_CUDA_TRY_ALLOC_2, RMM_DETAIL_CUDA_TRY_ALLOC_1)(__VA_ARGS__)
-#define RMM_DETAIL_CUDA_TRY_ALLOC_1(_call) RMM_DETAIL_CUDA_TRY_ALLOC_2(_call, std::size_t{0})
-#define RMM_DETAIL_CUDA_TRY_ALLOC_2(_call, _num_bytes)                                                  \
+// Without a size the message starts "CUDA error at:", with one "CUDA error (failed to allocate N
+// bytes) at:", as RMM's do.
+#define RMM_DETAIL_CUDA_TRY_ALLOC_1(_call) \
+  RMM_DETAIL_CUDA_TRY_ALLOC_WITH(_call, std::size_t{0}, std::string{"CUDA error at: "})
+#define RMM_DETAIL_CUDA_TRY_ALLOC_2(_call, _num_bytes) \
+  RMM_DETAIL_CUDA_TRY_ALLOC_WITH(_call, _num_bytes,    \
+                                 "CUDA error (failed to allocate " + std::to_string(_num_bytes) + " bytes) at: ")
+#define RMM_DETAIL_CUDA_TRY_ALLOC_WITH(_call, _num_bytes, _marker)                                      \
   do {                                                                                                  \
     cudaError_t const rmm_status_ = (_call);                                                            \
     if (rmm_status_ != cudaSuccess) [[unlikely]] {                                                      \
       (void)cudaGetLastError();                                                                         \
-      auto rmm_message_ = "CUDA error (failed to allocate " + std::to_string(_num_bytes) +              \
-                          " bytes) at: " __FILE__ ":" + std::to_string(__LINE__) + ": " +               \
+      auto rmm_message_ = (_marker) + __FILE__ ":" + std::to_string(__LINE__) + ": " +                  \
                           ::rmm::detail::allocation_failure_message(rmm_status_, (_num_bytes), #_call); \
       if (rmm_status_ == cudaErrorMemoryAllocation) { throw ::rmm::out_of_memory{rmm_message_}; }       \
       throw ::rmm::bad_alloc{rmm_message_};                                                             \

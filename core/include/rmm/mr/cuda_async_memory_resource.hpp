@@ -19,7 +19,7 @@ namespace rmm::mr {
  *
  * - initial_pool_size: bytes reserved up front (allocated and freed once at construction).
  * - release_threshold: bytes the pool keeps reserved at synchronization points instead of giving
- *   them back to the driver; default: the device's total memory (never gives back).
+ *   them back to the driver; default: UINT64_MAX (never gives back, as in RMM).
  * - export_handle_type: makes the pool's memory exportable to other processes (IPC); the device
  *   must support the handle type, else the constructor throws rmm::logic_error.
  */
@@ -38,8 +38,8 @@ class cuda_async_memory_resource final : public device_memory_resource {
    * @brief Creates a memory pool on the current device.
    *
    * @param initial_pool_size bytes to reserve up front (default: none)
-   * @param release_threshold bytes the pool keeps at synchronization points (default: the
-   * device's total memory)
+   * @param release_threshold bytes the pool keeps at synchronization points (default: UINT64_MAX,
+   * as RMM: it never gives memory back)
    * @param export_handle_type the handle type pool memory can be exported with (default: none)
    * @throws rmm::logic_error when the device does not support memory pools or the handle type
    * @throws rmm::out_of_memory when the initial size cannot be reserved or exceeds

@@ -9,6 +9,7 @@
 // freed, so no CUDA call runs after the CUDA runtime has unloaded.
 
 #include <rmm/cuda_device.hpp>
+#include <rmm/mr/cuda_memory_resource.hpp>  // the initial resource; RMM code finds it here
 #include <rmm/resource_ref.hpp>
 
 namespace rmm::mr {

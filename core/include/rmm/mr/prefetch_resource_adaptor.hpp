@@ -5,6 +5,7 @@
 #include <rmm/resource_ref.hpp>
 
 #include <cstddef>
+#include <memory>
 
 namespace rmm::mr {
 
@@ -14,7 +15,7 @@ namespace rmm::mr {
  * managed_memory_resource, or a pool over one) with rmm::prefetch (<rmm/prefetch.hpp>): memory that
  * is not managed, or a device without concurrent managed access, has nothing to migrate.
  *
- * Copies compare equal, and so do adaptors over equal upstreams.
+ * Copies share the adaptor and compare equal; adaptors constructed separately do not.
  */
 class prefetch_resource_adaptor final : public device_memory_resource {
  public:
@@ -37,7 +38,7 @@ class prefetch_resource_adaptor final : public device_memory_resource {
   void do_deallocate(void* ptr, std::size_t bytes, cuda_stream_view stream) noexcept override;
   [[nodiscard]] bool do_is_equal(device_memory_resource const& other) const noexcept override;
 
-  mutable any_device_resource upstream_;  // a handle: references to it are handed out by const members
+  std::shared_ptr<any_device_resource> upstream_;  // shared by copies: the adaptor's identity
 };
 
 static_assert(cuda::mr::resource_with<prefetch_resource_adaptor, cuda::mr::device_accessible>);

@@ -86,7 +86,7 @@ class statistics_resource_adaptor final
    * @brief Ends the top level, folding it into the level below.
    *
    * @return the (bytes, allocations) counters of the level ended
-   * @throws rmm::logic_error when only the base level is left
+   * @throws std::out_of_range when only the base level is left (as RMM)
    */
   std::pair<counter, counter> pop_counters();
 

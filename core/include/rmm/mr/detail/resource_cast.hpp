@@ -2,7 +2,6 @@
 
 #include <rmm/mr/detail/cccl.hpp>
 
-
 namespace rmm::mr::detail {
 
 /**
