@@ -38,17 +38,5 @@ if(NOT RMM_CCCL_VERSION OR RMM_CCCL_VERSION LESS RMM_CCCL_MIN_VERSION)
 endif()
 message(STATUS "CCCL ${RMM_CCCL_VERSION}: ${RMM_CCCL_INCLUDE_DIR}")
 
-# CMake >= 4 lists the toolkit's own CCCL (include/cccl, 3.0.1) among the toolkit's include folders,
-# where it would shadow ours for any target that names them: drop it from the variable and from
-# the toolkit's imported targets.
-list(FILTER CUDAToolkit_INCLUDE_DIRS EXCLUDE REGEX "/cccl/?$")
-get_property(rmm_imported_targets DIRECTORY PROPERTY IMPORTED_TARGETS)
-foreach(rmm_target IN LISTS rmm_imported_targets)
-  if(rmm_target MATCHES "^CUDA::")
-    get_target_property(rmm_dirs ${rmm_target} INTERFACE_INCLUDE_DIRECTORIES)
-    if(rmm_dirs)
-      list(FILTER rmm_dirs EXCLUDE REGEX "/cccl/?$")
-      set_property(TARGET ${rmm_target} PROPERTY INTERFACE_INCLUDE_DIRECTORIES "${rmm_dirs}")
-    endif()
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/rmm-toolkit-cccl.cmake)
+rmm_drop_toolkit_cccl()

@@ -23,4 +23,4 @@ configure_package_config_file(cmake/rmm-config.cmake.in ${CMAKE_CURRENT_BINARY_D
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/rmm-config-version.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/rmm-config.cmake ${CMAKE_CURRENT_BINARY_DIR}/rmm-config-version.cmake
-  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rmm)
+  cmake/rmm-toolkit-cccl.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rmm)
