@@ -107,7 +107,7 @@ std::string tracking_resource_adaptor::get_outstanding_allocations_str() const
   auto report = fmt::format("Outstanding allocations: {} ({})\n", allocations.size(), rmm::format_bytes_exact(bytes));
   for (auto const& [ptr, info] : allocations) {
     report += fmt::format("  {}: {}\n", fmt::ptr(ptr), rmm::format_bytes_exact(info.allocation_size));
-    if (info.stack) { report += info.stack->to_string(); }
+    if (info.strace) { report += info.strace->to_string(); }
   }
   return report;
 }
@@ -123,8 +123,7 @@ void* tracking_resource_adaptor::allocate_in(std::size_t bytes, detail::allocati
 {
   void* ptr = order.allocate(upstream(), bytes);
   try {
-    allocation_info info{
-      bytes, state().capture_stacks ? std::optional<rmm::detail::stack_trace>{std::in_place} : std::nullopt};
+    allocation_info info{bytes, state().capture_stacks ? std::make_shared<rmm::detail::stack_trace const>() : nullptr};
     if (bytes == 0) {
       state().insert_zero_byte(ptr, std::move(info));
     } else {

@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 
 namespace rmm::mr {
@@ -34,8 +33,10 @@ class tracking_resource_adaptor final
  public:
   /// What the adaptor records about one outstanding allocation.
   struct allocation_info {
-    std::size_t allocation_size{};                  ///< the size requested, in bytes
-    std::optional<rmm::detail::stack_trace> stack;  ///< when constructed with capture_stacks
+    std::size_t allocation_size{};  ///< the size requested, in bytes
+    /// The call stack of the allocation when constructed with capture_stacks, else null (RMM's
+    /// name; shared so that snapshots can copy it).
+    std::shared_ptr<rmm::detail::stack_trace const> strace;
   };
 
   /**
