@@ -40,7 +40,7 @@ CUresult pointer_attribute(void* data, CUpointer_attribute attr, Allocation cons
     }
     return CUDA_SUCCESS;
   }
-  bool const device_memory = device_only(a->kind);
+  bool const device_memory = device_only(*a);
   auto* p                  = reinterpret_cast<void*>(ptr);
   switch (attr) {
     case CU_POINTER_ATTRIBUTE_CONTEXT: put(device(a->device)->primary().handle()); break;
@@ -59,7 +59,7 @@ CUresult pointer_attribute(void* data, CUpointer_attribute attr, Allocation cons
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: put(0); break;
     case CU_POINTER_ATTRIBUTE_BUFFER_ID:
     case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put(static_cast<unsigned long long>(a->buffer_id)); break;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED: put(a->kind == MemKind::managed ? 1 : 0); break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: put(a->kind == MemKind::managed || !device_memory ? 1 : 0); break;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: put(a->device); break;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: put(a->kind == MemKind::device ? 1 : 0); break;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
@@ -95,10 +95,9 @@ CUresult check_managed_range(CUdeviceptr ptr, std::size_t count)
   std::lock_guard lock(memory_mutex());
   Allocation const* a = find_allocation(ptr);
   if (a != nullptr) {
-    if (a->kind != MemKind::managed && settings().pageable_memory_access.load() == 0) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    if (device_only(a->kind)) { return CUDA_ERROR_INVALID_VALUE; }
+    bool const managed = a->kind == MemKind::managed || (a->kind == MemKind::pool && !device_only(*a));
+    if (!managed && settings().pageable_memory_access.load() == 0) { return CUDA_ERROR_INVALID_VALUE; }
+    if (device_only(*a)) { return CUDA_ERROR_INVALID_VALUE; }
     return ptr + count <= a->base + a->size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   }
   if (device_space_owner(ptr) != nullptr || vmm_reserved(ptr)) { return CUDA_ERROR_INVALID_VALUE; }

@@ -276,6 +276,40 @@ RMM_EMU_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice d
   return CUDA_SUCCESS;
 }
 
+namespace {
+
+// The pool cuMemGetDefaultMemPool / cuMemGetMemPool name for a device location and allocation type
+// (CUDA 13): device-located pinned and managed pools are emulated, host-located ones are not.
+CUresult location_pool(CUmemoryPool* pool, CUmemLocation const* location, CUmemAllocationType type, bool current)
+{
+  RMM_EMU_REQUIRE_INIT();
+  if (pool == nullptr || location == nullptr) { return CUDA_ERROR_INVALID_VALUE; }
+  if (location->type != CU_MEM_LOCATION_TYPE_DEVICE) {
+    return location->type == CU_MEM_LOCATION_TYPE_INVALID ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  Device* d = device(location->id);
+  if (d == nullptr) { return CUDA_ERROR_INVALID_DEVICE; }
+  std::lock_guard lock(memory_mutex());
+  switch (type) {
+    case CU_MEM_ALLOCATION_TYPE_PINNED: *pool = (current ? d->current_pool : d->default_pool)->handle(); break;
+    case CU_MEM_ALLOCATION_TYPE_MANAGED: *pool = d->default_managed_pool->handle(); break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+RMM_EMU_EXPORT CUresult cuMemGetDefaultMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type)
+{
+  return location_pool(pool, location, type, /*current=*/false);
+}
+
+RMM_EMU_EXPORT CUresult cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type)
+{
+  return location_pool(pool, location, type, /*current=*/true);
+}
+
 RMM_EMU_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev)
 {
   RMM_EMU_REQUIRE_INIT();

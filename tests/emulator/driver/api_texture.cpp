@@ -36,7 +36,7 @@ bool texture_memory(CUdeviceptr ptr, std::uint64_t bytes)
   if (ptr == 0 || ptr % texture_alignment != 0 || bytes == 0) { return false; }
   std::lock_guard lock(memory_mutex());
   Allocation const* a = find_allocation(ptr);
-  return a != nullptr && device_only(a->kind) && ptr + bytes <= a->base + a->size;
+  return a != nullptr && device_only(*a) && ptr + bytes <= a->base + a->size;
 }
 
 }  // namespace

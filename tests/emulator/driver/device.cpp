@@ -26,6 +26,9 @@ void Device::create_default_pool()
   default_pool = new Pool(*this, props, /*is_default=*/true);
   current_pool = default_pool;
   pools.push_back(default_pool);
+  props.allocType      = CU_MEM_ALLOCATION_TYPE_MANAGED;
+  default_managed_pool = new Pool(*this, props, /*is_default=*/true);
+  pools.push_back(default_managed_pool);
 }
 
 CUresult device_attribute(int* value, CUdevice_attribute attrib, Device const& dev)

@@ -28,9 +28,10 @@ class Device {
   // Guarded by memory_mutex().
   std::uint64_t used = 0;  // cudaMalloc bytes plus memory reserved by pools
   AddressSpace space;
-  Pool* default_pool = nullptr;
-  Pool* current_pool = nullptr;
-  std::vector<Pool*> pools;  // owned: the default pool, user pools, destroyed pools still holding memory
+  Pool* default_pool         = nullptr;
+  Pool* current_pool         = nullptr;
+  Pool* default_managed_pool = nullptr;  // cuMemGetDefaultMemPool(..., CU_MEM_ALLOCATION_TYPE_MANAGED)
+  std::vector<Pool*> pools;              // owned: the default pool, user pools, destroyed pools still holding memory
 
  private:
   int ordinal_;

@@ -239,6 +239,12 @@ CUresult free_sync(std::uint64_t ptr, bool host_api)
   return CUDA_SUCCESS;
 }
 
+bool device_only(Allocation const& a)
+{
+  if (a.kind == MemKind::pool && a.pool->managed()) { return false; }
+  return device_only(a.kind);
+}
+
 CUresult check_range(std::uint64_t addr, std::uint64_t bytes, Side side, bool write, RangeInfo* info)
 {
   RangeInfo ignored;
@@ -249,7 +255,7 @@ CUresult check_range(std::uint64_t addr, std::uint64_t bytes, Side side, bool wr
   std::lock_guard lock(memory_mutex());
   if (Allocation const* a = find_allocation(addr); a != nullptr) {
     out.host = a->kind == MemKind::pinned;
-    if (device_only(a->kind) && side == Side::host) { return CUDA_ERROR_INVALID_VALUE; }
+    if (device_only(*a) && side == Side::host) { return CUDA_ERROR_INVALID_VALUE; }
     if (a->kind == MemKind::vmm) {
       out.vmm = true;
       return vmm_check_span(addr, bytes, write);

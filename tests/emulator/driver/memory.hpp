@@ -32,6 +32,9 @@ struct Allocation {
   std::uint64_t captured_in = 0;  // the capture sequence that allocated it (capture.hpp), 0: none
 };
 
+// Whether the host must not touch `a`: device-only kinds, except blocks of a managed memory pool.
+bool device_only(Allocation const& a);
+
 // Poison bytes: fresh device memory reads 0xCD, freed memory 0xDD (first MiB of each block).
 inline constexpr unsigned char kFreshPoison = 0xCD;
 inline constexpr unsigned char kFreedPoison = 0xDD;

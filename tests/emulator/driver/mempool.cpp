@@ -242,7 +242,7 @@ void drop_device_pools(Device& dev)
 {
   std::erase_if(dev.pools, [&](Pool* p) {
     p->drop_all();
-    if (p == dev.default_pool) { return false; }
+    if (p == dev.default_pool || p == dev.default_managed_pool) { return false; }
     live_pools().erase(p);
     delete p;
     return true;

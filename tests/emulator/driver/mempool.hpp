@@ -29,6 +29,8 @@ class Pool {
   CUmemoryPool handle() { return reinterpret_cast<CUmemoryPool>(this); }
   CUmemPoolProps const& props() const { return props_; }
   bool is_default() const { return is_default_; }
+  // Stream-ordered managed memory (CUDA 13): its blocks are host-accessible.
+  bool managed() const { return props_.allocType == CU_MEM_ALLOCATION_TYPE_MANAGED; }
 
   // ---- callers hold memory_mutex() ----
   CUresult allocate(std::uint64_t bytes, Stream const& stream, std::uint64_t& addr);

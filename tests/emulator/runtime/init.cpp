@@ -84,6 +84,8 @@ cudaError_t load()
   RMM_RT_LOAD(deviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, 11020);
   RMM_RT_LOAD(deviceSetMemPool, cuDeviceSetMemPool, 11020);
   RMM_RT_LOAD(deviceGetMemPool, cuDeviceGetMemPool, 11020);
+  RMM_RT_LOAD(memGetDefaultMemPool, cuMemGetDefaultMemPool, 13000);
+  RMM_RT_LOAD(memGetMemPool, cuMemGetMemPool, 13000);
   RMM_RT_LOAD(primaryCtxRetain, cuDevicePrimaryCtxRetain, 7000);
   RMM_RT_LOAD(primaryCtxRelease, cuDevicePrimaryCtxRelease, 11000);
   RMM_RT_LOAD(primaryCtxSetFlags, cuDevicePrimaryCtxSetFlags, 11000);

@@ -130,6 +130,23 @@ RMM_RT_EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int d
   return result(D().deviceGetDefaultMemPool(pool, device));
 }
 
+// cudaMemLocation and cudaMemAllocationType match the driver's structure and values.
+RMM_RT_EXPORT cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t* pool,
+                                                   cudaMemLocation* location,
+                                                   cudaMemAllocationType type)
+{
+  RMM_RT_ENTER();
+  return result(
+    D().memGetDefaultMemPool(pool, reinterpret_cast<CUmemLocation*>(location), static_cast<CUmemAllocationType>(type)));
+}
+
+RMM_RT_EXPORT cudaError_t cudaMemGetMemPool(cudaMemPool_t* pool, cudaMemLocation* location, cudaMemAllocationType type)
+{
+  RMM_RT_ENTER();
+  return result(
+    D().memGetMemPool(pool, reinterpret_cast<CUmemLocation*>(location), static_cast<CUmemAllocationType>(type)));
+}
+
 RMM_RT_EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t* pool, int device)
 {
   RMM_RT_ENTER();

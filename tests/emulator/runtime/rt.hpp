@@ -39,6 +39,8 @@ struct Driver {
   PFN_cuDeviceGetDefaultMemPool_v11020 deviceGetDefaultMemPool;
   PFN_cuDeviceSetMemPool_v11020 deviceSetMemPool;
   PFN_cuDeviceGetMemPool_v11020 deviceGetMemPool;
+  PFN_cuMemGetDefaultMemPool_v13000 memGetDefaultMemPool;
+  PFN_cuMemGetMemPool_v13000 memGetMemPool;
   PFN_cuDevicePrimaryCtxRetain_v7000 primaryCtxRetain;
   PFN_cuDevicePrimaryCtxRelease_v11000 primaryCtxRelease;
   PFN_cuDevicePrimaryCtxSetFlags_v11000 primaryCtxSetFlags;
