@@ -1,5 +1,6 @@
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
+#include <rmm/logger_sinks.hpp>
 
 #include <fmt/format.h>
 
@@ -7,11 +8,11 @@
 #include <array>
 #include <cctype>
 #include <chrono>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
+#include <memory>
 #include <string_view>
+#include <utility>
 
 #include <unistd.h>
 
@@ -45,7 +46,7 @@ logger* make_default_logger()
       std::fprintf(stderr, "rmm: %s; debug log goes to stderr instead\n", e.what());
     }
   }
-  if (result == nullptr) { result = new logger("rmm", stderr); }
+  if (result == nullptr) { result = new logger("rmm", {std::make_shared<stderr_sink_mt>()}); }
   result->set_level(level_from_environment());
   return result;
 }
@@ -71,25 +72,25 @@ std::string_view to_string(level_enum level) noexcept
   return index < level_names.size() ? level_names[index] : std::string_view{"unknown"};
 }
 
-logger::logger(std::string name, std::FILE* sink) : name_{std::move(name)}, sink_{sink}, owns_sink_{false}
+logger::logger(std::string name, std::FILE* sink) : name_{std::move(name)}
 {
-  RMM_EXPECTS(sink_ != nullptr, fmt::format("logger '{}': the sink is null; pass an open file (stderr, or one from "
-                                            "fopen), or construct the logger with a path",
-                                            name_));
+  // Checked here rather than left to stdio_sink_mt, so the message names the logger.
+  RMM_EXPECTS(sink != nullptr, fmt::format("logger '{}': the sink is null; pass an open file (stderr, or one from "
+                                           "fopen), or construct the logger with a path",
+                                           name_));
+  sinks_.push_back(std::make_shared<stdio_sink_mt>(sink));
 }
 
 logger::logger(std::string name, std::string const& path)
-  : name_{std::move(name)}, sink_{std::fopen(path.c_str(), "a")}, owns_sink_{true}
+  : logger{std::move(name), std::vector<logger_sink_ptr>{std::make_shared<basic_file_sink_mt>(path)}}
 {
-  if (sink_ == nullptr) {
-    throw rmm::logic_error{
-      fmt::format("cannot open debug log file '{}' for appending: {}", path, std::strerror(errno))};
-  }
 }
 
-logger::~logger()
+logger::logger(std::string name, std::vector<logger_sink_ptr> sinks) : name_{std::move(name)}, sinks_{std::move(sinks)}
 {
-  if (owns_sink_) { std::fclose(sink_); }
+  for (std::size_t i = 0; i < sinks_.size(); ++i) {
+    RMM_EXPECTS(sinks_[i] != nullptr, fmt::format("logger '{}': sink {} of {} is null", name_, i, sinks_.size()));
+  }
 }
 
 void logger::write(level_enum level, std::string_view message) noexcept
@@ -104,17 +105,34 @@ void logger::write(level_enum level, std::string_view message) noexcept
     std::strftime(stamp.data(), stamp.size(), "%Y-%m-%d %H:%M:%S", &local);
     auto const line = fmt::format("[{}.{:03}] [{}] [{}] [pid {}] {}\n", stamp.data(), millis, name_, to_string(level),
                                   getpid(), message);
+    auto const flush_at  = flush_level();
+    bool const flush_now = level >= flush_at && flush_at != level_enum::off;
     std::lock_guard lock{mutex_};
-    std::fwrite(line.data(), 1, line.size(), sink_);
-    if (auto const flush_at = flush_level(); level >= flush_at && flush_at != level_enum::off) { std::fflush(sink_); }
+    for (auto const& sink : sinks_) {
+      if (sink == nullptr) { continue; }
+      try {
+        sink->write(level, line);
+        if (flush_now) { sink->flush(); }
+      } catch (...) {  // one failing sink must not cost the others the line
+      }
+    }
   } catch (...) {  // a logger that throws would turn a report into a crash
   }
 }
 
 void logger::flush() noexcept
 {
-  std::lock_guard lock{mutex_};
-  std::fflush(sink_);
+  try {
+    std::lock_guard lock{mutex_};
+    for (auto const& sink : sinks_) {
+      if (sink == nullptr) { continue; }
+      try {
+        sink->flush();
+      } catch (...) {  // a sink that cannot flush must not keep the others from it
+      }
+    }
+  } catch (...) {  // lock_guard throws std::system_error in theory; flush() never throws
+  }
 }
 
 logger& default_logger()

@@ -3,9 +3,12 @@
 // Debug logging: what rmm does internally (upstream growth, errors it cannot throw, ...), as
 // opposed to the allocation event log of logging_resource_adaptor.
 //
-// Output goes to stderr, or to the file named by RMM_DEBUG_LOG_FILE (appended to). The run-time
+// A logger writes each line to its list of sinks (rmm/logger_sinks.hpp). The default logger's
+// one sink is stderr, or the file named by RMM_DEBUG_LOG_FILE (appended to). The run-time
 // level starts at `info` (or RMM_DEBUG_LOG_LEVEL: trace, debug, info, warn, error, critical, off);
 // levels below RMM_LOG_ACTIVE_LEVEL are compiled out (CMake option RMM_LOGGING_LEVEL).
+
+#include <rmm/logger_sinks.hpp>
 
 #include <fmt/format.h>
 
@@ -15,6 +18,7 @@
 #include <string>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace rmm {
 
@@ -47,11 +51,11 @@ enum class level_enum : int {
 [[nodiscard]] std::optional<level_enum> level_from_string(std::string_view name) noexcept;
 
 /// A thread-safe debug logger: writes one line per message, `[time] [name] [level] [pid N] message`,
-/// to a file, dropping messages below its run-time level.
+/// to each of its sinks, dropping messages below its run-time level.
 class logger {
  public:
   /**
-   * @brief Logs to `sink`; the logger does not close it.
+   * @brief Logs to `sink` (through one stdio_sink_mt); the logger does not close it.
    *
    * @param name the name every line carries
    * @param sink an open file, kept open by the caller while the logger lives
@@ -59,17 +63,41 @@ class logger {
    */
   logger(std::string name, std::FILE* sink);
   /**
-   * @brief Logs to the file at `path`, appending.
+   * @brief Logs to the file at `path`, appending (through one basic_file_sink_mt).
    *
    * @param name the name every line carries
    * @param path the file to append to; created if missing
    * @throws rmm::logic_error when the file cannot be opened, naming it and the system's reason
    */
   logger(std::string name, std::string const& path);
-  /// @brief Closes the file when the logger opened it.
-  ~logger();
+  /**
+   * @brief Logs to every sink of `sinks`, in order: RMM's `logger(name, {sink, ...})`.
+   *
+   * @param name the name every line carries
+   * @param sinks where lines go; may be empty (sinks() can add some later)
+   * @throws rmm::logic_error when one of them is null
+   */
+  logger(std::string name, std::vector<logger_sink_ptr> sinks);
+  /// @brief Lets go of the sinks; each closes its file when its last owner lets go of it.
+  ~logger()                        = default;
   logger(logger const&)            = delete;
   logger& operator=(logger const&) = delete;
+
+  /**
+   * @brief The sinks every line goes to, to add or remove some, as RMM's tests do.
+   *
+   * Changing the list is not synchronized with logging: do it while no other thread logs
+   * through this logger. A null entry is skipped.
+   *
+   * @return the list, in the order the sinks are written
+   */
+  [[nodiscard]] std::vector<logger_sink_ptr>& sinks() noexcept { return sinks_; }
+  /**
+   * @brief The sinks every line goes to.
+   *
+   * @return the list, in the order the sinks are written
+   */
+  [[nodiscard]] std::vector<logger_sink_ptr> const& sinks() const noexcept { return sinks_; }
 
   /**
    * @brief Sets the run-time level: messages below it are dropped.
@@ -186,24 +214,25 @@ class logger {
   }
 
   /**
-   * @brief Writes one already formatted line, whatever the logger's level. Never throws.
+   * @brief Writes one already formatted line to every sink, whatever the logger's level. Never
+   * throws: a sink that throws misses the line, and the others still get it.
    *
-   * Lines at flush_level() and above are flushed at once.
+   * Lines at flush_level() and above are flushed at once. Safe to call from several threads: each
+   * line reaches every sink whole, and all sinks see the lines in the same order.
    *
    * @param level the level the line is marked with
    * @param message the text, without a trailing newline
    */
   void write(level_enum level, std::string_view message) noexcept;
-  /// @brief Flushes the sink.
+  /// @brief Flushes every sink; one that throws does not keep the others from flushing.
   void flush() noexcept;
 
  private:
   std::string name_;
   std::atomic<level_enum> level_{level_enum::info};
   std::atomic<level_enum> flush_level_{level_enum::warn};
-  std::mutex mutex_;
-  std::FILE* sink_;
-  bool owns_sink_;
+  std::mutex mutex_;  // one line at a time, so every sink sees the same order
+  std::vector<logger_sink_ptr> sinks_;
 };
 
 /**
@@ -219,9 +248,14 @@ logger& default_logger();
 }  // namespace rmm
 
 #ifndef RMM_NO_RAPIDS_LOGGER_ALIAS
-/// RMM's documentation spells the level type rapids_logger::level_enum.
+/// RMM's documentation and tests spell the level and sink types in namespace rapids_logger.
 namespace rapids_logger {
-using level_enum = ::rmm::level_enum;  ///< rmm::level_enum, as RMM's documentation spells it
+using level_enum         = ::rmm::level_enum;          ///< rmm::level_enum, as RMM's documentation spells it
+using sink               = ::rmm::logger_sink;         ///< rmm::logger_sink, the sink interface
+using sink_ptr           = ::rmm::logger_sink_ptr;     ///< rmm::logger_sink_ptr, how a logger holds a sink
+using ostream_sink_mt    = ::rmm::ostream_sink_mt;     ///< rmm::ostream_sink_mt
+using basic_file_sink_mt = ::rmm::basic_file_sink_mt;  ///< rmm::basic_file_sink_mt
+using stderr_sink_mt     = ::rmm::stderr_sink_mt;      ///< rmm::stderr_sink_mt
 }  // namespace rapids_logger
 #endif
 
