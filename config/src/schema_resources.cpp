@@ -3,10 +3,12 @@
 #include "layer_values.hpp"
 #include "schema_parts.hpp"
 
+#include <rmm/mr/cuda_async_managed_memory_resource.hpp>
 #include <rmm/mr/cuda_async_memory_resource.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
 #include <rmm/mr/managed_memory_resource.hpp>
 #include <rmm/mr/pinned_host_memory_resource.hpp>
+#include <rmm/mr/sam_headroom_memory_resource.hpp>
 #include <rmm/mr/system_memory_resource.hpp>
 
 #include <fmt/format.h>
@@ -31,11 +33,18 @@ void check_system_on_device(layer_description const& layer, build_context const&
 {
   if (!rmm::mr::is_system_memory_supported(context.device)) {
     throw config_error{layer.location,
-                       fmt::format("type \"system\" on device {}, which cannot access pageable host memory "
+                       fmt::format("type \"{}\" on device {}, which cannot access pageable host memory "
                                    "(no HMM or ATS)",
-                                   context.device.value()),
+                                   layer.type(), context.device.value()),
                        "a bottom layer the device supports: \"cuda\", \"cuda_async\" or \"managed\""};
   }
+}
+
+any_device_resource build_sam_headroom(layer_description const& layer,
+                                       build_context const& context,
+                                       upstream_t)  // NOLINT(performance-unnecessary-value-param)
+{
+  return rmm::mr::sam_headroom_memory_resource{resolved_size(layer, "headroom", context).value_or(0)};
 }
 
 rmm::mr::cuda_async_memory_resource::allocation_handle_type handle_type(std::string const& name)
@@ -90,6 +99,20 @@ std::vector<layer_schema> resource_schemas()
      .keys            = {},
      .check_on_device = check_system_on_device,
      .build           = build_plain<rmm::mr::system_memory_resource>},
+    {.type    = "sam_headroom",
+     .kind    = layer_kind::resource,
+     .summary = "pageable host memory as \"system\", each allocation preferring the device up to its free memory "
+                "less a headroom, the host for the rest; needs HMM or ATS",
+     .keys =
+       {
+         {.name          = "headroom",
+          .kind          = value_kind::size_or_percent,
+          .description   = "device memory each allocation leaves free",
+          .default_value = size_spec{.bytes = 0, .percent = 0, .is_percent = false},
+          .minimum       = 0},
+       },
+     .check_on_device = check_system_on_device,
+     .build           = build_sam_headroom},
     {.type    = "cuda_async",
      .kind    = layer_kind::resource,
      .summary = "stream-ordered allocation from a CUDA memory pool of its own (cudaMallocFromPoolAsync)",
@@ -113,6 +136,12 @@ std::vector<layer_schema> resource_schemas()
        },
      .check_on_device = check_cuda_async_on_device,
      .build           = build_cuda_async},
+    {.type    = "cuda_async_managed",
+     .kind    = layer_kind::resource,
+     .summary = "stream-ordered managed memory from the device's default managed pool (CUDA 13 driver, concurrent "
+                "managed access)",
+     .keys    = {},
+     .build   = build_plain<rmm::mr::cuda_async_managed_memory_resource>},
     {.type             = "cuda_async_view",
      .kind             = layer_kind::code_only,
      .summary          = "allocation from an existing cudaMemPool_t",

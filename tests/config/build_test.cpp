@@ -18,6 +18,8 @@
 #include <rmm/mr/prefetch_resource_adaptor.hpp>
 #include <rmm/mr/statistics_resource_adaptor.hpp>
 #include <rmm/mr/system_memory_resource.hpp>
+#include <rmm/mr/sam_headroom_memory_resource.hpp>
+#include <rmm/mr/cuda_async_managed_memory_resource.hpp>
 #include <rmm/mr/thread_safe_resource_adaptor.hpp>
 #include <rmm/mr/tracking_resource_adaptor.hpp>
 #include <rmm/mr/detail/resource_cast.hpp>
@@ -197,7 +199,8 @@ TEST(ConfigBuild, EveryBottomResource)
   layer_as<rmm::mr::managed_memory_resource>(build_bottom("managed"), 1);
   layer_as<rmm::mr::pinned_host_memory_resource>(build_bottom("pinned_host"), 1);
   layer_as<rmm::mr::cuda_async_memory_resource>(build_bottom("cuda_async"), 1);
-  for (auto const* type : {"cuda", "managed", "pinned_host", "cuda_async"}) {
+  layer_as<rmm::mr::cuda_async_managed_memory_resource>(build_bottom("cuda_async_managed"), 1);
+  for (auto const* type : {"cuda", "managed", "pinned_host", "cuda_async", "cuda_async_managed"}) {
     auto layers = build_bottom(type);
     exercise(layers.front());
   }
@@ -205,7 +208,14 @@ TEST(ConfigBuild, EveryBottomResource)
   // then the builder must refuse "system" with a positioned error instead of building it.
   if (!rmm::mr::is_system_memory_supported(device0)) {
     EXPECT_THROW((void)build_bottom("system"), config_error);
+    EXPECT_THROW((void)build_bottom("sam_headroom"), config_error);
     return;
+  }
+  {
+    auto layers = build_layers(
+      load_string("resource = [{type = \"sam_headroom\", headroom = \"1MiB\"}]", "s.toml", environment{}), device0);
+    EXPECT_EQ(layer_as<rmm::mr::sam_headroom_memory_resource>(layers, 0).headroom(), MiB);
+    exercise(layers.front());
   }
   layer_as<rmm::mr::system_memory_resource>(build_bottom("system"), 1);
   {

@@ -31,6 +31,8 @@
 #include <rmm/mr/prefetch_resource_adaptor.hpp>
 #include <rmm/mr/statistics_resource_adaptor.hpp>
 #include <rmm/mr/system_memory_resource.hpp>
+#include <rmm/mr/sam_headroom_memory_resource.hpp>
+#include <rmm/mr/cuda_async_managed_memory_resource.hpp>
 #include <rmm/mr/thread_safe_resource_adaptor.hpp>
 #include <rmm/mr/thrust_allocator_adaptor.hpp>
 #include <rmm/mr/tracking_resource_adaptor.hpp>
@@ -246,6 +248,12 @@ std::vector<resource_case> resource_cases()
     {"system_memory_resource", on_its_own<system_memory_resource>, /*needs_pageable_memory_access=*/true},
     {"cuda_async_memory_resource", on_its_own<cuda_async_memory_resource>},
     {"cuda_async_view_memory_resource", view_of_the_default_pool},
+    {"cuda_async_managed_memory_resource", on_its_own<cuda_async_managed_memory_resource>},
+    {"sam_headroom_memory_resource",
+     [] {
+       return subject{rmm::mr::sam_headroom_memory_resource{MiB}, free_device_memory};
+     },
+     /*needs_pageable_memory_access=*/true},
     {"callback_memory_resource", callbacks_over_cuda},
     {"pool_memory_resource", [] { return over_counted_cuda<pool_memory_resource>(4 * MiB); }},
     {"arena_memory_resource", [] { return over_counted_cuda<arena_memory_resource>(64 * MiB); }},

@@ -5,11 +5,13 @@
 // the conformance groups below.
 
 #include <rmm/error.hpp>
+#include <rmm/mr/cuda_async_managed_memory_resource.hpp>
 #include <rmm/mr/cuda_async_memory_resource.hpp>
 #include <rmm/mr/cuda_async_view_memory_resource.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
 #include <rmm/mr/managed_memory_resource.hpp>
 #include <rmm/mr/pinned_host_memory_resource.hpp>
+#include <rmm/mr/sam_headroom_memory_resource.hpp>
 #include <rmm/mr/system_memory_resource.hpp>
 
 #include <rmm/mr/arena_memory_resource.hpp>
@@ -79,6 +81,16 @@ struct system_factory {
   }
 };
 
+struct sam_headroom_factory {
+  static constexpr char const* name          = "sam_headroom";
+  static constexpr char const* resource_name = "system_memory_resource";  // its errors are the system resource's
+  static constexpr bool instances_equal{true};
+  static constexpr std::size_t large_size{std::size_t{1} << 28};
+  /// 1 MiB of headroom, as RMM's users pick.
+  static rmm::mr::sam_headroom_memory_resource make() { return rmm::mr::sam_headroom_memory_resource{1U << 20U}; }
+  static std::string unavailable_reason() { return system_factory::unavailable_reason(); }
+};
+
 struct cuda_async_factory {
   static constexpr char const* name          = "cuda_async";
   static constexpr char const* resource_name = "cuda_async_memory_resource";  // as error messages name it
@@ -99,6 +111,15 @@ struct cuda_async_primed_factory {
   {
     return rmm::mr::cuda_async_memory_resource{std::size_t{64} << 20, std::size_t{16} << 20};
   }
+};
+
+struct cuda_async_managed_factory {
+  static constexpr char const* name          = "cuda_async_managed";
+  static constexpr char const* resource_name = "cuda_async_managed_memory_resource";  // as error messages name it
+  static constexpr bool instances_equal{true};  // both use the device's default managed pool
+  static constexpr std::size_t large_size{std::size_t{1} << 30};
+  static std::string unavailable_reason() { return {}; }
+  static rmm::mr::cuda_async_managed_memory_resource make() { return {}; }
 };
 
 struct cuda_async_view_factory {
@@ -340,9 +361,10 @@ constexpr std::size_t max_request_of()
 
 /// The conformance suite's groups: each is instantiated in its own translation unit, so that they
 /// compile in parallel. Together they are all_resource_factories and aligned_every_size_factory.
-using runtime_resource_factories = ::testing::Types<cuda_factory, managed_factory, pinned_host_factory, system_factory>;
+using runtime_resource_factories =
+  ::testing::Types<cuda_factory, managed_factory, pinned_host_factory, system_factory, sam_headroom_factory>;
 using cuda_async_resource_factories =
-  ::testing::Types<cuda_async_factory, cuda_async_primed_factory, cuda_async_view_factory>;
+  ::testing::Types<cuda_async_factory, cuda_async_primed_factory, cuda_async_view_factory, cuda_async_managed_factory>;
 using pool_resource_factories = ::testing::Types<pool_factory, pool_bounded_factory, pool_over_async_factory>;
 using other_suballocator_factories =
   ::testing::Types<fixed_size_factory, binning_factory, arena_factory, callback_factory>;
@@ -355,9 +377,11 @@ using all_resource_factories = ::testing::Types<cuda_factory,
                                                 managed_factory,
                                                 pinned_host_factory,
                                                 system_factory,
+                                                sam_headroom_factory,
                                                 cuda_async_factory,
                                                 cuda_async_primed_factory,
                                                 cuda_async_view_factory,
+                                                cuda_async_managed_factory,
                                                 pool_factory,
                                                 pool_bounded_factory,
                                                 pool_over_async_factory,

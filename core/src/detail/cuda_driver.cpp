@@ -77,14 +77,24 @@ void resolve(cuda_driver_resolver resolver, char const* source, Pfn& entry, char
   }
 }
 
+template <class Pfn>
+void resolve_optional(cuda_driver_resolver resolver, Pfn& entry, char const* base, int version)
+{
+  entry = reinterpret_cast<Pfn>(resolver(base, version, CU_GET_PROC_ADDRESS_DEFAULT));
+}
+
 /// Resolves every entry and initialises the driver. Throws, binding nothing, when an entry is
-/// missing. Caller holds bind_mutex.
+/// missing (optional entries are left null). Caller holds bind_mutex.
 binding const* bind_with(cuda_driver_resolver resolver, char const* source)
 {
   auto result = std::make_unique<binding>();
 #define RMM_DETAIL_RESOLVE(member, base, version) resolve(resolver, source, result->table.member, #base, version);
   RMM_CUDA_DRIVER_ENTRIES(RMM_DETAIL_RESOLVE)
 #undef RMM_DETAIL_RESOLVE
+#define RMM_DETAIL_RESOLVE_OPTIONAL(member, base, version) \
+  resolve_optional(resolver, result->table.member, #base, version);
+  RMM_CUDA_DRIVER_OPTIONAL_ENTRIES(RMM_DETAIL_RESOLVE_OPTIONAL)
+#undef RMM_DETAIL_RESOLVE_OPTIONAL
   result->init_result = result->table.cuInit(0);
   return result.release();
 }

@@ -72,12 +72,19 @@
   X(cuMemSetAccess, cuMemSetAccess, 10020)                    \
   X(cuMemGetAllocationGranularity, cuMemGetAllocationGranularity, 10020)
 
+// Entry points only some resources use, from newer drivers: null when the driver lacks them, and
+// the resource that needs one refuses to be built, saying which driver it needs.
+#define RMM_CUDA_DRIVER_OPTIONAL_ENTRIES(X)                \
+  X(cuMemGetDefaultMemPool, cuMemGetDefaultMemPool, 13000) \
+  X(cuMemAdvise_v2, cuMemAdvise, 12020)
+
 namespace rmm::detail {
 
 /// The driver entry points core's allocation path uses.
 struct cuda_driver {
 #define RMM_DETAIL_CUDA_DRIVER_MEMBER(member, base, version) PFN_##base##_v##version member{};
   RMM_CUDA_DRIVER_ENTRIES(RMM_DETAIL_CUDA_DRIVER_MEMBER)
+  RMM_CUDA_DRIVER_OPTIONAL_ENTRIES(RMM_DETAIL_CUDA_DRIVER_MEMBER)
 #undef RMM_DETAIL_CUDA_DRIVER_MEMBER
 };
 
