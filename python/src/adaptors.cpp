@@ -26,12 +26,14 @@ namespace {
 
 namespace mr = rmm::mr;
 
-using statistics_object = typed_resource_object<mr::statistics_resource_adaptor>;
-using tracking_object   = typed_resource_object<mr::tracking_resource_adaptor>;
-using limiting_object   = typed_resource_object<mr::limiting_resource_adaptor>;
-using aligned_object    = typed_resource_object<mr::aligned_resource_adaptor>;
+using statistics_object  = adaptor_object<mr::statistics_resource_adaptor>;
+using tracking_object    = adaptor_object<mr::tracking_resource_adaptor>;
+using limiting_object    = adaptor_object<mr::limiting_resource_adaptor>;
+using aligned_object     = adaptor_object<mr::aligned_resource_adaptor>;
+using prefetch_object    = adaptor_object<mr::prefetch_resource_adaptor>;
+using thread_safe_object = adaptor_object<mr::thread_safe_resource_adaptor>;
 
-struct logging_object : typed_resource_object<mr::logging_resource_adaptor> {
+struct logging_object : adaptor_object<mr::logging_resource_adaptor> {
   logging_object(mr::logging_resource_adaptor adaptor, nb::object upstream_, std::string file_name_)
     : typed_resource_object{std::move(adaptor), std::move(upstream_)}, file_name{std::move(file_name_)}
   {
@@ -64,7 +66,7 @@ nb::dict counts(mr::statistics_resource_adaptor::counter const& bytes,
 
 void bind_observers(nb::module_& module)
 {
-  nb::class_<logging_object, resource_object>(
+  nb::class_<logging_object, upstream_adaptor_object>(
     module, "LoggingResourceAdaptor",
     "Writes every allocation and free to a CSV file (rmm-replay reads it). The file name (RMM_LOG_FILE by "
     "default) gets the device before its extension: log.csv on device 0 is log.dev0.csv.",
@@ -87,7 +89,7 @@ void bind_observers(nb::module_& module)
       "Writes buffered lines to the file.")
     .def("get_file_name", [](logging_object const& self) { return self.file_name; });
 
-  nb::class_<statistics_object, resource_object>(
+  nb::class_<statistics_object, upstream_adaptor_object>(
     module, "StatisticsResourceAdaptor",
     "Counts bytes and allocations: current, peak and total, in a stack of levels (push_counters/pop_counters).",
     resource_gc())
@@ -119,9 +121,9 @@ void bind_observers(nb::module_& module)
       },
       "Ends the top level (folding it into the one below) and returns its counts.");
 
-  nb::class_<tracking_object, resource_object>(module, "TrackingResourceAdaptor",
-                                               "Remembers every outstanding allocation, with its stack when asked.",
-                                               resource_gc())
+  nb::class_<tracking_object, upstream_adaptor_object>(
+    module, "TrackingResourceAdaptor", "Remembers every outstanding allocation, with its stack when asked.",
+    resource_gc())
     .def(
       "__init__",
       [](tracking_object* self, nb::object upstream_mr, bool capture_stacks) {
@@ -148,7 +150,7 @@ void bind_observers(nb::module_& module)
 
 void bind_controls(nb::module_& module)
 {
-  nb::class_<limiting_object, resource_object>(
+  nb::class_<limiting_object, upstream_adaptor_object>(
     module, "LimitingResourceAdaptor", "Refuses allocations that would take the total above `allocation_limit`.",
     resource_gc())
     .def(
@@ -162,8 +164,8 @@ void bind_controls(nb::module_& module)
     .def("get_allocated_bytes", [](limiting_object const& self) { return self.typed.get_allocated_bytes(); })
     .def("get_allocation_limit", [](limiting_object const& self) { return self.typed.get_allocation_limit(); });
 
-  using failure_object = typed_resource_object<mr::failure_callback_resource_adaptor<>>;
-  nb::class_<failure_object, resource_object>(
+  using failure_object = adaptor_object<mr::failure_callback_resource_adaptor<>>;
+  nb::class_<failure_object, upstream_adaptor_object>(
     module, "FailureCallbackResourceAdaptor",
     "On running out of memory calls callback(nbytes): True retries the allocation, False raises MemoryError.",
     resource_gc())
@@ -180,19 +182,18 @@ void bind_controls(nb::module_& module)
       },
       nb::arg("upstream_mr"), nb::arg("callback"));
 
-  nb::class_<typed_resource_object<mr::prefetch_resource_adaptor>, resource_object>(
+  nb::class_<prefetch_object, upstream_adaptor_object>(
     module, "PrefetchResourceAdaptor", "Prefetches each new allocation (managed memory) to the device on its stream.",
     resource_gc())
     .def(
       "__init__",
-      [](typed_resource_object<mr::prefetch_resource_adaptor>* self, nb::object upstream_mr) {
+      [](prefetch_object* self, nb::object upstream_mr) {
         auto& upstream = upstream_from(upstream_mr, "upstream_mr");
-        new (self) typed_resource_object<mr::prefetch_resource_adaptor>{
-          mr::prefetch_resource_adaptor{upstream.resource}, std::move(upstream_mr)};
+        new (self) prefetch_object{mr::prefetch_resource_adaptor{upstream.resource}, std::move(upstream_mr)};
       },
       nb::arg("upstream_mr"));
 
-  nb::class_<aligned_object, resource_object>(
+  nb::class_<aligned_object, upstream_adaptor_object>(
     module, "AlignedResourceAdaptor", "Aligns allocations of at least `alignment_threshold` bytes to `alignment`.",
     resource_gc())
     .def(
@@ -206,14 +207,13 @@ void bind_controls(nb::module_& module)
       nb::arg("alignment_threshold") = mr::aligned_resource_adaptor::default_alignment_threshold)
     .def_prop_ro("alignment", [](aligned_object const& self) { return self.typed.alignment(); });
 
-  nb::class_<typed_resource_object<mr::thread_safe_resource_adaptor>, resource_object>(
+  nb::class_<thread_safe_object, upstream_adaptor_object>(
     module, "ThreadSafeResourceAdaptor", "Serializes every call to the upstream with one lock.", resource_gc())
     .def(
       "__init__",
-      [](typed_resource_object<mr::thread_safe_resource_adaptor>* self, nb::object upstream_mr) {
+      [](thread_safe_object* self, nb::object upstream_mr) {
         auto& upstream = upstream_from(upstream_mr, "upstream_mr");
-        new (self) typed_resource_object<mr::thread_safe_resource_adaptor>{
-          mr::thread_safe_resource_adaptor{upstream.resource}, std::move(upstream_mr)};
+        new (self) thread_safe_object{mr::thread_safe_resource_adaptor{upstream.resource}, std::move(upstream_mr)};
       },
       nb::arg("upstream_mr"));
 }

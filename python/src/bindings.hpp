@@ -39,15 +39,25 @@ struct resource_object {
   std::vector<std::shared_ptr<python_callable>> callables;
 };
 
+/// rmm.mr.UpstreamResourceAdaptor: the base of every class that allocates from an upstream
+/// resource (pools and adaptors), so that code can tell them from bottom resources.
+struct upstream_adaptor_object : resource_object {
+  using resource_object::resource_object;
+};
+
 /// A resource object that also keeps the typed resource, for the methods only its type has.
-template <class Resource>
-struct typed_resource_object : resource_object {
+template <class Resource, class Base = resource_object>
+struct typed_resource_object : Base {
   typed_resource_object(Resource typed_, nb::object upstream_ = nb::none())
-    : resource_object{typed_, std::move(upstream_)}, typed{std::move(typed_)}
+    : Base{typed_, std::move(upstream_)}, typed{std::move(typed_)}
   {
   }
   Resource typed;
 };
+
+/// The Python object of a resource with an upstream.
+template <class Resource>
+using adaptor_object = typed_resource_object<Resource, upstream_adaptor_object>;
 
 /// A pointer or handle as the int Python code sees.
 [[nodiscard]] inline std::uintptr_t address_of(void const* ptr) noexcept

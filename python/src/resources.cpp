@@ -11,6 +11,7 @@
 #include <rmm/mr/arena_memory_resource.hpp>
 #include <rmm/mr/binning_memory_resource.hpp>
 #include <rmm/mr/callback_memory_resource.hpp>
+#include <rmm/mr/cuda_async_managed_memory_resource.hpp>
 #include <rmm/mr/cuda_async_memory_resource.hpp>
 #include <rmm/mr/cuda_async_view_memory_resource.hpp>
 #include <rmm/mr/cuda_memory_resource.hpp>
@@ -18,6 +19,7 @@
 #include <rmm/mr/managed_memory_resource.hpp>
 #include <rmm/mr/pinned_host_memory_resource.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
+#include <rmm/mr/sam_headroom_memory_resource.hpp>
 #include <rmm/mr/system_memory_resource.hpp>
 
 #include <nanobind/stl/string.h>
@@ -32,13 +34,13 @@ namespace {
 
 namespace mr = rmm::mr;
 
-using pool_object  = typed_resource_object<mr::pool_memory_resource>;
-using fixed_object = typed_resource_object<mr::fixed_size_memory_resource>;
-using arena_object = typed_resource_object<mr::arena_memory_resource>;
+using pool_object  = adaptor_object<mr::pool_memory_resource>;
+using fixed_object = adaptor_object<mr::fixed_size_memory_resource>;
+using arena_object = adaptor_object<mr::arena_memory_resource>;
 using async_object = typed_resource_object<mr::cuda_async_memory_resource>;
 
 /// Binning keeps the Python objects of the bins it was given, so they live as long as it does.
-struct binning_object : typed_resource_object<mr::binning_memory_resource> {
+struct binning_object : adaptor_object<mr::binning_memory_resource> {
   using typed_resource_object::typed_resource_object;
   nb::list bin_resources;
 };
@@ -121,6 +123,11 @@ void bind_base(nb::module_& module)
       "The resource this one allocates from (None for a bottom resource).")
     .def(
       "get_upstream", [](resource_object const& self) { return self.upstream; }, "Same as upstream_mr.");
+  nb::class_<upstream_adaptor_object, resource_object>(
+    module, "UpstreamResourceAdaptor",
+    "The base of every resource that allocates from an upstream resource (pools and adaptors); built only "
+    "through those classes.",
+    resource_gc());
 }
 
 void bind_bottoms(nb::module_& module)
@@ -146,6 +153,35 @@ void bind_bottoms(nb::module_& module)
     .def("__init__", [](typed_resource_object<mr::system_memory_resource>* self) {
       new (self)
         typed_resource_object<mr::system_memory_resource>{without_gil([] { return mr::system_memory_resource{}; })};
+    });
+  nb::class_<typed_resource_object<mr::sam_headroom_memory_resource>, resource_object>(
+    module, "SamHeadroomMemoryResource",
+    "System memory placed on the device up to its free memory less `headroom` bytes, the rest on the host "
+    "(HMM or ATS devices only).",
+    resource_gc())
+    .def(
+      "__init__",
+      [](typed_resource_object<mr::sam_headroom_memory_resource>* self, nb::handle headroom) {
+        auto const bytes = size_from(headroom, "headroom");
+        new (self) typed_resource_object<mr::sam_headroom_memory_resource>{
+          without_gil([&] { return mr::sam_headroom_memory_resource{bytes}; })};
+      },
+      nb::arg("headroom"))
+    .def_prop_ro("headroom", [](typed_resource_object<mr::sam_headroom_memory_resource> const& self) {
+      return self.typed.headroom();
+    });
+  nb::class_<typed_resource_object<mr::cuda_async_managed_memory_resource>, resource_object>(
+    module, "CudaAsyncManagedMemoryResource",
+    "Stream-ordered managed memory from the current device's default managed pool (CUDA 13); experimental in "
+    "RMM, reached as rmm.mr.experimental.CudaAsyncManagedMemoryResource.",
+    resource_gc())
+    .def("__init__",
+         [](typed_resource_object<mr::cuda_async_managed_memory_resource>* self) {
+           new (self) typed_resource_object<mr::cuda_async_managed_memory_resource>{
+             without_gil([] { return mr::cuda_async_managed_memory_resource{}; })};
+         })
+    .def("pool_handle", [](typed_resource_object<mr::cuda_async_managed_memory_resource> const& self) {
+      return address_of(self.typed.pool_handle());
     });
   nb::class_<async_object, resource_object>(module, "CudaAsyncMemoryResource",
                                             "cudaMallocAsync from a CUDA memory pool of its own.", resource_gc())
@@ -183,7 +219,7 @@ void bind_bottoms(nb::module_& module)
 
 void bind_suballocators(nb::module_& module)
 {
-  nb::class_<pool_object, resource_object>(
+  nb::class_<pool_object, upstream_adaptor_object>(
     module, "PoolMemoryResource",
     "A coalescing best-fit pool over `upstream_mr`. Sizes are ints or strings (\"1GiB\"); the initial size "
     "defaults to half the device's free memory, the maximum to no limit.",
@@ -211,8 +247,8 @@ void bind_suballocators(nb::module_& module)
       "pool_statistics", [](pool_object const& self) { return suballocator_statistics_dict(self.typed.statistics()); },
       "Reserved, allocated and free bytes, free blocks and fragmentation.");
 
-  nb::class_<fixed_object, resource_object>(module, "FixedSizeMemoryResource",
-                                            "Blocks of one size, carved from `upstream_mr` in batches.", resource_gc())
+  nb::class_<fixed_object, upstream_adaptor_object>(
+    module, "FixedSizeMemoryResource", "Blocks of one size, carved from `upstream_mr` in batches.", resource_gc())
     .def(
       "__init__",
       [](fixed_object* self, nb::object upstream_mr, nb::handle block_size, std::size_t blocks_to_preallocate) {
@@ -228,7 +264,7 @@ void bind_suballocators(nb::module_& module)
       nb::arg("blocks_to_preallocate") = mr::fixed_size_memory_resource::default_blocks_to_preallocate)
     .def("get_block_size", [](fixed_object const& self) { return self.typed.get_block_size(); });
 
-  nb::class_<binning_object, resource_object>(
+  nb::class_<binning_object, upstream_adaptor_object>(
     module, "BinningMemoryResource",
     "Requests up to each bin's size go to that bin's resource, larger ones to `upstream_mr`. With exponents, "
     "adds fixed-size bins of 2**min_size_exponent to 2**max_size_exponent bytes.",
@@ -273,7 +309,7 @@ void bind_suballocators(nb::module_& module)
       "bin_mrs", [](binning_object const& self) { return self.bin_resources; }, "The resources given to add_bin.")
     .def_prop_ro("bin_sizes", [](binning_object const& self) { return self.typed.bin_sizes(); });
 
-  nb::class_<arena_object, resource_object>(
+  nb::class_<arena_object, upstream_adaptor_object>(
     module, "ArenaMemoryResource", "Per-thread arenas over one global arena, for many threads on the default stream.",
     resource_gc())
     .def(

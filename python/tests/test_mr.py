@@ -336,3 +336,59 @@ def test_a_cycle_through_a_resources_python_functions_is_collected():
         ref = make()
         gc.collect()
         assert ref() is None, f"{make.__name__}: the cycle was never freed"
+
+
+def test_pools_and_adaptors_are_upstream_resource_adaptors():
+    base = mr.CudaMemoryResource()
+    pool = mr.PoolMemoryResource(base, 1 << 20)
+    adaptors = [
+        pool,
+        mr.StatisticsResourceAdaptor(pool),
+        mr.TrackingResourceAdaptor(pool),
+        mr.LimitingResourceAdaptor(pool, 1 << 20),
+        mr.FixedSizeMemoryResource(base),
+        mr.ArenaMemoryResource(base, 1 << 20),
+        mr.BinningMemoryResource(base),
+        mr.PrefetchResourceAdaptor(base),
+        mr.AlignedResourceAdaptor(base),
+        mr.ThreadSafeResourceAdaptor(base),
+    ]
+    for adaptor in adaptors:
+        assert isinstance(adaptor, mr.UpstreamResourceAdaptor), type(adaptor).__name__
+        assert adaptor.get_upstream() is not None
+    bottoms = [base, mr.ManagedMemoryResource(), mr.PinnedHostMemoryResource()]
+    for bottom in bottoms:
+        assert not isinstance(bottom, mr.UpstreamResourceAdaptor), type(bottom).__name__
+    assert issubclass(mr.UpstreamResourceAdaptor, mr.DeviceMemoryResource)
+    with pytest.raises(TypeError):
+        mr.UpstreamResourceAdaptor()  # only its subclasses are built
+
+
+def test_sam_headroom_resource_places_system_memory_or_refuses_clearly():
+    try:
+        sam = mr.SamHeadroomMemoryResource(headroom=1 << 20)
+    except ValueError as refused:  # a device without pageable memory access (the H200)
+        assert "PageableMemoryAccess = 0" in str(refused)
+        return
+    assert sam.headroom == 1 << 20
+    assert not isinstance(sam, mr.UpstreamResourceAdaptor)
+    buf = rmm.DeviceBuffer.to_device(b"headroom", mr=sam)
+    assert buf.tobytes() == b"headroom"
+
+
+def test_cuda_async_managed_resource_serves_host_readable_memory():
+    managed = mr.experimental.CudaAsyncManagedMemoryResource()
+    assert isinstance(managed.pool_handle(), int) and managed.pool_handle() != 0
+    from rmm.mr.experimental import CudaAsyncManagedMemoryResource
+    from rmm.pylibrmm.memory_resource.experimental import (
+        CudaAsyncManagedMemoryResource as same,
+    )
+
+    assert CudaAsyncManagedMemoryResource is same is type(managed)
+    mr.set_current_device_resource(managed)
+    assert type(mr.get_current_device_resource()) is type(managed)
+    data = bytes(range(256)) * 64
+    buf = rmm.DeviceBuffer.to_device(data)
+    assert buf.tobytes() == data
+    # The same pool each time: the device's default managed pool.
+    assert mr.experimental.CudaAsyncManagedMemoryResource().pool_handle() == managed.pool_handle()

@@ -3,7 +3,8 @@
 Every class is the C++ library's resource of the same name: ``PoolMemoryResource`` is
 ``rmm::mr::pool_memory_resource``, and so on. Sizes are ints or strings such as ``"1GiB"``.
 An adaptor keeps its upstream alive (``upstream_mr``); a resource set for a device stays alive
-while it is set.
+while it is set. Pools and adaptors derive from ``UpstreamResourceAdaptor``. Resources whose
+interface may still change are in ``rmm.mr.experimental``.
 """
 
 from __future__ import annotations
@@ -29,12 +30,15 @@ from rmm._rmm import (
     PinnedHostMemoryResource,
     PoolMemoryResource,
     PrefetchResourceAdaptor,
+    SamHeadroomMemoryResource,
     StatisticsResourceAdaptor,
     SystemMemoryResource,
     ThreadSafeResourceAdaptor,
     TrackingResourceAdaptor,
+    UpstreamResourceAdaptor,
     available_device_memory,
 )
+from rmm.mr import experimental
 
 # The Python object set for each device: it keeps the C++ stack alive and is what the getters
 # return. The C++ table holds the same resource; both change together, under the lock.
@@ -179,13 +183,16 @@ __all__ = [
     "PinnedHostMemoryResource",
     "PoolMemoryResource",
     "PrefetchResourceAdaptor",
+    "SamHeadroomMemoryResource",
     "StatisticsResourceAdaptor",
     "SystemMemoryResource",
     "ThreadSafeResourceAdaptor",
     "TrackingResourceAdaptor",
+    "UpstreamResourceAdaptor",
     "available_device_memory",
     "disable_logging",
     "enable_logging",
+    "experimental",
     "from_config",
     "get_current_device_resource",
     "get_current_device_resource_type",

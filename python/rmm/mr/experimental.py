@@ -1,0 +1,5 @@
+"""Resources whose interface may still change, as RMM marks them experimental."""
+
+from rmm._rmm import CudaAsyncManagedMemoryResource
+
+__all__ = ["CudaAsyncManagedMemoryResource"]

@@ -1,0 +1,4 @@
+"""Same as rmm.mr.experimental."""
+
+from rmm.mr.experimental import *  # noqa: F401,F403
+from rmm.mr.experimental import __all__  # noqa: F401
