@@ -220,7 +220,8 @@ TEST_F(RmmReplay, BadUsage)
     EXPECT_NE(refusal.err.find(says), std::string::npos) << refusal.err;
   };
   refused("--resource cuda+pool",
-          "the bottom resource (cuda, managed, pinned_host, system, cuda_async) must come last");
+          "the bottom resource (cuda, managed, pinned_host, system, sam_headroom, cuda_async, cuda_async_managed) must "
+          "come last");
   // The names are the configuration's types: a typo gets the closest one, and a type that needs
   // settings a name cannot carry is refused saying so.
   refused("--resource pol+cuda", "unknown part 'pol' (did you mean 'pool'?)");

@@ -59,7 +59,9 @@ CUresult pointer_attribute(void* data, CUpointer_attribute attr, Allocation cons
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: put(0); break;
     case CU_POINTER_ATTRIBUTE_BUFFER_ID:
     case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: put(static_cast<unsigned long long>(a->buffer_id)); break;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED: put(a->kind == MemKind::managed || !device_memory ? 1 : 0); break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+      put(a->kind == MemKind::managed || (a->kind == MemKind::pool && !device_memory) ? 1 : 0);
+      break;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: put(a->device); break;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: put(a->kind == MemKind::device ? 1 : 0); break;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
