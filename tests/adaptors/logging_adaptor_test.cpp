@@ -211,6 +211,30 @@ TEST(LoggingAdaptor, EverySinkGetsTheSameLog)
                rmm::logic_error);
 }
 
+// RMM's code passes the debug logger's sinks (rapids_logger's): they get the same CSV text.
+TEST(LoggingAdaptor, DebugLoggerSinksGetTheSameLog)
+{
+  std::ostringstream reference;
+  std::ostringstream through_logger_sink;
+  auto const path = temp_log("logger-sinks");
+  {
+    logging_resource_adaptor mr{rmm::mr::cuda_memory_resource{},
+                                {std::make_shared<rapids_logger::ostream_sink_mt>(through_logger_sink),
+                                 std::make_shared<rapids_logger::basic_file_sink_mt>(path.string(), true)}};
+    logging_resource_adaptor plain{rmm::mr::cuda_memory_resource{}, reference};
+    for (int i = 0; i < 5; ++i) {
+      mr.deallocate_sync(mr.allocate_sync(512 * (i + 1)), 512 * (i + 1));
+      plain.deallocate_sync(plain.allocate_sync(512 * (i + 1)), 512 * (i + 1));
+    }
+  }
+  EXPECT_EQ(lines_of(through_logger_sink.str()).size(), 11U);
+  EXPECT_EQ(through_logger_sink.str(), read_file(path));
+  EXPECT_EQ(lines_of(through_logger_sink.str()).front(), lines_of(reference.str()).front()) << "the same header";
+  std::filesystem::remove(path);
+  EXPECT_THROW((logging_resource_adaptor{rmm::mr::cuda_memory_resource{}, std::vector<rmm::logger_sink_ptr>{nullptr}}),
+               rmm::logic_error);
+}
+
 TEST(LoggingAdaptor, ASinkThrowingAnythingIsReportedOnceAndTheOtherSinksKeepTheWholeLog)
 {
   // Not a std::exception: the writer is noexcept, so letting it escape would end the program.

@@ -16,7 +16,36 @@ std::vector<log_sink_ptr> one_sink(log_sink_ptr sink)
   return sinks;
 }
 
+/// A debug-logger sink fed the CSV text (the text is not a formatted log line: it goes as it is).
+class logger_sink_bridge final : public log_sink {
+ public:
+  explicit logger_sink_bridge(logger_sink_ptr sink) : sink_{std::move(sink)}
+  {
+    RMM_EXPECTS(sink_ != nullptr, "logging_resource_adaptor was given a null sink");
+  }
+  void write(std::string_view text) override { sink_->write(level_enum::info, text); }
+  void flush() override { sink_->flush(); }
+
+ private:
+  logger_sink_ptr sink_;
+};
+
+std::vector<log_sink_ptr> bridged(std::vector<logger_sink_ptr> const& sinks)
+{
+  std::vector<log_sink_ptr> bridges;
+  bridges.reserve(sinks.size());
+  for (auto const& sink : sinks) { bridges.push_back(std::make_shared<logger_sink_bridge>(sink)); }
+  return bridges;
+}
+
 }  // namespace
+
+logging_resource_adaptor::logging_resource_adaptor(any_device_resource upstream,
+                                                   std::vector<logger_sink_ptr> const& sinks,
+                                                   bool auto_flush)
+  : logging_resource_adaptor(std::move(upstream), bridged(sinks), auto_flush)
+{
+}
 
 logging_resource_adaptor::logging_resource_adaptor(any_device_resource upstream,
                                                    std::string const& filename,

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <rmm/cuda_stream_view.hpp>
+#include <rmm/logger.hpp>
 #include <rmm/mr/detail/adaptor_resource.hpp>
 #include <rmm/mr/log_sink.hpp>
 #include <rmm/resource_ref.hpp>
@@ -68,6 +69,19 @@ class logging_resource_adaptor final
    * @throws rmm::logic_error when `sinks` is empty or holds a null sink
    */
   logging_resource_adaptor(any_device_resource upstream, std::vector<log_sink_ptr> sinks, bool auto_flush = false);
+  /**
+   * @brief Logs to debug-logger sinks, as RMM's code passes rapids_logger sinks
+   * (`{std::make_shared<rapids_logger::basic_file_sink_mt>(path, true), ...}`): each gets the CSV
+   * text as a log_sink would.
+   *
+   * @param upstream the resource whose allocation events are logged
+   * @param sinks where the rows are written (at least one); none may be null
+   * @param auto_flush write and flush every row before the call that logs it returns
+   * @throws rmm::logic_error when `sinks` is empty or holds a null sink
+   */
+  logging_resource_adaptor(any_device_resource upstream,
+                           std::vector<logger_sink_ptr> const& sinks,
+                           bool auto_flush = false);
 
   /// @brief Writes every event logged so far and flushes the sinks. Sink failures go to the debug log.
   void flush();
