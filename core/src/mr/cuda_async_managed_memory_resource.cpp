@@ -13,8 +13,8 @@ namespace {
 /// The current device's default managed pool, or rmm::logic_error saying what is missing.
 cudaMemPool_t default_managed_pool()
 {
-  auto const& cu     = rmm::detail::cuda_driver_table();
-  auto const device  = get_current_cuda_device();
+  auto const& cu    = rmm::detail::cuda_driver_table();
+  auto const device = get_current_cuda_device();
   if (cu.cuMemGetDefaultMemPool == nullptr) {
     throw rmm::logic_error{
       "cuda_async_managed_memory_resource needs a driver for CUDA 13.0 or newer (managed memory pools); this "

@@ -42,7 +42,7 @@ class cuda_async_managed_memory_resource final : public device_memory_resource {
   cudaMemPool_t pool_;
 };
 
-static_assert(cuda::mr::resource_with<cuda_async_managed_memory_resource, cuda::mr::device_accessible,
-                                      cuda::mr::host_accessible>);
+static_assert(
+  cuda::mr::resource_with<cuda_async_managed_memory_resource, cuda::mr::device_accessible, cuda::mr::host_accessible>);
 
 }  // namespace rmm::mr
