@@ -72,3 +72,19 @@ def test_logging_names_are_at_the_top_as_in_rmm():
     assert rmm.enable_logging is mr.enable_logging
     assert rmm.disable_logging is mr.disable_logging
     assert rmm.get_log_filenames is mr.get_log_filenames
+
+
+def test_flush_logs_writes_out_every_logging_adaptor(tmp_path):
+    from rmm.pylibrmm.memory_resource._memory_resource import LoggingResourceAdaptor, _flush_logs
+
+    assert LoggingResourceAdaptor is mr.LoggingResourceAdaptor
+    log = tmp_path / "flushed.csv"
+    mr.set_current_device_resource(mr.LoggingResourceAdaptor(mr.CudaMemoryResource(), str(log)))
+    buf = rmm.DeviceBuffer(size=4096)
+    _flush_logs()
+    files = list(tmp_path.iterdir())
+    assert len(files) == 1, files  # one file per device: flushed.dev0.csv
+    rows = files[0].read_text().splitlines()
+    assert rows[0].startswith("Thread,Time,Action,Pointer,Size,Stream")
+    assert any(",allocate," in row and ",4096," in row for row in rows[1:]), rows
+    del buf

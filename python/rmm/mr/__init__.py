@@ -133,6 +133,15 @@ def get_log_filenames() -> dict[int, str | None]:
     }
 
 
+def _flush_logs() -> None:
+    """Writes out every device's LoggingResourceAdaptor (the one enable_logging put there)."""
+    with _lock:
+        mrs = list(_per_device_mrs.values())
+    for mr in mrs:
+        if isinstance(mr, LoggingResourceAdaptor):
+            mr.flush()
+
+
 class _on_device:
     """Makes ``device`` current for a block, restoring the previous device afterwards."""
 
