@@ -17,6 +17,17 @@ from functools import wraps
 from rmm import mr
 
 
+class AllocationCounts(dict):
+    """A StatisticsResourceAdaptor's counters: a dict, as RMM's README prints them, whose keys are
+    also attributes (``counts.current_bytes``), as RMM's code reads them."""
+
+    def __getattr__(self, name: str) -> int:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"allocation counts have no {name!r}; they have {', '.join(self)}") from None
+
+
 @dataclass
 class Statistics:
     """Bytes and allocations: outstanding now, their peak and their total."""
@@ -176,6 +187,7 @@ class profiler:
 
 
 __all__ = [
+    "AllocationCounts",
     "ProfilerRecords",
     "Statistics",
     "default_profiler_records",

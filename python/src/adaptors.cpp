@@ -61,7 +61,7 @@ nb::dict counts(mr::statistics_resource_adaptor::counter const& bytes,
   d["peak_count"]    = allocations.peak;
   d["total_bytes"]   = bytes.total;
   d["total_count"]   = allocations.total;
-  return d;
+  return nb::cast<nb::dict>(nb::module_::import_("rmm.statistics").attr("AllocationCounts")(d));
 }
 
 void bind_observers(nb::module_& module)

@@ -352,7 +352,12 @@ void bind_callback(nb::module_& module)
                 throw rmm::out_of_memory{std::string{"CallbackMemoryResource allocate_func: "} +
                                          nb::str(e.value()).c_str()};
               }
-              throw;
+              // As RMM's: any other exception reaches the caller as RuntimeError with its message
+              // (the original is its __cause__); interrupts and exits stay what they are.
+              if (e.matches(PyExc_RuntimeError) || e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) {
+                throw;
+              }
+              nb::raise_from(e, PyExc_RuntimeError, "%s", nb::str(e.value()).c_str());
             }
           },
           [deallocate](void* ptr, std::size_t bytes, rmm::cuda_stream_view stream, void*) {

@@ -156,8 +156,17 @@ def test_callback_errors_reach_the_caller():
         raise KeyError("no memory here")
 
     callback = mr.CallbackMemoryResource(allocate, lambda ptr, size, stream: None)
-    with pytest.raises(KeyError, match="no memory here"):
+    # As RMM's: RuntimeError with the callback's message, the original as its cause.
+    with pytest.raises(RuntimeError, match="no memory here") as raised:
         rmm.DeviceBuffer(size=10, mr=callback)
+    assert isinstance(raised.value.__cause__, KeyError)
+
+    def allocate_runtime(size, stream):
+        raise RuntimeError("as it is")
+
+    with pytest.raises(RuntimeError, match="as it is") as raised:
+        rmm.DeviceBuffer(size=10, mr=mr.CallbackMemoryResource(allocate_runtime, lambda ptr, size, stream: None))
+    assert raised.value.__cause__ is None
     with pytest.raises(TypeError, match="callable"):
         mr.CallbackMemoryResource(allocate, "not a function")
 

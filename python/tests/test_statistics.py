@@ -40,6 +40,10 @@ def test_the_seed_example_of_allocation_counts():
     mr.set_current_device_resource(stats_mr)
     x = rmm.DeviceBuffer(size=16)
     assert stats_mr.allocation_counts == SEED_ALLOCATION_COUNTS
+    # RMM's code reads the counters as attributes too.
+    assert stats_mr.allocation_counts.current_bytes == SEED_ALLOCATION_COUNTS["current_bytes"]
+    with pytest.raises(AttributeError, match="current_bytes"):
+        stats_mr.allocation_counts.bytes
     del x
 
 
