@@ -31,7 +31,9 @@ int main(int argc, char** argv)
   int const steps = argc > 1 ? std::atoi(argv[1]) : 50;
   int devices     = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "alloc_churn: no usable CUDA device\n");
+    std::fprintf(stderr,
+                 "alloc_churn: no usable CUDA device (without a GPU, the alloc_churn_shared build runs on rmm's CPU "
+                 "emulator of CUDA: put build/emulator/lib first on LD_LIBRARY_PATH)\n");
     return 2;
   }
   // The same buffer sizes every run: 64 buffers of 4 KiB to 16 MiB per step.

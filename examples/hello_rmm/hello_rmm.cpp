@@ -34,7 +34,10 @@ int main()
   try {
     devices = rmm::get_num_cuda_devices();
   } catch (rmm::cuda_error const& e) {
-    std::fprintf(stderr, "hello_rmm: no usable CUDA device here: %s\n", e.what());
+    std::fprintf(stderr,
+                 "hello_rmm: no usable CUDA device here: %s\n(without a GPU, rmm's CPU emulator of CUDA stands in: put "
+                 "build/emulator/lib of rmm's build first on LD_LIBRARY_PATH)\n",
+                 e.what());
     return 2;
   }
   if (devices == 0) {
