@@ -14,7 +14,13 @@ export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
 
 echo "== configuring and building (first time: a few minutes)"
 cmake --preset default >/dev/null
-cmake --build --preset default --target alloc_churn alloc_churn_shared rmm-run rmm_shim rmm_emulator
+cmake --build --preset default --target alloc_churn alloc_churn_shared hello_rmm rmm-run rmm-replay rmm_shim rmm_emulator
+
+where_things_are() {
+  echo
+  echo "== Built: build/tools/rmm-run, build/tools/rmm-replay, build/shim/librmm_shim.so, build/examples/hello_rmm/hello_rmm"
+  echo "== (after 'cmake --install build --prefix P': P/bin/rmm-run, P/bin/rmm-replay, P/lib/librmm_shim.so)"
+}
 
 steps=${STEPS:-30}
 program=./build/examples/alloc_churn/alloc_churn
@@ -27,6 +33,7 @@ if [[ $status -eq 0 ]]; then
   echo
   echo "== the same under the shim: build/tools/rmm-run --report -- $program $steps"
   ./build/tools/rmm-run --report -- "$program" "$steps"
+  where_things_are
   exit 0
 fi
 if [[ $status -ne 2 ]]; then exit "$status"; fi
@@ -42,3 +49,7 @@ echo "== $program $steps, as it is (emulator)"
 echo
 echo "== the same under the shim (emulator): build/tools/rmm-run --report -- $program $steps"
 ./build/tools/rmm-run --report -- "$program" "$steps"
+where_things_are
+echo "== To run programs of your own on the emulator (built against the shared CUDA runtime, as"
+echo "== build/examples/hello_rmm/hello_rmm is), put it first on the library path:"
+echo "   export LD_LIBRARY_PATH=$PWD/build/emulator/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"

@@ -54,8 +54,10 @@ void open_libcuda()
   void* library = ::dlopen("libcuda.so.1", RTLD_NOW);
   if (library == nullptr) {
     char const* reason = ::dlerror();
-    throw rmm::cuda_error{fmt::format("rmm cannot use the CUDA driver: dlopen(\"libcuda.so.1\") failed: {}",
-                                      reason != nullptr ? reason : "unknown reason")};
+    throw rmm::cuda_error{
+      fmt::format("rmm cannot use the CUDA driver: dlopen(\"libcuda.so.1\") failed: {} (without a GPU, rmm's CPU "
+                  "emulator of CUDA stands in: put build/emulator/lib of rmm's build first on LD_LIBRARY_PATH)",
+                  reason != nullptr ? reason : "unknown reason")};
   }
   auto* resolver = reinterpret_cast<PFN_cuGetProcAddress_v12000>(::dlsym(library, "cuGetProcAddress_v2"));
   if (resolver == nullptr) {
