@@ -1,5 +1,7 @@
 #include "contexts.hpp"
 
+#include "devices.hpp"
+
 #include "real_driver.hpp"
 
 #include <array>
@@ -9,13 +11,11 @@ namespace rmm::shim {
 
 namespace {
 
-constexpr int max_devices = 64;
-
 /// Retained once per device and never released: the primary context outlives every stack on it.
 CUcontext primary_context(int device) noexcept
 {
   static std::array<std::atomic<CUcontext>, max_devices> known{};
-  if (device < 0 || device >= max_devices) { return nullptr; }
+  if (!has_device_slot(device)) { return nullptr; }
   auto& slot = known[static_cast<std::size_t>(device)];
   if (auto ctx = slot.load(std::memory_order_acquire); ctx != nullptr) { return ctx; }
   CUcontext ctx{};

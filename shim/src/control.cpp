@@ -1,5 +1,6 @@
 // The exported control surface (include/rmm/shim.h).
 
+#include "devices.hpp"
 #include "contexts.hpp"
 #include "dispatch.hpp"
 #include "settings.hpp"
@@ -30,7 +31,7 @@ RMM_SHIM_EXPORT size_t rmm_shim_release(void)
   (void)rmm::shim::give_back_kept_blocks(-1);  // into the stacks first, then released with them
   std::size_t bytes = 0;
   rmm::shim::own_work_scope const own_work;
-  for (int device = 0; device < rmm::shim::device_stacks::max_devices; ++device) {
+  for (int device = 0; device < rmm::shim::max_devices; ++device) {
     if (s.stacks.find(device) == nullptr) { continue; }
     rmm::shim::scoped_device_context const on_device{device};
     try {

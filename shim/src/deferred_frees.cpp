@@ -182,7 +182,7 @@ std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
 
 void deferred_frees::forget_device(int device) noexcept
 {
-  if (device < 0 || device >= max_devices) { return; }
+  if (!has_device_slot(device)) { return; }
   auto& d = devices_[static_cast<std::size_t>(device)];
   {
     std::lock_guard lock{d.mutex};
@@ -201,7 +201,7 @@ void deferred_frees::forget_device(int device) noexcept
 
 std::size_t deferred_frees::pending_bytes(int device) const noexcept
 {
-  if (device < 0 || device >= max_devices) { return 0; }
+  if (!has_device_slot(device)) { return 0; }
   auto const& d = devices_[static_cast<std::size_t>(device)];
   std::lock_guard lock{d.mutex};
   return d.pending_bytes;
@@ -210,7 +210,7 @@ std::size_t deferred_frees::pending_bytes(int device) const noexcept
 void deferred_frees::stream_created(CUstream stream, unsigned int flags, int device)
 {
   if ((flags & CU_STREAM_NON_BLOCKING) == 0) { return; }  // blocking: the legacy stream's event covers it
-  if (device < 0 || device >= max_devices) { return; }
+  if (!has_device_slot(device)) { return; }
   // Counted before the fence is recorded: an allocation that saw no non-blocking stream either
   // took its block before the fence (which then covers the block's earlier work) or sees the count
   // when it checks again (dispatch.cpp).
@@ -272,7 +272,7 @@ void deferred_frees::stream_destroyed(CUstream stream) noexcept
 
 bool deferred_frees::legacy_order_suffices(int device) noexcept
 {
-  if (capturing()) { return false; }
+  if (capturing() || !has_device_slot(device)) { return false; }
   auto& d = devices_[static_cast<std::size_t>(device)];
   if (d.non_blocking_streams.load(std::memory_order_seq_cst) == 0) { return true; }
   (void)drained(device);
@@ -311,7 +311,7 @@ void deferred_frees::forget_drained() noexcept
 
 std::size_t deferred_frees::frees_through_epochs(int device) const noexcept
 {
-  if (device < 0 || device >= max_devices) { return 0; }
+  if (!has_device_slot(device)) { return 0; }
   auto const& d = devices_[static_cast<std::size_t>(device)];
   std::lock_guard lock{d.mutex};
   return d.frees;
@@ -319,33 +319,33 @@ std::size_t deferred_frees::frees_through_epochs(int device) const noexcept
 
 std::size_t deferred_frees::non_blocking_streams_created(int device) const noexcept
 {
-  if (device < 0 || device >= max_devices) { return 0; }
+  if (!has_device_slot(device)) { return 0; }
   return devices_[static_cast<std::size_t>(device)].streams_created.load(std::memory_order_relaxed);
 }
 
 bool deferred_frees::fenced_reuse(int device) const noexcept
 {
-  if (capturing() || device < 0 || device >= max_devices) { return false; }
+  if (capturing() || !has_device_slot(device)) { return false; }
   return !devices_[static_cast<std::size_t>(device)].stream_ordered_frees.load(std::memory_order_acquire);
 }
 
 void deferred_frees::note_stream_ordered_free(int device) noexcept
 {
-  if (device < 0 || device >= max_devices) { return; }
+  if (!has_device_slot(device)) { return; }
   auto& seen = devices_[static_cast<std::size_t>(device)].stream_ordered_frees;
   if (!seen.load(std::memory_order_relaxed)) { seen.store(true, std::memory_order_seq_cst); }  // once
 }
 
 deferred_frees::epoch_counts deferred_frees::epochs(int device) const noexcept
 {
-  if (device < 0 || device >= max_devices) { return {0, 0}; }
+  if (!has_device_slot(device)) { return {0, 0}; }
   auto const& d = devices_[static_cast<std::size_t>(device)];
   return {d.fenced_epochs.load(std::memory_order_relaxed), d.waited_epochs.load(std::memory_order_relaxed)};
 }
 
 deferred_frees::device_waits deferred_frees::waits(int device) const noexcept
 {
-  if (device < 0 || device >= max_devices) { return {0, 0}; }
+  if (!has_device_slot(device)) { return {0, 0}; }
   auto const& d = devices_[static_cast<std::size_t>(device)];
   return {d.waits.load(std::memory_order_relaxed), d.wait_ns.load(std::memory_order_relaxed)};
 }

@@ -12,6 +12,7 @@
 // events have completed. Closing costs a few driver calls per epoch, not per free; nothing is
 // waited for until the stack would otherwise have to grow.
 
+#include "devices.hpp"
 #include <cuda.h>
 
 #include <array>
@@ -108,7 +109,6 @@ class deferred_frees {
   void capture_checked(CUstream stream, std::uint64_t thread, bool still_capturing) noexcept;
   [[nodiscard]] bool capturing() const noexcept { return captures_.load(std::memory_order_acquire) > 0; }
 
-  static constexpr int max_devices                   = 64;
   static constexpr std::size_t frees_per_epoch       = 32;
   static constexpr std::size_t epochs_before_reclaim = 4;
   static constexpr std::size_t epochs_before_wait    = 16;

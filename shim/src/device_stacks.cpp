@@ -70,7 +70,7 @@ std::size_t block_alignment(int device)
 rmm::mr::any_device_resource& device_stacks::get(int device)
 {
   if (auto* built = find(device)) { return *built; }
-  RMM_EXPECTS(device >= 0 && device < max_devices,
+  RMM_EXPECTS(has_device_slot(device),
               fmt::format("rmm shim: device {} is beyond the {} devices the shim manages", device, max_devices));
   std::lock_guard lock{building_};
   auto& slot = stacks_[static_cast<std::size_t>(device)];
@@ -105,7 +105,7 @@ device_stacks::event_log* device_stacks::make_log(int device)
 
 void device_stacks::forget(int device) noexcept
 {
-  if (device < 0 || device >= max_devices) { return; }
+  if (!has_device_slot(device)) { return; }
   std::lock_guard lock{building_};
   auto* const dropped = stacks_[static_cast<std::size_t>(device)].exchange(nullptr, std::memory_order_acq_rel);
   if (dropped == nullptr) { return; }
@@ -117,7 +117,7 @@ void device_stacks::forget(int device) noexcept
 
 std::optional<rmm::mr::suballocator_statistics> device_stacks::statistics(int device) const
 {
-  if (device < 0 || device >= max_devices) { return std::nullopt; }
+  if (!has_device_slot(device)) { return std::nullopt; }
   auto const* built = stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
   if (built == nullptr) { return std::nullopt; }
   rmm::mr::suballocator_statistics sum{};
@@ -137,7 +137,7 @@ std::optional<rmm::mr::suballocator_statistics> device_stacks::statistics(int de
 
 std::size_t device_stacks::release(int device)
 {
-  if (device < 0 || device >= max_devices) { return 0; }
+  if (!has_device_slot(device)) { return 0; }
   auto const* built = stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
   if (built == nullptr) { return 0; }
   std::size_t released = 0;

@@ -7,6 +7,7 @@
 // when the program made it, not when its epoch completed; an allocation served with the block its
 // thread kept, as any other).
 
+#include "devices.hpp"
 #include "mr/detail/event_log_writer.hpp"
 
 #include <rmm/mr/suballocator_statistics.hpp>
@@ -27,8 +28,7 @@ namespace rmm::shim {
 
 class device_stacks {
  public:
-  static constexpr int max_devices = 64;
-  using event_log                  = rmm::mr::detail::event_log_writer;
+  using event_log = rmm::mr::detail::event_log_writer;
 
   device_stacks() = default;
 
@@ -46,7 +46,7 @@ class device_stacks {
   /// stack is rebuilt after a reset.
   [[nodiscard]] event_log* log(int device) const noexcept
   {
-    if (device < 0 || device >= max_devices) { return nullptr; }
+    if (!has_device_slot(device)) { return nullptr; }
     return logs_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
   }
   /// The alignment of every block handed out on `device`: what a native cudaMalloc gives and
@@ -92,7 +92,7 @@ class device_stacks {
   };
   [[nodiscard]] stack* built(int device) const noexcept
   {
-    if (device < 0 || device >= max_devices) { return nullptr; }
+    if (!has_device_slot(device)) { return nullptr; }
     return stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
   }
 

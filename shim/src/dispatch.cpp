@@ -1,6 +1,7 @@
 #include "dispatch.hpp"
 
 #include "contexts.hpp"
+#include "devices.hpp"
 #include "real_driver.hpp"
 #include "settings.hpp"
 #include "state.hpp"
@@ -353,7 +354,7 @@ std::optional<int> device_to_serve(shim_state& s, CUdeviceptr const* out, std::s
 
 }  // namespace
 
-std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, api_level)
+std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes)
 {
   if (!active()) { return std::nullopt; }
   auto& s           = state();
@@ -404,7 +405,7 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, ap
   }
 }
 
-std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level)
+std::optional<CUresult> serve_free(CUdeviceptr ptr)
 {
   if (ptr == 0) {
     if (!passing_through()) { state().count.passed(pass_reason::null_or_empty); }
@@ -445,11 +446,7 @@ std::size_t give_back_kept_blocks(int device) noexcept
   return thread_cache::sweep(device, give_back_swept);
 }
 
-std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
-                                               std::size_t bytes,
-                                               CUstream stream,
-                                               bool per_thread,
-                                               api_level)
+std::optional<CUresult> serve_async_allocation(CUdeviceptr* out, std::size_t bytes, CUstream stream, bool per_thread)
 {
   if (!active()) { return std::nullopt; }
   auto& s           = state();
@@ -478,7 +475,7 @@ std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
   }
 }
 
-std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool per_thread, api_level)
+std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool per_thread)
 {
   if (ptr == 0 || passing_through()) { return std::nullopt; }
   auto& s = state();
@@ -689,7 +686,7 @@ void note_passed_by(pass_reason reason) noexcept
 
 void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept
 {
-  if (!settings().enabled || device < 0 || device >= device_stacks::max_devices) { return; }
+  if (!settings().enabled || !has_device_slot(device)) { return; }
   CUmemoryPool default_pool{};
   if (real()->device_get_default_mem_pool(&default_pool, device) != CUDA_SUCCESS) { return; }
   state().program_pool[static_cast<std::size_t>(device)].store(pool != default_pool, std::memory_order_relaxed);
@@ -697,7 +694,7 @@ void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept
 
 void note_device_reset(CUdevice device) noexcept
 {
-  if (!settings().enabled || device < 0 || device >= device_stacks::max_devices) { return; }
+  if (!settings().enabled || !has_device_slot(device)) { return; }
   auto& s = state();
   // Kept blocks first: a thread's next allocation must not take one.
   (void)thread_cache::sweep(device, [](parked_block const&) noexcept {});

@@ -16,16 +16,13 @@
 
 namespace rmm::shim {
 
-/// Which level a call came in through: the driver API, or the shared CUDA runtime.
-enum class api_level : unsigned char { driver, runtime };
-
 /// cuMemAlloc / cudaMalloc: memory any stream may use when the call returns. nullopt: pass the
 /// call through to the real function.
-[[nodiscard]] std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes, api_level level);
+[[nodiscard]] std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes);
 
 /// cuMemFree / cudaFree, after foreign_free (below) said no. nullopt: not the shim's pointer (or
 /// null): pass it through.
-[[nodiscard]] std::optional<CUresult> serve_free(CUdeviceptr ptr, api_level level);
+[[nodiscard]] std::optional<CUresult> serve_free(CUdeviceptr ptr);
 
 namespace detail {
 inline thread_local bool passing_through_flag = false;  // constant-initialized: no guard to reach it
@@ -53,14 +50,10 @@ inline thread_local bool passing_through_flag = false;  // constant-initialized:
 [[nodiscard]] std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
                                                              std::size_t bytes,
                                                              CUstream stream,
-                                                             bool per_thread,
-                                                             api_level level);
+                                                             bool per_thread);
 
 /// cuMemFreeAsync / cudaFreeAsync.
-[[nodiscard]] std::optional<CUresult> serve_async_free(CUdeviceptr ptr,
-                                                       CUstream stream,
-                                                       bool per_thread,
-                                                       api_level level);
+[[nodiscard]] std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool per_thread);
 
 /// A thread that kept a block (thread_cache.hpp) ended: the block goes back to its stack, unless
 /// the process is exiting.

@@ -50,12 +50,7 @@ __attribute__((constructor(101))) void find_real_dlsym()
 {
   // The jump target must be glibc's own function, not a shim function calling it: only then is the
   // caller's return address the one glibc sees.
-  for (char const* version : {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"}) {
-    if (void* fn = dlvsym(RTLD_NEXT, "dlsym", version); fn != nullptr) {
-      rmm_shim_real_dlsym = reinterpret_cast<void* (*)(void*, char const*)>(fn);
-      break;
-    }
-  }
+  rmm_shim_real_dlsym = rmm::shim::find_glibc_dlsym();
 }
 
 }  // namespace

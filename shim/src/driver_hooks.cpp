@@ -17,7 +17,6 @@ static_assert(std::is_same_v<decltype(&legacy_cuDevicePrimaryCtxReset), rmm::shi
 
 namespace {
 
-using rmm::shim::api_level;
 using rmm::shim::pass_reason;
 using rmm::shim::pass_through;
 using rmm::shim::real;
@@ -65,7 +64,7 @@ RMM_SHIM_EXPORT CUresult cuGetProcAddress_v2(char const* symbol,
 
 RMM_SHIM_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, std::size_t bytes)
 {
-  if (auto served = rmm::shim::serve_allocation(dptr, bytes, api_level::driver)) { return *served; }
+  if (auto served = rmm::shim::serve_allocation(dptr, bytes)) { return *served; }
   return pass_through([&] { return real()->mem_alloc(dptr, bytes); });
 }
 
@@ -73,33 +72,31 @@ RMM_SHIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
   // The driver's own free calls no wrapper: no pass-through scope is needed.
   if (rmm::shim::foreign_free(dptr)) { return real()->mem_free(dptr); }
-  if (auto served = rmm::shim::serve_free(dptr, api_level::driver)) { return *served; }
+  if (auto served = rmm::shim::serve_free(dptr)) { return *served; }
   return pass_through([&] { return real()->mem_free(dptr); });
 }
 
 RMM_SHIM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, CUstream stream)
 {
-  if (auto served = rmm::shim::serve_async_allocation(dptr, bytes, stream, false, api_level::driver)) {
-    return *served;
-  }
+  if (auto served = rmm::shim::serve_async_allocation(dptr, bytes, stream, false)) { return *served; }
   return pass_through([&] { return real()->mem_alloc_async(dptr, bytes, stream); });
 }
 
 RMM_SHIM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUstream stream)
 {
-  if (auto served = rmm::shim::serve_async_allocation(dptr, bytes, stream, true, api_level::driver)) { return *served; }
+  if (auto served = rmm::shim::serve_async_allocation(dptr, bytes, stream, true)) { return *served; }
   return pass_through([&] { return real()->mem_alloc_async_ptsz(dptr, bytes, stream); });
 }
 
 RMM_SHIM_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 {
-  if (auto served = rmm::shim::serve_async_free(dptr, stream, false, api_level::driver)) { return *served; }
+  if (auto served = rmm::shim::serve_async_free(dptr, stream, false)) { return *served; }
   return pass_through([&] { return real()->mem_free_async(dptr, stream); });
 }
 
 RMM_SHIM_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
 {
-  if (auto served = rmm::shim::serve_async_free(dptr, stream, true, api_level::driver)) { return *served; }
+  if (auto served = rmm::shim::serve_async_free(dptr, stream, true)) { return *served; }
   return pass_through([&] { return real()->mem_free_async_ptsz(dptr, stream); });
 }
 

@@ -10,11 +10,7 @@
 
 namespace rmm::shim {
 
-namespace {
-
-using dlsym_fn = void* (*)(void*, char const*);
-
-RMM_SHIM_BEFORE_SANITIZERS dlsym_fn find_real_dlsym() noexcept
+RMM_SHIM_BEFORE_SANITIZERS dlsym_fn find_glibc_dlsym() noexcept
 {
   // glibc 2.34 moved dlsym into libc under a new version; older programs bind the older one, and
   // 64-bit Arm starts at 2.17.
@@ -25,6 +21,8 @@ RMM_SHIM_BEFORE_SANITIZERS dlsym_fn find_real_dlsym() noexcept
   }
   return nullptr;
 }
+
+namespace {
 
 template <class Fn>
 bool bind(real_driver const& driver, Fn& slot, char const* name, int version, bool per_thread = false)
@@ -104,7 +102,7 @@ RMM_SHIM_BEFORE_SANITIZERS void* real_dlsym(void* handle, char const* symbol) no
 {
   auto fn = __atomic_load_n(&found_real_dlsym, __ATOMIC_ACQUIRE);
   if (fn == nullptr) {
-    fn = find_real_dlsym();
+    fn = find_glibc_dlsym();
     __atomic_store_n(&found_real_dlsym, fn, __ATOMIC_RELEASE);
   }
   return fn != nullptr ? fn(handle, symbol) : nullptr;
@@ -171,7 +169,6 @@ real_runtime const& real_cudart() noexcept
     find(r.malloc_async_ptsz, "cudaMallocAsync_ptsz");
     find(r.free_async, "cudaFreeAsync");
     find(r.free_async_ptsz, "cudaFreeAsync_ptsz");
-    find(r.mem_get_info, "cudaMemGetInfo");
     return r;
   }();
   return runtime;

@@ -124,7 +124,6 @@ struct real_runtime {
   cudaError_t (*malloc_async_ptsz)(void**, std::size_t, cudaStream_t){};
   cudaError_t (*free_async)(void*, cudaStream_t){};
   cudaError_t (*free_async_ptsz)(void*, cudaStream_t){};
-  cudaError_t (*mem_get_info)(std::size_t*, std::size_t*){};
 };
 [[nodiscard]] real_runtime const& real_cudart() noexcept;
 
@@ -133,6 +132,11 @@ struct real_runtime {
 #define RMM_SHIM_BEFORE_SANITIZERS __attribute__((no_sanitize("address", "undefined", "thread")))
 
 /// The real dlsym (glibc's), found with dlvsym so that the shim's own dlsym is not asked.
+/// glibc's own dlsym (not a wrapper calling it: the asm entry jumps to it, so that glibc sees the
+/// caller's return address), found through dlvsym; null when no known version is there.
+using dlsym_fn = void* (*)(void*, char const*);
+[[nodiscard]] RMM_SHIM_BEFORE_SANITIZERS dlsym_fn find_glibc_dlsym() noexcept;
+
 [[nodiscard]] RMM_SHIM_BEFORE_SANITIZERS void* real_dlsym(void* handle, char const* symbol) noexcept;
 
 }  // namespace rmm::shim

@@ -49,7 +49,7 @@ void fold_thread_block(void* value);
 
 struct registry {
   thread_records<thread_block> threads{fold_thread_block};
-  std::array<std::array<std::atomic<std::uint64_t>, fields>, counters::max_devices> shared{};  // atomics
+  std::array<std::array<std::atomic<std::uint64_t>, fields>, max_devices> shared{};  // atomics
   std::array<std::atomic<std::uint64_t>, reasons> shared_passes{};
 };
 
@@ -111,7 +111,7 @@ void add(int device,
          field f3          = fields,
          std::uint64_t by3 = 0) noexcept
 {
-  if (device < 0 || device >= counters::max_devices) { return; }
+  if (!has_device_slot(device)) { return; }
   auto* block = device < thread_block::devices ? this_thread_block() : nullptr;
   if (block != nullptr) [[likely]] {
     auto& mine = block->device[static_cast<std::size_t>(device)];
@@ -173,7 +173,7 @@ char const* json_name(pass_reason reason) noexcept
 void counters::served_allocation(int device, std::size_t bytes, bool kept_block) noexcept
 {
   add(device, allocations, 1, allocated_bytes, bytes, kept_block ? kept_reuses : fields, 1);
-  if (device >= 0 && device < max_devices) {
+  if (has_device_slot(device)) {
     auto const d = static_cast<std::size_t>(device);
     raise(peak_[d], live_[d].fetch_add(bytes, std::memory_order_relaxed) + bytes);
   }
@@ -182,16 +182,14 @@ void counters::served_allocation(int device, std::size_t bytes, bool kept_block)
 void counters::served_free(int device, std::size_t bytes) noexcept
 {
   add(device, frees, 1, freed_bytes, bytes);
-  if (device >= 0 && device < max_devices) {
-    live_[static_cast<std::size_t>(device)].fetch_sub(bytes, std::memory_order_relaxed);
-  }
+  if (has_device_slot(device)) { live_[static_cast<std::size_t>(device)].fetch_sub(bytes, std::memory_order_relaxed); }
 }
 
 void counters::failed_allocation(int device) noexcept { add(device, failures, 1); }
 
 void counters::device_reset(int device, std::size_t blocks, std::size_t bytes) noexcept
 {
-  if (device < 0 || device >= max_devices) { return; }
+  if (!has_device_slot(device)) { return; }
   auto const d = static_cast<std::size_t>(device);
   live_[d].fetch_sub(std::min(bytes, live_[d].load(std::memory_order_relaxed)), std::memory_order_relaxed);
   resets_[d].fetch_add(1, std::memory_order_relaxed);
@@ -223,7 +221,7 @@ bool counters::should_time() noexcept
 counters::device_totals counters::totals(int device) const noexcept
 {
   device_totals t{};
-  if (device < 0 || device >= max_devices) { return t; }
+  if (!has_device_slot(device)) { return t; }
   std::array<std::uint64_t, fields> sum{};
   auto& r = the_registry();
   {
@@ -289,7 +287,7 @@ void counters::after_fork_in_child() noexcept
 
 bool reached_cuda(counters const& c) noexcept
 {
-  for (int device = 0; device < counters::max_devices; ++device) {
+  for (int device = 0; device < max_devices; ++device) {
     auto const t = c.totals(device);
     if (t.allocations + t.frees + t.failures != 0) { return true; }
   }
@@ -311,7 +309,7 @@ int write_report(std::FILE* out,
   using rmm::format_bytes;
   std::string text;
   std::string devices_json;
-  for (int device = 0; device < counters::max_devices; ++device) {
+  for (int device = 0; device < max_devices; ++device) {
     auto const t     = c.totals(device);
     auto const stats = stacks.statistics(device);
     if (t.allocations == 0 && t.failures == 0 && !stats) { continue; }

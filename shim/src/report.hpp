@@ -5,6 +5,8 @@
 // stores into the calling thread's own block (no shared cache line, no lock); the report reads
 // every block and the stacks' statistics and calls no CUDA, so it is safe at exit.
 
+#include "devices.hpp"
+
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -37,8 +39,6 @@ enum class pass_reason : std::uint8_t {
 
 class counters {
  public:
-  static constexpr int max_devices = 64;
-
   /// `kept_block`: served with the block the calling thread freed last (thread_cache.hpp).
   void served_allocation(int device, std::size_t bytes, bool kept_block = false) noexcept;
   void served_free(int device, std::size_t bytes) noexcept;

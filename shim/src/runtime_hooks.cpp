@@ -12,7 +12,6 @@
 
 namespace {
 
-using rmm::shim::api_level;
 using rmm::shim::pass_through;
 
 cudaError_t to_runtime(CUresult result) noexcept
@@ -68,7 +67,7 @@ RMM_SHIM_EXPORT cudaError_t cudaMalloc(void** ptr, std::size_t bytes)
 {
   auto const& runtime = rmm::shim::real_cudart();
   let_the_runtime_start(runtime);
-  if (auto served = rmm::shim::serve_allocation(as_device_pointer(ptr), bytes, api_level::runtime)) {
+  if (auto served = rmm::shim::serve_allocation(as_device_pointer(ptr), bytes)) {
     return answer(*served, [&] {
       void* unused = nullptr;
       return runtime.malloc(&unused, impossible_size);
@@ -83,7 +82,7 @@ RMM_SHIM_EXPORT cudaError_t cudaFree(void* ptr)
   if (rmm::shim::foreign_free(as_device_pointer(ptr))) {
     return pass_through([&] { return rmm::shim::real_cudart().free(ptr); });
   }
-  if (auto served = rmm::shim::serve_free(as_device_pointer(ptr), api_level::runtime)) { return to_runtime(*served); }
+  if (auto served = rmm::shim::serve_free(as_device_pointer(ptr))) { return to_runtime(*served); }
   return pass_through([&] { return rmm::shim::real_cudart().free(ptr); });
 }
 
@@ -91,8 +90,7 @@ RMM_SHIM_EXPORT cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaS
 {
   auto const& runtime = rmm::shim::real_cudart();
   let_the_runtime_start(runtime);
-  if (auto served =
-        rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, false, api_level::runtime)) {
+  if (auto served = rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, false)) {
     return answer(*served, [&] {
       void* unused = nullptr;
       return runtime.malloc_async(&unused, impossible_size, stream);
@@ -106,8 +104,7 @@ RMM_SHIM_EXPORT cudaError_t cudaMallocAsync_ptsz(void** ptr, std::size_t bytes, 
 {
   auto const& runtime = rmm::shim::real_cudart();
   let_the_runtime_start(runtime);
-  if (auto served =
-        rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, true, api_level::runtime)) {
+  if (auto served = rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, true)) {
     return answer(*served, [&] {
       void* unused = nullptr;
       return runtime.malloc_async_ptsz(&unused, impossible_size, stream);
@@ -118,17 +115,13 @@ RMM_SHIM_EXPORT cudaError_t cudaMallocAsync_ptsz(void** ptr, std::size_t bytes, 
 
 RMM_SHIM_EXPORT cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream)
 {
-  if (auto served = rmm::shim::serve_async_free(as_device_pointer(ptr), stream, false, api_level::runtime)) {
-    return to_runtime(*served);
-  }
+  if (auto served = rmm::shim::serve_async_free(as_device_pointer(ptr), stream, false)) { return to_runtime(*served); }
   return pass_through([&] { return rmm::shim::real_cudart().free_async(ptr, stream); });
 }
 
 extern "C" cudaError_t cudaFreeAsync_ptsz(void* ptr, cudaStream_t stream);
 RMM_SHIM_EXPORT cudaError_t cudaFreeAsync_ptsz(void* ptr, cudaStream_t stream)
 {
-  if (auto served = rmm::shim::serve_async_free(as_device_pointer(ptr), stream, true, api_level::runtime)) {
-    return to_runtime(*served);
-  }
+  if (auto served = rmm::shim::serve_async_free(as_device_pointer(ptr), stream, true)) { return to_runtime(*served); }
   return pass_through([&] { return rmm::shim::real_cudart().free_async_ptsz(ptr, stream); });
 }

@@ -4,6 +4,7 @@
 // loaded and never destroyed (hooks still run during exit). A forked child starts a fresh one: it
 // shares no lock, no pool and no pending free with its parent.
 
+#include "devices.hpp"
 #include "deferred_frees.hpp"
 #include "device_stacks.hpp"
 #include "ipc_exports.hpp"
@@ -28,7 +29,7 @@ struct shim_state {
   ipc_imports imports;  // shim handles of other processes this one opened
   /// Devices on which the program made its own memory pool the current one (cudaDeviceSetMemPool):
   /// its cudaMallocAsync calls asked for that pool, and pass through.
-  std::array<std::atomic<bool>, device_stacks::max_devices> program_pool{};
+  std::array<std::atomic<bool>, max_devices> program_pool{};
 };
 
 namespace detail {
