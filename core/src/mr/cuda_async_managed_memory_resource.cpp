@@ -1,4 +1,5 @@
 #include "../detail/cuda_driver.hpp"
+#include "detail/pool_allocation.hpp"
 
 #include <rmm/cuda_device.hpp>
 #include <rmm/error.hpp>
@@ -42,18 +43,13 @@ cuda_async_managed_memory_resource::cuda_async_managed_memory_resource() : pool_
 
 void* cuda_async_managed_memory_resource::do_allocate(std::size_t bytes, cuda_stream_view stream)
 {
-  if (bytes == 0) { return nullptr; }  // as cudaMallocFromPoolAsync answers; the driver refuses 0 bytes
-  CUdeviceptr address{};
-  rmm::detail::require_context();
-  RMM_CU_TRY_ALLOC(cuMemAllocFromPoolAsync(&address, bytes, reinterpret_cast<CUmemoryPool>(pool_), stream.value()),
-                   bytes, "cuda_async_managed_memory_resource (cudaMallocFromPoolAsync)");
-  return reinterpret_cast<void*>(address);
+  return detail::allocate_from_pool(reinterpret_cast<CUmemoryPool>(pool_), bytes, stream,
+                                    "cuda_async_managed_memory_resource (cudaMallocFromPoolAsync)");
 }
 
 void cuda_async_managed_memory_resource::do_deallocate(void* ptr, std::size_t, cuda_stream_view stream) noexcept
 {
-  rmm::detail::require_context_noexcept();
-  RMM_CU_ASSERT_SUCCESS(cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr), stream.value()));
+  detail::free_to_pool(ptr, stream);
 }
 
 bool cuda_async_managed_memory_resource::do_is_equal(device_memory_resource const& other) const noexcept
