@@ -7,14 +7,6 @@
 #include "real_driver.hpp"
 #include "visibility.hpp"
 
-#include <type_traits>
-
-// The legacy ABIs: cuGetProcAddress checked against cudaTypedefs.h, the other two against the real
-// functions they forward to.
-static_assert(std::is_same_v<decltype(&legacy_cuGetProcAddress), PFN_cuGetProcAddress_v11030>);
-static_assert(std::is_same_v<decltype(&legacy_cuIpcOpenMemHandle), rmm::shim::legacy_ipc_open_mem_handle_fn>);
-static_assert(std::is_same_v<decltype(&legacy_cuDevicePrimaryCtxReset), rmm::shim::legacy_primary_ctx_reset_fn>);
-
 namespace {
 
 using rmm::shim::pass_reason;

@@ -24,68 +24,27 @@ RMM_SHIM_BEFORE_SANITIZERS dlsym_fn find_glibc_dlsym() noexcept
 
 namespace {
 
+/// Resolves `slot` at the ABI of `version`; false when a required function is missing.
 template <class Fn>
-bool bind(real_driver const& driver, Fn& slot, char const* name, int version, bool per_thread = false)
+bool bind(real_driver const& driver, Fn& slot, char const* name, int version, stream_flavour flavour, requirement need)
 {
-  slot = reinterpret_cast<Fn>(driver.resolve(name, version, per_thread));
-  return slot != nullptr;
+  slot = reinterpret_cast<Fn>(driver.resolve(name, version, flavour));
+  return slot != nullptr || need == requirement::optional;
 }
 
 bool bind_all(real_driver& d)
 {
-  // 12000 selects the current ABI of each entry point (the _v2 forms of cuMemAlloc and friends).
-  bool const required =
-    bind(d, d.get_proc_address, "cuGetProcAddress", 11030) && bind(d, d.mem_alloc, "cuMemAlloc", 12000) &&
-    bind(d, d.mem_free, "cuMemFree", 12000) && bind(d, d.mem_alloc_async, "cuMemAllocAsync", 12000) &&
-    bind(d, d.mem_alloc_async_ptsz, "cuMemAllocAsync", 12000, true) &&
-    bind(d, d.mem_free_async, "cuMemFreeAsync", 12000) &&
-    bind(d, d.mem_free_async_ptsz, "cuMemFreeAsync", 12000, true) && bind(d, d.mem_get_info, "cuMemGetInfo", 12000) &&
-    bind(d, d.mem_get_address_range, "cuMemGetAddressRange", 12000) &&
-    bind(d, d.device_set_mem_pool, "cuDeviceSetMemPool", 12000) && bind(d, d.stream_create, "cuStreamCreate", 12000) &&
-    bind(d, d.stream_create_with_priority, "cuStreamCreateWithPriority", 12000) &&
-    bind(d, d.stream_destroy, "cuStreamDestroy", 12000) &&
-    bind(d, d.stream_begin_capture, "cuStreamBeginCapture", 12000) &&
-    bind(d, d.stream_begin_capture_ptsz, "cuStreamBeginCapture", 12000, true) &&
-    bind(d, d.stream_end_capture, "cuStreamEndCapture", 12000) &&
-    bind(d, d.stream_end_capture_ptsz, "cuStreamEndCapture", 12000, true) &&
-    bind(d, d.primary_ctx_reset, "cuDevicePrimaryCtxReset", 12000) &&
-    bind(d, d.pointer_get_attribute, "cuPointerGetAttribute", 12000) &&
-    bind(d, d.pointer_get_attributes, "cuPointerGetAttributes", 12000) &&
-    bind(d, d.ctx_get_current, "cuCtxGetCurrent", 12000) && bind(d, d.ctx_set_current, "cuCtxSetCurrent", 12000) &&
-    bind(d, d.ctx_get_device, "cuCtxGetDevice", 12000) && bind(d, d.ctx_synchronize, "cuCtxSynchronize", 12000) &&
-    bind(d, d.primary_ctx_retain, "cuDevicePrimaryCtxRetain", 12000) &&
-    bind(d, d.device_get_count, "cuDeviceGetCount", 12000) &&
-    bind(d, d.device_get_attribute, "cuDeviceGetAttribute", 12000) &&
-    bind(d, d.device_get_mem_pool, "cuDeviceGetMemPool", 12000) &&
-    bind(d, d.device_get_default_mem_pool, "cuDeviceGetDefaultMemPool", 12000) &&
-    bind(d, d.stream_is_capturing, "cuStreamIsCapturing", 12000) && bind(d, d.stream_query, "cuStreamQuery", 12000) &&
-    bind(d, d.stream_wait_event, "cuStreamWaitEvent", 12000) &&
-    bind(d, d.stream_synchronize, "cuStreamSynchronize", 12000) &&
-    bind(d, d.exchange_capture_mode, "cuThreadExchangeStreamCaptureMode", 12000) &&
-    bind(d, d.event_create, "cuEventCreate", 12000) && bind(d, d.event_record, "cuEventRecord", 12000) &&
-    bind(d, d.event_query, "cuEventQuery", 12000) && bind(d, d.event_synchronize, "cuEventSynchronize", 12000) &&
-    bind(d, d.event_destroy, "cuEventDestroy", 12000) && bind(d, d.get_error_name, "cuGetErrorName", 12000);
-  // Optional: the shim only counts these, so a driver without one loses nothing else.
-  (void)bind(d, d.ipc_get_mem_handle, "cuIpcGetMemHandle", 12000);
-  (void)bind(d, d.mem_alloc_managed, "cuMemAllocManaged", 12000);
-  (void)bind(d, d.mem_alloc_from_pool_async, "cuMemAllocFromPoolAsync", 12000);
-  (void)bind(d, d.mem_alloc_from_pool_async_ptsz, "cuMemAllocFromPoolAsync", 12000, true);
-  (void)bind(d, d.mem_create, "cuMemCreate", 12000);
-  (void)bind(d, d.primary_ctx_reset_v1, "cuDevicePrimaryCtxReset", 7000);
-  (void)bind(d, d.mem_retain_allocation_handle, "cuMemRetainAllocationHandle", 12000);
-  (void)bind(d, d.ipc_open_mem_handle, "cuIpcOpenMemHandle", 12000);
-  (void)bind(d, d.ipc_open_mem_handle_v1, "cuIpcOpenMemHandle", 4010);
-  (void)bind(d, d.ipc_close_mem_handle, "cuIpcCloseMemHandle", 12000);
-  (void)bind(d, d.mem_get_allocation_properties_from_handle, "cuMemGetAllocationPropertiesFromHandle", 12000);
-  (void)bind(d, d.mem_export_to_shareable_handle, "cuMemExportToShareableHandle", 12000);
-  (void)bind(d, d.mem_import_from_shareable_handle, "cuMemImportFromShareableHandle", 12000);
-  (void)bind(d, d.mem_release, "cuMemRelease", 12000);
-  (void)bind(d, d.mem_address_reserve, "cuMemAddressReserve", 12000);
-  (void)bind(d, d.mem_address_free, "cuMemAddressFree", 12000);
-  (void)bind(d, d.mem_map, "cuMemMap", 12000);
-  (void)bind(d, d.mem_unmap, "cuMemUnmap", 12000);
-  (void)bind(d, d.mem_set_access, "cuMemSetAccess", 12000);
-  return required;
+  // Each wrapped function is resolved at the version that introduced its ABI, so the real
+  // function has exactly the wrapper's ABI.
+  bool all_required = true;
+#define RMM_SHIM_HOOK(wrapper, name, first_version, end_version, flavour, real, type, need) \
+  all_required &= bind(d, d.real, #name, first_version, stream_flavour::flavour, requirement::need);
+#define RMM_SHIM_LEGACY_HOOK(wrapper, exported, name, first_version, end_version, flavour, real, type, need) \
+  all_required &= bind(d, d.real, #name, first_version, stream_flavour::flavour, requirement::need);
+#define RMM_SHIM_DRIVER_CALL(real, name, version, type, need) \
+  all_required &= bind(d, d.real, #name, version, stream_flavour::default_stream, requirement::need);
+#include "entry_points.def"
+  return all_required;
 }
 
 }  // namespace
@@ -108,11 +67,12 @@ RMM_SHIM_BEFORE_SANITIZERS void* real_dlsym(void* handle, char const* symbol) no
   return fn != nullptr ? fn(handle, symbol) : nullptr;
 }
 
-void* real_driver::resolve(char const* name, int version, bool per_thread) const noexcept
+void* real_driver::resolve(char const* name, int version, stream_flavour flavour) const noexcept
 {
   void* fn = nullptr;
   CUdriverProcAddressQueryResult status{};
-  auto const flags = per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT;
+  auto const flags =
+    flavour == stream_flavour::per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT;
   if (get_proc_address_v2(name, &fn, version, flags, &status) != CUDA_SUCCESS ||
       status != CU_GET_PROC_ADDRESS_SUCCESS) {
     return nullptr;
@@ -163,12 +123,8 @@ real_runtime const& real_cudart() noexcept
     auto const find = [](auto& slot, char const* name) {
       slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(real_dlsym(RTLD_NEXT, name));
     };
-    find(r.malloc, "cudaMalloc");
-    find(r.free, "cudaFree");
-    find(r.malloc_async, "cudaMallocAsync");
-    find(r.malloc_async_ptsz, "cudaMallocAsync_ptsz");
-    find(r.free_async, "cudaFreeAsync");
-    find(r.free_async_ptsz, "cudaFreeAsync_ptsz");
+#define RMM_SHIM_RUNTIME_HOOK(wrapper) find(r.wrapper, #wrapper);
+#include "entry_points.def"
     return r;
   }();
   return runtime;

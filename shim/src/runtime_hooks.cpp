@@ -33,11 +33,11 @@ void let_the_runtime_start(rmm::shim::real_runtime const& runtime)
 {
   thread_local bool started = false;
   if (started) [[likely]] { return; }
-  if (!rmm::shim::settings().enabled || rmm::shim::passing_through() || runtime.free == nullptr) { return; }
+  if (!rmm::shim::settings().enabled || rmm::shim::passing_through() || runtime.cudaFree == nullptr) { return; }
   CUcontext context{};
   auto const* driver = rmm::shim::real();
   if (driver == nullptr || driver->ctx_get_current(&context) != CUDA_SUCCESS || context == nullptr) {
-    (void)pass_through([&] { return runtime.free(nullptr); });
+    (void)pass_through([&] { return runtime.cudaFree(nullptr); });
     return;
   }
   started = true;
@@ -70,20 +70,20 @@ RMM_SHIM_EXPORT cudaError_t cudaMalloc(void** ptr, std::size_t bytes)
   if (auto served = rmm::shim::serve_allocation(as_device_pointer(ptr), bytes)) {
     return answer(*served, [&] {
       void* unused = nullptr;
-      return runtime.malloc(&unused, impossible_size);
+      return runtime.cudaMalloc(&unused, impossible_size);
     });
   }
-  return pass_through([&] { return runtime.malloc(ptr, bytes); });
+  return pass_through([&] { return runtime.cudaMalloc(ptr, bytes); });
 }
 
 RMM_SHIM_EXPORT cudaError_t cudaFree(void* ptr)
 {
   // The runtime's free reaches the driver-level wrapper: in a pass-through scope, as below.
   if (rmm::shim::foreign_free(as_device_pointer(ptr))) {
-    return pass_through([&] { return rmm::shim::real_cudart().free(ptr); });
+    return pass_through([&] { return rmm::shim::real_cudart().cudaFree(ptr); });
   }
   if (auto served = rmm::shim::serve_free(as_device_pointer(ptr))) { return to_runtime(*served); }
-  return pass_through([&] { return rmm::shim::real_cudart().free(ptr); });
+  return pass_through([&] { return rmm::shim::real_cudart().cudaFree(ptr); });
 }
 
 RMM_SHIM_EXPORT cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaStream_t stream)
@@ -93,13 +93,12 @@ RMM_SHIM_EXPORT cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaS
   if (auto served = rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, false)) {
     return answer(*served, [&] {
       void* unused = nullptr;
-      return runtime.malloc_async(&unused, impossible_size, stream);
+      return runtime.cudaMallocAsync(&unused, impossible_size, stream);
     });
   }
-  return pass_through([&] { return runtime.malloc_async(ptr, bytes, stream); });
+  return pass_through([&] { return runtime.cudaMallocAsync(ptr, bytes, stream); });
 }
 
-extern "C" cudaError_t cudaMallocAsync_ptsz(void** ptr, std::size_t bytes, cudaStream_t stream);
 RMM_SHIM_EXPORT cudaError_t cudaMallocAsync_ptsz(void** ptr, std::size_t bytes, cudaStream_t stream)
 {
   auto const& runtime = rmm::shim::real_cudart();
@@ -107,21 +106,20 @@ RMM_SHIM_EXPORT cudaError_t cudaMallocAsync_ptsz(void** ptr, std::size_t bytes, 
   if (auto served = rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, true)) {
     return answer(*served, [&] {
       void* unused = nullptr;
-      return runtime.malloc_async_ptsz(&unused, impossible_size, stream);
+      return runtime.cudaMallocAsync_ptsz(&unused, impossible_size, stream);
     });
   }
-  return pass_through([&] { return runtime.malloc_async_ptsz(ptr, bytes, stream); });
+  return pass_through([&] { return runtime.cudaMallocAsync_ptsz(ptr, bytes, stream); });
 }
 
 RMM_SHIM_EXPORT cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream)
 {
   if (auto served = rmm::shim::serve_async_free(as_device_pointer(ptr), stream, false)) { return to_runtime(*served); }
-  return pass_through([&] { return rmm::shim::real_cudart().free_async(ptr, stream); });
+  return pass_through([&] { return rmm::shim::real_cudart().cudaFreeAsync(ptr, stream); });
 }
 
-extern "C" cudaError_t cudaFreeAsync_ptsz(void* ptr, cudaStream_t stream);
 RMM_SHIM_EXPORT cudaError_t cudaFreeAsync_ptsz(void* ptr, cudaStream_t stream)
 {
   if (auto served = rmm::shim::serve_async_free(as_device_pointer(ptr), stream, true)) { return to_runtime(*served); }
-  return pass_through([&] { return rmm::shim::real_cudart().free_async_ptsz(ptr, stream); });
+  return pass_through([&] { return rmm::shim::real_cudart().cudaFreeAsync_ptsz(ptr, stream); });
 }
