@@ -26,19 +26,7 @@ RMM_SHIM_EXPORT int rmm_shim_print_report(char const* path)
 
 RMM_SHIM_EXPORT size_t rmm_shim_release(void)
 {
-  if (!rmm::shim::settings().enabled || rmm::shim::exiting()) { return 0; }
-  auto& s = rmm::shim::state();
-  (void)rmm::shim::give_back_kept_blocks(-1);  // into the stacks first, then released with them
   std::size_t bytes = 0;
-  rmm::shim::own_work_scope const own_work;
-  for (int device = 0; device < rmm::shim::max_devices; ++device) {
-    if (s.stacks.find(device) == nullptr) { continue; }
-    rmm::shim::scoped_device_context const on_device{device};
-    try {
-      while (s.deferred.pending_bytes(device) > 0 && s.deferred.reclaim(device, true) > 0) {}
-      bytes += s.stacks.release(device);
-    } catch (...) {  // a C caller gets the bytes given back so far
-    }
-  }
+  for (int device = 0; device < rmm::shim::max_devices; ++device) { bytes += rmm::shim::release_free_memory(device); }
   return bytes;
 }

@@ -235,9 +235,9 @@ CUresult failed(shim_state& s, int device, std::size_t bytes, CUstream stream, s
 
 /// The stream an asynchronous call means: stream 0 through a per-thread flavour is the calling
 /// thread's default stream.
-CUstream resolve_stream(CUstream stream, bool per_thread) noexcept
+CUstream resolve_stream(CUstream stream, stream_flavour flavour) noexcept
 {
-  return (per_thread && stream == nullptr) ? CU_STREAM_PER_THREAD : stream;
+  return (flavour == stream_flavour::per_thread && stream == nullptr) ? CU_STREAM_PER_THREAD : stream;
 }
 
 /// Whether `stream` is capturing; nothing when the driver does not know it (a destroyed stream),
@@ -446,17 +446,39 @@ std::size_t give_back_kept_blocks(int device) noexcept
   return thread_cache::sweep(device, give_back_swept);
 }
 
-std::optional<CUresult> serve_async_allocation(CUdeviceptr* out, std::size_t bytes, CUstream stream, bool per_thread)
+std::size_t release_free_memory(int device) noexcept
+{
+  if (!settings().enabled || exiting()) { return 0; }
+  auto& s = state();
+  if (s.stacks.find(device) == nullptr) { return 0; }
+  (void)give_back_kept_blocks(device);  // into the stack first, then released with it
+  own_work_scope const own_work;
+  scoped_device_context const on_device{device};
+  std::size_t bytes = 0;
+  try {
+    while (s.deferred.pending_bytes(device) > 0 && s.deferred.reclaim(device, true) > 0) {}
+    bytes = s.stacks.release(device);
+  } catch (...) {  // the bytes given back so far
+  }
+  return bytes;
+}
+
+std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
+                                               std::size_t bytes,
+                                               CUstream stream,
+                                               stream_flavour flavour,
+                                               pool_request pool)
 {
   if (!active()) { return std::nullopt; }
   auto& s           = state();
   auto const device = device_to_serve(s, out, bytes);
   if (!device) { return std::nullopt; }
-  if (s.program_pool[static_cast<std::size_t>(*device)].load(std::memory_order_relaxed)) {
+  if (pool == pool_request::device_current &&
+      s.program_pool[static_cast<std::size_t>(*device)].load(std::memory_order_relaxed)) {
     s.count.passed(pass_reason::program_pool);
     return std::nullopt;
   }
-  stream                = resolve_stream(stream, per_thread);
+  stream                = resolve_stream(stream, flavour);
   auto const in_capture = capturing(stream);
   if (!in_capture || *in_capture) {
     s.count.passed(in_capture ? pass_reason::stream_capture : pass_reason::unknown_stream);
@@ -475,11 +497,11 @@ std::optional<CUresult> serve_async_allocation(CUdeviceptr* out, std::size_t byt
   }
 }
 
-std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool per_thread)
+std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, stream_flavour flavour)
 {
   if (ptr == 0 || passing_through()) { return std::nullopt; }
   auto& s = state();
-  stream  = resolve_stream(stream, per_thread);
+  stream  = resolve_stream(stream, flavour);
   // Asked before the block is claimed: on a stream the driver does not know nothing is freed, as
   // without the shim, and the block stays the program's for a free that works.
   auto const in_capture = settings().enabled && !exiting() ? capturing(stream) : std::optional<bool>{false};
@@ -652,9 +674,9 @@ void note_stream_destroyed(CUstream stream) noexcept
 namespace {
 
 /// How the shim names a capture: the per-thread default stream is another stream in each thread.
-std::pair<CUstream, std::uint64_t> capture_key(CUstream stream, bool per_thread) noexcept
+std::pair<CUstream, std::uint64_t> capture_key(CUstream stream, stream_flavour flavour) noexcept
 {
-  if (per_thread && stream == nullptr) { stream = CU_STREAM_PER_THREAD; }
+  if (flavour == stream_flavour::per_thread && stream == nullptr) { stream = CU_STREAM_PER_THREAD; }
   static std::atomic<std::uint64_t> next_thread{1};
   thread_local std::uint64_t const thread = next_thread.fetch_add(1, std::memory_order_relaxed);
   return {stream, stream == CU_STREAM_PER_THREAD ? thread : 0};
@@ -662,17 +684,17 @@ std::pair<CUstream, std::uint64_t> capture_key(CUstream stream, bool per_thread)
 
 }  // namespace
 
-void note_capture_beginning(CUstream stream, bool per_thread) noexcept
+void note_capture_beginning(CUstream stream, stream_flavour flavour) noexcept
 {
   if (!settings().enabled) { return; }
-  auto const [handle, thread] = capture_key(stream, per_thread);
+  auto const [handle, thread] = capture_key(stream, flavour);
   state().deferred.capture_noted(handle, thread);
 }
 
-void note_capture_ended(CUstream stream, bool per_thread) noexcept
+void note_capture_ended(CUstream stream, stream_flavour flavour) noexcept
 {
   if (!settings().enabled) { return; }
-  auto const [handle, thread] = capture_key(stream, per_thread);
+  auto const [handle, thread] = capture_key(stream, flavour);
   CUstreamCaptureStatus status{CU_STREAM_CAPTURE_STATUS_NONE};
   bool const still =
     real()->stream_is_capturing(handle, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
@@ -703,6 +725,7 @@ void note_device_reset(CUdevice device) noexcept
   s.deferred.forget_device(device);
   s.exports.forget_device(device);  // their memory is gone: their handles open nothing any more
   s.program_pool[static_cast<std::size_t>(device)].store(false, std::memory_order_relaxed);
+  s.default_pools.forget(device);
   rmm::mr::detail::forget_every_stream();
   s.count.device_reset(device, blocks, bytes);
 }

@@ -3,6 +3,7 @@
 // Where every wrapped call is decided: served by the device's resource stack, or passed through to
 // the real function (and why). The hooks only translate between their API and these calls.
 
+#include "real_driver.hpp"
 #include "report.hpp"
 #include "settings.hpp"
 #include "state.hpp"
@@ -45,15 +46,21 @@ inline thread_local bool passing_through_flag = false;  // constant-initialized:
   return true;
 }
 
-/// cuMemAllocAsync / cudaMallocAsync on `stream` (`per_thread`: the call came through the
-/// per-thread default stream flavour, where stream 0 means that thread's stream).
+/// Which pool a stream-ordered allocation asks for: the device's current one (cuMemAllocAsync),
+/// or its default one by name (cuMemAllocFromPoolAsync, default_pools.hpp), which is served even
+/// while the program made a pool of its own the device's current one.
+enum class pool_request : bool { device_current, named_default };
+
+/// cuMemAllocAsync / cudaMallocAsync on `stream` (in the per-thread flavour, stream 0 means the
+/// calling thread's stream).
 [[nodiscard]] std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
                                                              std::size_t bytes,
                                                              CUstream stream,
-                                                             bool per_thread);
+                                                             stream_flavour flavour,
+                                                             pool_request pool = pool_request::device_current);
 
 /// cuMemFreeAsync / cudaFreeAsync.
-[[nodiscard]] std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, bool per_thread);
+[[nodiscard]] std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, stream_flavour flavour);
 
 /// A thread that kept a block (thread_cache.hpp) ended: the block goes back to its stack, unless
 /// the process is exiting.
@@ -62,6 +69,10 @@ void give_back_at_thread_end(parked_block const& block) noexcept;
 /// Gives every block the program's threads keep on `device` (every device for -1) back to its
 /// stack: before a stack grows, and when the program asks for memory back. Returns the bytes.
 std::size_t give_back_kept_blocks(int device) noexcept;
+
+/// Gives every free byte of `device`'s stack back to the device (kept blocks and frees still
+/// waiting for their streams first). Returns the bytes.
+std::size_t release_free_memory(int device) noexcept;
 
 /// cuMemGetInfo / cudaMemGetInfo after the real call filled `free` and `total`: adds what the
 /// current device's stack holds unused and what waits to become reusable.
@@ -98,9 +109,9 @@ void give_back_exported(parked_block const& block) noexcept;
 void note_stream_created(CUstream stream, unsigned int flags) noexcept;
 void note_stream_destroyed(CUstream stream) noexcept;
 /// Around the program's stream captures: counted from just before one begins until the stream
-/// no longer captures (`per_thread`: the per-thread default stream flavour of the call).
-void note_capture_beginning(CUstream stream, bool per_thread) noexcept;
-void note_capture_ended(CUstream stream, bool per_thread) noexcept;
+/// no longer captures.
+void note_capture_beginning(CUstream stream, stream_flavour flavour) noexcept;
+void note_capture_ended(CUstream stream, stream_flavour flavour) noexcept;
 void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept;
 /// After the program reset `device`'s primary context (cudaDeviceReset): everything the shim keeps
 /// for it describes memory, streams and events the reset destroyed, and is forgotten. The next

@@ -2,6 +2,7 @@
 
 #include "driver_hooks.hpp"
 
+#include "default_pools.hpp"
 #include "dispatch.hpp"
 #include "hook_table.hpp"
 #include "real_driver.hpp"
@@ -12,6 +13,8 @@ namespace {
 using rmm::shim::pass_reason;
 using rmm::shim::pass_through;
 using rmm::shim::real;
+constexpr auto default_stream = rmm::shim::stream_flavour::default_stream;
+constexpr auto per_thread     = rmm::shim::stream_flavour::per_thread;
 
 /// Hands out the wrapper instead of what the real resolver found, when the shim wraps it.
 void substitute(char const* symbol, void** pfn, int version, cuuint64_t flags)
@@ -30,6 +33,25 @@ CUresult counted_pass_by(rmm::shim::pass_reason reason, Fn real_function, Args..
 {
   if (real_function == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
   return rmm::shim::passed_by(reason, [&] { return real_function(args...); });
+}
+
+/// cuMemAllocFromPoolAsync in either flavour: a device's default pool is served by its stack;
+/// any other pool is the program's own and passes by, counted.
+template <class Fn>
+CUresult allocate_from_pool(Fn real_function,
+                            CUdeviceptr* dptr,
+                            std::size_t bytes,
+                            CUmemoryPool pool,
+                            CUstream stream,
+                            rmm::shim::stream_flavour flavour)
+{
+  auto const attempt = rmm::shim::serve_pool_allocation(dptr, bytes, pool, stream, flavour);
+  if (attempt.served) { return *attempt.served; }
+  if (!attempt.default_pool) {
+    return counted_pass_by(pass_reason::program_pool, real_function, dptr, bytes, pool, stream);
+  }
+  if (real_function == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  return pass_through([&] { return real_function(dptr, bytes, pool, stream); });  // counted by the async path
 }
 
 }  // namespace
@@ -70,25 +92,25 @@ RMM_SHIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 
 RMM_SHIM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, std::size_t bytes, CUstream stream)
 {
-  if (auto served = rmm::shim::serve_async_allocation(dptr, bytes, stream, false)) { return *served; }
+  if (auto served = rmm::shim::serve_async_allocation(dptr, bytes, stream, default_stream)) { return *served; }
   return pass_through([&] { return real()->mem_alloc_async(dptr, bytes, stream); });
 }
 
 RMM_SHIM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, std::size_t bytes, CUstream stream)
 {
-  if (auto served = rmm::shim::serve_async_allocation(dptr, bytes, stream, true)) { return *served; }
+  if (auto served = rmm::shim::serve_async_allocation(dptr, bytes, stream, per_thread)) { return *served; }
   return pass_through([&] { return real()->mem_alloc_async_ptsz(dptr, bytes, stream); });
 }
 
 RMM_SHIM_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 {
-  if (auto served = rmm::shim::serve_async_free(dptr, stream, false)) { return *served; }
+  if (auto served = rmm::shim::serve_async_free(dptr, stream, default_stream)) { return *served; }
   return pass_through([&] { return real()->mem_free_async(dptr, stream); });
 }
 
 RMM_SHIM_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
 {
-  if (auto served = rmm::shim::serve_async_free(dptr, stream, true)) { return *served; }
+  if (auto served = rmm::shim::serve_async_free(dptr, stream, per_thread)) { return *served; }
   return pass_through([&] { return real()->mem_free_async_ptsz(dptr, stream); });
 }
 
@@ -122,7 +144,7 @@ RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr,
                                                  CUmemoryPool pool,
                                                  CUstream stream)
 {
-  return counted_pass_by(pass_reason::program_pool, real()->mem_alloc_from_pool_async, dptr, bytes, pool, stream);
+  return allocate_from_pool(real()->mem_alloc_from_pool_async, dptr, bytes, pool, stream, default_stream);
 }
 
 RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr,
@@ -130,7 +152,35 @@ RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr,
                                                       CUmemoryPool pool,
                                                       CUstream stream)
 {
-  return counted_pass_by(pass_reason::program_pool, real()->mem_alloc_from_pool_async_ptsz, dptr, bytes, pool, stream);
+  return allocate_from_pool(real()->mem_alloc_from_pool_async_ptsz, dptr, bytes, pool, stream, per_thread);
+}
+
+// A default pool's usage includes its stack's; the pool itself keeps every setting.
+RMM_SHIM_EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute, void* value)
+{
+  auto const get = real()->mem_pool_get_attribute;
+  if (get == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  auto const result = pass_through([&] { return get(pool, attribute, value); });
+  if (result == CUDA_SUCCESS) { rmm::shim::adjust_pool_attribute(pool, attribute, value); }
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attribute, void* value)
+{
+  auto const set = real()->mem_pool_set_attribute;
+  if (set == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  auto const result = pass_through([&] { return set(pool, attribute, value); });
+  if (result == CUDA_SUCCESS) { rmm::shim::note_pool_attribute_set(pool, attribute); }
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, std::size_t keep)
+{
+  auto const trim = real()->mem_pool_trim_to;
+  if (trim == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  auto const result = pass_through([&] { return trim(pool, keep); });
+  if (result == CUDA_SUCCESS) { rmm::shim::trim_default_pool(pool, keep); }
+  return result;
 }
 
 RMM_SHIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
@@ -171,31 +221,31 @@ RMM_SHIM_EXPORT CUresult cuStreamDestroy_v2(CUstream stream)
 // Noted before the capture begins: an epoch closing meanwhile would record on the legacy stream.
 RMM_SHIM_EXPORT CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode)
 {
-  rmm::shim::note_capture_beginning(stream, false);
+  rmm::shim::note_capture_beginning(stream, default_stream);
   auto const result = pass_through([&] { return real()->stream_begin_capture(stream, mode); });
-  rmm::shim::note_capture_ended(stream, false);  // a capture that did not begin; one that did stays counted
+  rmm::shim::note_capture_ended(stream, default_stream);  // a capture that did not begin; one that did stays counted
   return result;
 }
 
 RMM_SHIM_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode)
 {
-  rmm::shim::note_capture_beginning(stream, true);
+  rmm::shim::note_capture_beginning(stream, per_thread);
   auto const result = pass_through([&] { return real()->stream_begin_capture_ptsz(stream, mode); });
-  rmm::shim::note_capture_ended(stream, true);
+  rmm::shim::note_capture_ended(stream, per_thread);
   return result;
 }
 
 RMM_SHIM_EXPORT CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph)
 {
   auto const result = pass_through([&] { return real()->stream_end_capture(stream, graph); });
-  rmm::shim::note_capture_ended(stream, false);
+  rmm::shim::note_capture_ended(stream, default_stream);
   return result;
 }
 
 RMM_SHIM_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph* graph)
 {
   auto const result = pass_through([&] { return real()->stream_end_capture_ptsz(stream, graph); });
-  rmm::shim::note_capture_ended(stream, true);
+  rmm::shim::note_capture_ended(stream, per_thread);
   return result;
 }
 

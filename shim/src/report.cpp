@@ -174,9 +174,24 @@ void counters::served_allocation(int device, std::size_t bytes, bool kept_block)
 {
   add(device, allocations, 1, allocated_bytes, bytes, kept_block ? kept_reuses : fields, 1);
   if (has_device_slot(device)) {
-    auto const d = static_cast<std::size_t>(device);
-    raise(peak_[d], live_[d].fetch_add(bytes, std::memory_order_relaxed) + bytes);
+    auto const d    = static_cast<std::size_t>(device);
+    auto const live = live_[d].fetch_add(bytes, std::memory_order_relaxed) + bytes;
+    raise(peak_[d], live);
+    raise(peak_since_reset_[d], live);
   }
+}
+
+std::size_t counters::peak_live_since_reset(int device) const noexcept
+{
+  return has_device_slot(device) ? peak_since_reset_[static_cast<std::size_t>(device)].load(std::memory_order_relaxed)
+                                 : 0;
+}
+
+void counters::reset_peak_since(int device) noexcept
+{
+  if (!has_device_slot(device)) { return; }
+  auto const d = static_cast<std::size_t>(device);
+  peak_since_reset_[d].store(live_[d].load(std::memory_order_relaxed), std::memory_order_relaxed);
 }
 
 void counters::served_free(int device, std::size_t bytes) noexcept

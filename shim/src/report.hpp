@@ -59,6 +59,10 @@ class counters {
     std::size_t resets{}, reset_blocks{}, reset_bytes{};  ///< device resets, and the live blocks they destroyed
   };
   [[nodiscard]] device_totals totals(int device) const noexcept;
+  /// The most bytes live at once on `device` since the last reset_peak_since (the start, before
+  /// any): the high-water mark a program may reset on a default pool (default_pools.hpp).
+  [[nodiscard]] std::size_t peak_live_since_reset(int device) const noexcept;
+  void reset_peak_since(int device) noexcept;
   [[nodiscard]] std::uint64_t passes(pass_reason reason) const noexcept;
 
   /// fork() handlers: the counting threads' registry is locked across the fork, and a child starts
@@ -73,6 +77,7 @@ class counters {
  private:
   std::array<std::atomic<std::size_t>, max_devices> live_{};
   std::array<std::atomic<std::size_t>, max_devices> peak_{};
+  std::array<std::atomic<std::size_t>, max_devices> peak_since_reset_{};
   std::array<std::atomic<std::size_t>, max_devices> resets_{};
   std::array<std::atomic<std::size_t>, max_devices> reset_blocks_{};
   std::array<std::atomic<std::size_t>, max_devices> reset_bytes_{};

@@ -13,6 +13,8 @@
 namespace {
 
 using rmm::shim::pass_through;
+constexpr auto default_stream = rmm::shim::stream_flavour::default_stream;
+constexpr auto per_thread     = rmm::shim::stream_flavour::per_thread;
 
 cudaError_t to_runtime(CUresult result) noexcept
 {
@@ -90,7 +92,7 @@ RMM_SHIM_EXPORT cudaError_t cudaMallocAsync(void** ptr, std::size_t bytes, cudaS
 {
   auto const& runtime = rmm::shim::real_cudart();
   let_the_runtime_start(runtime);
-  if (auto served = rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, false)) {
+  if (auto served = rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, default_stream)) {
     return answer(*served, [&] {
       void* unused = nullptr;
       return runtime.cudaMallocAsync(&unused, impossible_size, stream);
@@ -103,7 +105,7 @@ RMM_SHIM_EXPORT cudaError_t cudaMallocAsync_ptsz(void** ptr, std::size_t bytes, 
 {
   auto const& runtime = rmm::shim::real_cudart();
   let_the_runtime_start(runtime);
-  if (auto served = rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, true)) {
+  if (auto served = rmm::shim::serve_async_allocation(as_device_pointer(ptr), bytes, stream, per_thread)) {
     return answer(*served, [&] {
       void* unused = nullptr;
       return runtime.cudaMallocAsync_ptsz(&unused, impossible_size, stream);
@@ -114,12 +116,16 @@ RMM_SHIM_EXPORT cudaError_t cudaMallocAsync_ptsz(void** ptr, std::size_t bytes, 
 
 RMM_SHIM_EXPORT cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream)
 {
-  if (auto served = rmm::shim::serve_async_free(as_device_pointer(ptr), stream, false)) { return to_runtime(*served); }
+  if (auto served = rmm::shim::serve_async_free(as_device_pointer(ptr), stream, default_stream)) {
+    return to_runtime(*served);
+  }
   return pass_through([&] { return rmm::shim::real_cudart().cudaFreeAsync(ptr, stream); });
 }
 
 RMM_SHIM_EXPORT cudaError_t cudaFreeAsync_ptsz(void* ptr, cudaStream_t stream)
 {
-  if (auto served = rmm::shim::serve_async_free(as_device_pointer(ptr), stream, true)) { return to_runtime(*served); }
+  if (auto served = rmm::shim::serve_async_free(as_device_pointer(ptr), stream, per_thread)) {
+    return to_runtime(*served);
+  }
   return pass_through([&] { return rmm::shim::real_cudart().cudaFreeAsync_ptsz(ptr, stream); });
 }

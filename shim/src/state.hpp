@@ -4,6 +4,7 @@
 // loaded and never destroyed (hooks still run during exit). A forked child starts a fresh one: it
 // shares no lock, no pool and no pending free with its parent.
 
+#include "default_pools.hpp"
 #include "devices.hpp"
 #include "deferred_frees.hpp"
 #include "device_stacks.hpp"
@@ -30,6 +31,7 @@ struct shim_state {
   /// Devices on which the program made its own memory pool the current one (cudaDeviceSetMemPool):
   /// its cudaMallocAsync calls asked for that pool, and pass through.
   std::array<std::atomic<bool>, max_devices> program_pool{};
+  default_pool_table default_pools;  // the devices' default pools, which the stacks stand in for
 };
 
 namespace detail {

@@ -240,7 +240,7 @@ int stream_ordered()
     check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
     check(cudaStreamDestroy(s), "cudaStreamDestroy");
   }
-  // A block from the driver's own pool, taken explicitly: the program chose that pool.
+  // A block from the device's default pool, named: served as cudaMallocAsync is.
   cudaMemPool_t pool{};
   check(cudaDeviceGetDefaultMemPool(&pool, 0), "cudaDeviceGetDefaultMemPool");
   void* from_pool = nullptr;
@@ -443,6 +443,73 @@ int first_call_in_key_destructor()
   return 0;
 }
 
+std::uint64_t pool_attribute(CUmemoryPool pool, CUmemPool_attribute attribute)
+{
+  cuuint64_t value = 0;
+  check(cuMemPoolGetAttribute(pool, attribute, &value), "cuMemPoolGetAttribute");
+  return value;
+}
+
+/// XLA's stream-ordered allocator (XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async): allocations from the
+/// device's default pool by name, its release threshold set to the pool's size, its usage read
+/// back from the pool's attributes, and a trim. Under the shim the stack serves them, and the
+/// attributes include what the stack holds.
+int default_pool()
+{
+  check(cudaFree(nullptr), "cudaFree(nullptr)");  // the runtime's context
+  CUmemoryPool pool{};
+  check(cuDeviceGetDefaultMemPool(&pool, 0), "cuDeviceGetDefaultMemPool");
+  cuuint64_t threshold = 64ull << 20;
+  check(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold), "set the release threshold");
+  std::printf("threshold=%llu\n",
+              static_cast<unsigned long long>(pool_attribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)));
+
+  CUstream stream{};
+  check(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  constexpr std::size_t sizes[] = {1 << 20, 3 << 20, 256, 5 << 20};
+  std::size_t live_bytes        = 0;
+  std::vector<CUdeviceptr> blocks;
+  for (auto bytes : sizes) {
+    CUdeviceptr ptr{};
+    check(cuMemAllocFromPoolAsync(&ptr, bytes, pool, stream), "cuMemAllocFromPoolAsync");
+    check(cuMemsetD8Async(ptr, 0x5a, bytes, stream), "cuMemsetD8Async");
+    blocks.push_back(ptr);
+    live_bytes += bytes;
+  }
+  // The runtime's twin, on the per-thread default stream: it reaches the driver's entry point.
+  void* runtime_block = nullptr;
+  check(cudaMallocFromPoolAsync(&runtime_block, 2 << 20, pool, cudaStreamPerThread), "cudaMallocFromPoolAsync");
+  live_bytes += 2 << 20;
+  check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  expect(usable(runtime_block, 2 << 20, 0x33), "a block from the default pool is usable");
+
+  auto const used     = pool_attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT);
+  auto const reserved = pool_attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT);
+  expect(used >= live_bytes, "the pool's used bytes include the live blocks");
+  expect(reserved >= used, "the pool holds at least what is used");
+  std::printf("used_with_blocks=%d\n", used >= live_bytes ? 1 : 0);
+
+  for (auto ptr : blocks) { check(cuMemFreeAsync(ptr, stream), "cuMemFreeAsync"); }
+  check(cudaFreeAsync(runtime_block, cudaStreamPerThread), "cudaFreeAsync");
+  check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+  check(cudaStreamSynchronize(cudaStreamPerThread), "cudaStreamSynchronize");
+  std::printf("used_after_free=%llu\n",
+              static_cast<unsigned long long>(pool_attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT)));
+  auto const high = pool_attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH);
+  expect(high >= live_bytes, "the used high-water mark saw every block live at once");
+  cuuint64_t zero = 0;
+  check(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero), "reset the used high-water mark");
+  std::printf("used_high_after_reset=%llu\n",
+              static_cast<unsigned long long>(pool_attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH)));
+
+  expect(pool_attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) > 0, "the stack still holds its memory");
+  check(cuMemPoolTrimTo(pool, 0), "cuMemPoolTrimTo");
+  std::printf("reserved_after_trim=%llu\n",
+              static_cast<unsigned long long>(pool_attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)));
+  check(cuStreamDestroy(stream), "cuStreamDestroy");
+  return 0;
+}
+
 /// Device memory the shim does not serve, each kind once: managed memory, a pool the program
 /// names, and physical memory the program maps itself. Each must work and be counted.
 int passed_by()
@@ -456,12 +523,17 @@ int passed_by()
   expect(usable(managed, 1 << 20, 0x41), "managed memory is usable");
   check(cudaFree(managed), "cudaFree (managed)");
 
+  cudaMemPoolProps props{};
+  props.allocType     = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id   = 0;
   cudaMemPool_t pool{};
-  check(cudaDeviceGetDefaultMemPool(&pool, 0), "cudaDeviceGetDefaultMemPool");
+  check(cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate");
   void* pooled = nullptr;
   check(cudaMallocFromPoolAsync(&pooled, 1 << 20, pool, cudaStreamLegacy), "cudaMallocFromPoolAsync");
   check(cudaFreeAsync(pooled, cudaStreamLegacy), "cudaFreeAsync (from the program's pool)");
   check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+  check(cudaMemPoolDestroy(pool), "cudaMemPoolDestroy");
 
   CUmemAllocationProp prop{};
   prop.type               = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -1091,6 +1163,8 @@ int main(int argc, char** argv)
     result = free_at_thread_exit();
   } else if (scenario == "first-call-in-key-destructor") {
     result = first_call_in_key_destructor();
+  } else if (scenario == "default-pool") {
+    result = default_pool();
   } else if (scenario == "passed-by") {
     result = passed_by();
   } else if (scenario == "free-in-last-destructor-round") {

@@ -107,14 +107,14 @@ TEST(Shim, DriverLookupsHandOutOneWrapperPerVariantAndNothingElse)
   EXPECT_EQ(r.reported("frees"), 1) << r.report;
 }
 
-TEST(Shim, StreamOrderedCallsAreServedAndTheDriversOwnPoolPassesThrough)
+TEST(Shim, StreamOrderedCallsAreServedTheDefaultPoolNamedIncluded)
 {
   auto const r = run("stream-ordered");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("async"), "ok");
-  EXPECT_EQ(r.reported("allocations"), 101) << r.report;
-  EXPECT_EQ(r.reported("frees"), 101) << r.report;
-  EXPECT_GE(r.reported("foreign_pointer"), 1) << r.report;
+  EXPECT_EQ(r.reported("allocations"), 102) << r.report;
+  EXPECT_EQ(r.reported("frees"), 102) << r.report;
+  EXPECT_EQ(r.reported("program_pool"), 0) << r.report;
 }
 
 TEST(Shim, OutOfMemoryIsAnErrorCodeAndTheProgramRecoversByFreeing)
@@ -161,6 +161,20 @@ TEST(Shim, AThreadWhoseFirstCallComesAtItsEndLeavesNothingBehind)
   // The thread's counters (about 1.1 KiB) are folded in and freed even then; a few bytes of
   // allocator noise are allowed.
   EXPECT_LT(std::stoll(r.value("heap_growth_per_thread")), 256) << r.output;
+}
+
+TEST(Shim, TheDefaultPoolNamedByTheProgramIsServedAndItsAttributesIncludeTheStack)
+{
+  auto const r = run("default-pool");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("threshold"), std::to_string(64ull << 20)) << "the pool keeps what the program set";
+  EXPECT_EQ(r.value("used_with_blocks"), "1") << r.output;
+  EXPECT_EQ(r.value("used_after_free"), "0") << r.output;
+  EXPECT_EQ(r.value("used_high_after_reset"), "0") << "a reset mark starts again from what is used now";
+  EXPECT_EQ(r.value("reserved_after_trim"), "0") << "a trim to zero gives the stack's free memory back";
+  EXPECT_EQ(r.reported("allocations"), 5) << r.report;
+  EXPECT_EQ(r.reported("frees"), 5) << r.report;
+  EXPECT_EQ(r.reported("program_pool"), 0) << "nothing from the default pool passes by: " << r.report;
 }
 
 TEST(Shim, MemoryTheShimDoesNotServeIsCountedByKind)
