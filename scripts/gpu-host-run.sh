@@ -3,6 +3,7 @@
 # and runs the given stages. Copied to .device/gpu-run.sh by gpu-snapshot.sh.
 # usage: .device/gpu-run.sh STAGE...   (results under $OUT)
 #   build        configure and build preset gpu (tests, kernel tests, benchmarks, the shim)
+#   build-tools  only the shim and the tools the apps stage needs
 #   base         build the engine benchmarks of the baseline snapshot (.device/base), if there is one
 #   tests        the whole suite on the GPU (JUnit and log to $OUT)
 #   shim-bench   the static-runtime pair benchmark plain, under the shim, switched off, and logging;
@@ -45,6 +46,13 @@ for stage in "$@"; do
         > "$results/configure.log" 2>&1 || { tail -30 "$results/configure.log"; exit 1; }
       cmake --build --preset gpu -j 16 -- -k 0 > "$results/build.log" 2>&1 || { grep -E "error|Error" -A5 "$results/build.log" | head -60; exit 1; }
       echo "build ok; warnings: $(grep -c 'warning:' "$results/build.log")"; grep 'warning:' "$results/build.log" | sort -u | head -10 ;;
+    build-tools)
+      # Only what the apps stage runs: the shim, rmm-run, rmm-replay and alloc_churn.
+      cmake --preset gpu -DCMAKE_PREFIX_PATH="$here/prefix" -DZLIB_ROOT="$here/prefix" -DRMM_WARNINGS_AS_ERRORS=OFF \
+        > "$results/configure.log" 2>&1 || { tail -30 "$results/configure.log"; exit 1; }
+      cmake --build --preset gpu -j 16 --target rmm_shim rmm-run rmm-replay alloc_churn > "$results/build.log" 2>&1 ||
+        { grep -E "error|Error" -A5 "$results/build.log" | head -60; exit 1; }
+      echo "tools built" ;;
     base)
       [[ -d $here/base ]] || { echo "no baseline snapshot"; continue; }
       cp bench/suballocators/stream_churn_bench.cpp "$here/base/bench/suballocators/"

@@ -8,6 +8,7 @@
 # skipped. Needs the GPU build (build-gpu, preset gpu). Results: $OUT (or build-gpu/apps): one JSON
 # line per run in runs.jsonl, the shim's reports, logs and replays, and the table in apps.md.
 # usage: scripts/run-gpu-apps.sh [PROGRAM...]     (default: all; names as in bench/apps, or alloc_churn)
+# RMM_APPS_ROUNDS: processes per way where several are run (default 3).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-build-gpu/apps}
@@ -18,7 +19,10 @@ rmm_run=$PWD/build-gpu/tools/rmm-run
 rmm_replay=$PWD/build-gpu/tools/rmm-replay
 apps=$PWD/bench/apps
 programs=("$@")
-((${#programs[@]})) || programs=(torch_resnet50 torch_gpt2 cupy_mix jax_mlp numba_arrays alloc_churn)
+rounds=$(seq "${RMM_APPS_ROUNDS:-3}")
+cupy_rounds=$(seq $((${RMM_APPS_ROUNDS:-3} + 2)))  # its processes differ more
+((${#programs[@]})) || programs=(torch_resnet50 torch_gpt2 cupy_mix jax_mlp jax_transformer jax_torch_exchange
+  numba_arrays alloc_churn)
 export PYTHONUNBUFFERED=1 PYTHONPATH="$apps${PYTHONPATH:+:$PYTHONPATH}"
 if [[ ! -x $rmm_run || ! -x $rmm_replay ]]; then
   echo "run-gpu-apps.sh: build-gpu/tools has no rmm-run or rmm-replay: build build-gpu first" \
@@ -37,7 +41,7 @@ run() {
   local command=(python3 "$apps/$program.py" "$way")
   [[ $program == alloc_churn ]] && command=("$PWD/build-gpu/examples/alloc_churn/alloc_churn" 50)
   echo "== $tag ($(date +%T))"
-  if [[ $way == shim ]]; then
+  if [[ $way == shim* ]]; then
     rm -f "$report" "$log" "$replay"
     env "$@" "$rmm_run" --report "$report" --log "$log" -- "${command[@]}" > "$out/$tag.out" 2>&1
   else
@@ -46,7 +50,7 @@ run() {
   local status=$?
   tail -3 "$out/$tag.out" | grep -v '^RESULT' | sed 's/^/   /'
   # The log, replayed through a pool on the same device, must have the peak live bytes the report counted.
-  if [[ $way == shim && -s $log ]]; then
+  if [[ $way == shim* && -s $log ]]; then
     "$rmm_replay" "$log" --resource pool --json "$replay" > "$out/$tag.replay.out" 2>&1 ||
       tail -3 "$out/$tag.replay.out" | sed 's/^/   replay: /'
   fi
@@ -57,7 +61,7 @@ for program in "${programs[@]}"; do
   case $program in
     torch_resnet50 | torch_gpt2)
       # A process's step time moves by up to 20% from one to the next: three of each, alternating.
-      for round in 1 2 3; do
+      for round in $rounds; do
         run "$program" own
         run "$program" off PYTORCH_NO_CUDA_MEMORY_CACHING=1
         run "$program" shim PYTORCH_NO_CUDA_MEMORY_CACHING=1
@@ -67,18 +71,31 @@ for program in "${programs[@]}"; do
     cupy_mix)
       # Its step is under a millisecond, and whole processes of one way differ by up to 1.8x: five
       # of each, alternating, and the median of their medians.
-      for round in 1 2 3 4 5; do run "$program" own; run "$program" off; run "$program" shim; done ;;
-    jax_mlp)
-      run "$program" own
-      run "$program" own_growing XLA_PYTHON_CLIENT_PREALLOCATE=false
+      for round in $cupy_rounds; do run "$program" own; run "$program" off; run "$program" shim; done ;;
+    jax_mlp | jax_transformer)
+      # XLA's allocator as shipped (BFC, preallocating), growing, stream-ordered on the device's
+      # default pool, and platform (a cudaMalloc per buffer); under the shim the stream-ordered
+      # mode is served (docs/apps.md), the platform mode maps its memory itself and passes by.
+      for round in $rounds; do
+        run "$program" own
+        run "$program" own_growing XLA_PYTHON_CLIENT_PREALLOCATE=false
+        run "$program" own_async XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async XLA_PYTHON_CLIENT_PREALLOCATE=false
+        run "$program" shim XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async XLA_PYTHON_CLIENT_PREALLOCATE=false
+      done
       run "$program" off XLA_PYTHON_CLIENT_ALLOCATOR=platform
-      run "$program" shim XLA_PYTHON_CLIENT_ALLOCATOR=platform ;;
+      run "$program" shim_platform XLA_PYTHON_CLIENT_ALLOCATOR=platform ;;
+    jax_torch_exchange)
+      for round in $rounds; do
+        run "$program" own XLA_PYTHON_CLIENT_PREALLOCATE=false
+        run "$program" shim PYTORCH_NO_CUDA_MEMORY_CACHING=1 XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async \
+          XLA_PYTHON_CLIENT_PREALLOCATE=false
+      done ;;
     numba_arrays)
       # Numba may need an older numpy than the one installed: RMM_APPS_NUMBA_PATH puts one first.
       local_path=${RMM_APPS_NUMBA_PATH:+$RMM_APPS_NUMBA_PATH:}$PYTHONPATH
       run "$program" own PYTHONPATH="$local_path"; run "$program" shim PYTHONPATH="$local_path" ;;
     alloc_churn)
-      for round in 1 2 3; do run "$program" own; run "$program" shim; done ;;
+      for round in $rounds; do run "$program" own; run "$program" shim; done ;;
     *) echo "unknown program $program" >&2 ;;
   esac
 done

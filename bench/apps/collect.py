@@ -22,7 +22,8 @@ if skipped:  # the driver cannot run here (no GPU, a framework missing) and said
     line["skipped"] = skipped.group(1)
 elif "step_ms" not in line:
     line["error"] = text.strip().splitlines()[-1][-300:] if text.strip() else "no output"
-if way == "shim" and os.path.exists(report_path):
+under_shim = way.startswith("shim")
+if under_shim and os.path.exists(report_path):
     shim = json.load(open(report_path))
     devices = shim.get("devices", [])
     if devices:
@@ -33,13 +34,13 @@ if way == "shim" and os.path.exists(report_path):
         line["shim_peak_live"] = device["peak_live_bytes"]
         line["shim_failures"] = device["failures"]
     line["shim_passed_through"] = shim.get("passed_through", {})
-if way == "shim":
+if under_shim:
     logs = [p for p in [log_path.replace("%d", "0"), log_path] if os.path.exists(p)]
     if logs:
         rows = open(logs[0]).read().splitlines()[1:]
         line["log_allocations"] = sum(1 for r in rows if ",allocate," in r)
         line["log_frees"] = sum(1 for r in rows if ",free," in r)
-if way == "shim" and replay_path and os.path.exists(replay_path):
+if under_shim and replay_path and os.path.exists(replay_path):
     results = json.load(open(replay_path)).get("results", [])
     if results:
         replayed = results[0]

@@ -51,7 +51,7 @@ for (program, way), group in ways.items():
     results = list(dict.fromkeys(str(r.get("result", "")) for r in group))
     memory = " / ".join(mib(last.get(k)) for k in ("framework_peak_reserved", "sampled_peak", "shim_peak_reserved"))
     shim = "-"
-    if way == "shim":
+    if way.startswith("shim"):
         shim = f"{last.get('shim_allocations', '?')} ({last.get('log_allocations', '?')}) / {mib(last.get('shim_peak_live'))}"
     print(f"| {program} | {way} | {step} | {', '.join(results)} | {memory} | {shim} |")
 
@@ -62,7 +62,7 @@ print("| program | shim / own: step time | shim / own: peak memory |")
 print("| --- | --- | --- |")
 for (program, way), group in ways.items():
     own = ways.get((program, "own"))
-    if way != "shim" or step_ms(group) is None or not own or step_ms(own) is None:
+    if not way.startswith("shim") or step_ms(group) is None or not own or step_ms(own) is None:
         continue
     own_memory = peak(ways.get((program, "own_growing"), own))
     memory = f"{peak(group) / own_memory:.2f}" if peak(group) and own_memory else "-"
@@ -71,7 +71,7 @@ for (program, way), group in ways.items():
     unserved = sum(passed.get(k, 0) for k in ("virtual_memory", "program_pool", "managed"))
     if unserved:
         memory = f"- ({unserved} allocations not served)"
-    print(f"| {program} | {step_ms(group) / step_ms(own):.2f} | {memory} |")
+    print(f"| {program} ({way}) | {step_ms(group) / step_ms(own):.2f} | {memory} |")
 
 # Nothing lost: every allocation and free the shim served is a row of its log, what passed it by is
 # counted by reason (a foreign pointer: a free of memory it did not hand out), and the log replayed
@@ -98,11 +98,11 @@ print("| program | served = log rows: allocations / frees | passed through (null
 print("| --- | --- | --- | --- | --- |")
 for (program, way), group in ways.items():
     last = group[-1]
-    if way != "shim" or "shim_allocations" not in last:
+    if not way.startswith("shim") or "shim_allocations" not in last:
         continue
     counts = f"{same(last['shim_allocations'], last.get('log_allocations'))} / " \
              f"{same(last['shim_frees'], last.get('log_frees'))}"
     passed = {k: v for k, v in last.get("shim_passed_through", {}).items() if v and k != "null_or_empty"}
     passed_text = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in passed.items()) or "none"
     live, reserved = replayed_peaks(last)
-    print(f"| {program} | {counts} | {passed_text} | {live} | {reserved} |")
+    print(f"| {program} ({way}) | {counts} | {passed_text} | {live} | {reserved} |")

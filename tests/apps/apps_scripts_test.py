@@ -11,7 +11,8 @@ import unittest
 from pathlib import Path
 
 APPS = Path(__file__).resolve().parents[2] / "bench" / "apps"
-DRIVERS = ["torch_resnet50", "torch_gpt2", "cupy_mix", "jax_mlp", "numba_arrays"]
+DRIVERS = ["torch_resnet50", "torch_gpt2", "cupy_mix", "jax_mlp", "jax_transformer", "jax_torch_exchange",
+           "numba_arrays"]
 SKIPPED = 77
 MiB = 2**20
 
@@ -82,10 +83,10 @@ class Table(unittest.TestCase):
         self.collect("prog", "shim", 0, self.result(9.0), report, log, replay)
         table = self.table()
         self.assertIn("| prog | shim | 9.00 | 1.5 | - / - / 90 | 3 (3) / 80 |", table)
-        self.assertIn("| prog | 0.90 | 0.90 |", table)  # step time and peak memory against its own allocator
+        self.assertIn("| prog (shim) | 0.90 | 0.90 |", table)  # step time and peak memory against its own allocator
         # Three allocations and three frees counted, but the log holds two frees; one foreign free
         # passed through; the replay's peak live is a byte above the report's.
-        self.assertIn("| prog | 3 = 3 / **3 != 2** | foreign pointer 1 | **83,886,080 B / 83,886,081 B** | 96 |",
+        self.assertIn("| prog (shim) | 3 = 3 / **3 != 2** | foreign pointer 1 | **83,886,080 B / 83,886,081 B** | 96 |",
                       table)
 
     def test_no_memory_ratio_where_allocations_passed_the_shim_by(self):
@@ -95,8 +96,21 @@ class Table(unittest.TestCase):
                   "passed_through": {"null_or_empty": 0, "virtual_memory": 944}}
         self.collect("prog", "shim", 0, self.result(3.0), report)
         table = self.table()
-        self.assertIn("| prog | 1.50 | - (944 allocations not served) |", table)
-        self.assertIn("| prog | **7, no log** / **0, no log** | virtual memory 944 | 64 / - | - |", table)
+        self.assertIn("| prog (shim) | 1.50 | - (944 allocations not served) |", table)
+        self.assertIn("| prog (shim) | **7, no log** / **0, no log** | virtual memory 944 | 64 / - | - |", table)
+
+    def test_every_way_under_the_shim_gets_its_figures_and_ratios(self):
+        self.collect("prog", "own", 0, self.result(2.0, framework_peak_reserved=600 * MiB))
+        self.collect("prog", "own_growing", 0, self.result(2.0, framework_peak_reserved=500 * MiB))
+        report = {"devices": [{"allocations": 9, "frees": 9, "peak_reserved_bytes": 450 * MiB,
+                               "peak_live_bytes": 440 * MiB, "failures": 0}],
+                  "passed_through": {"null_or_empty": 0, "program_pool": 0}}
+        self.collect("prog", "shim", 0, self.result(2.1), report)
+        self.collect("prog", "shim_platform", 0, self.result(3.0), dict(report, passed_through={"virtual_memory": 5}))
+        table = self.table()
+        self.assertIn("| prog (shim) | 1.05 | 0.90 |", table)  # memory against the growing allocator
+        self.assertIn("| prog (shim_platform) | 1.50 | - (5 allocations not served) |", table)
+        self.assertIn("| prog | shim_platform | 3.00 | 1.5 | - / - / 450 | 9 (?) / 440 |", table)
 
     def test_processes_of_one_way_show_their_median_and_list(self):
         for step in (0.7, 0.4, 0.5):
