@@ -165,6 +165,10 @@ std::vector<environment_variable> other_variables()
      "not read at run time: the name of the build option that compiles debug-log levels out, never taken for an "
      "override of `logging`",
      false},
+    {"RMM_SHIM_RUN_START", "",
+     "set by the shim, not by users: when the program started, inherited by the processes it starts, so that none "
+     "of them truncates a log file another one writes",
+     false},
   };
 }
 

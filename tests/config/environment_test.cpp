@@ -100,6 +100,7 @@ TEST(ConfigEnvironment, OtherRmmVariablesAreNotOverrides)
                    {"RMM_EMU_DEVICE_MEMORY", "1GiB"},
                    {"RMM_EXPECTED_BACKEND", "emulator"},
                    {"RMM_LOGGING_LEVEL", "INFO"},
+                   {"RMM_SHIM_RUN_START", "1764781200000000000"},  // the shim's own, inherited by children
                    {"RMM_SOMETHING_ELSE", "1"},
                    {"PATH", "/usr/bin"}}};
   auto const stack = load_string(pool_over_cuda, "test.toml", env);
