@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include "detail/json_writer.hpp"
+
 #include <rmm/format_bytes.hpp>
 
 #include <fmt/format.h>
@@ -72,33 +74,6 @@ std::vector<std::string> table_cells(replay_row const& row)
   return cells;
 }
 
-std::string json_string(std::string_view text)
-{
-  std::string quoted = "\"";
-  for (char const c : text) {
-    switch (c) {
-      case '"': quoted += "\\\""; break;
-      case '\\': quoted += "\\\\"; break;
-      case '\n': quoted += "\\n"; break;
-      case '\t': quoted += "\\t"; break;
-      case '\r': quoted += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          quoted += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          quoted += c;
-        }
-    }
-  }
-  return quoted + "\"";
-}
-
-template <class T>
-std::string json_optional(std::optional<T> const& value)
-{
-  return value ? fmt::format("{}", *value) : std::string{"null"};
-}
-
 }  // namespace
 
 std::string format_table(run_context const& context, std::vector<replay_row> const& rows)
@@ -126,43 +101,67 @@ std::string format_table(run_context const& context, std::vector<replay_row> con
   return table;
 }
 
+namespace {
+
+/// The row's error: null, or where and why it failed (a stack that could not be built has no line).
+void json_error(rmm::detail::json_writer& json, replay_row const& row)
+{
+  json.key("error");
+  if (row.setup_error) {
+    json.begin_object().key("line").null().member("message", *row.setup_error).end_object();
+  } else if (auto const& failure = row.measurement.failure) {
+    json.begin_object().member("line", failure->line).member("message", failure->message).end_object();
+  } else {
+    json.null();
+  }
+}
+
+void json_row(rmm::detail::json_writer& json, replay_row const& row)
+{
+  auto const& m = row.measurement;
+  json.begin_object()
+    .member("log", row.log)
+    .member("resource", row.resource)
+    .member("stack", row.description)
+    .member("status", row.failed() ? "failed" : "ok");
+  json_error(json, row);
+  json.member("events", row.events)
+    .member("events_replayed", m.events_replayed)
+    .member("threads", row.threads)
+    .member("streams", row.streams)
+    .member("wall_ns", m.wall.count())
+    .member("in_calls_ns", m.in_resource.count())
+    .member("ns_per_event", per_event_ns(m.in_resource, m.events_replayed), 1)
+    .member("peak_live_bytes", row.peak_live_bytes)
+    .member("peak_reserved_bytes", row.peak_reserved_bytes);
+  json.key("fragmentation");
+  if (auto const fragmentation = row.fragmentation()) {
+    json.number(*fragmentation, 6);
+  } else {
+    json.null();
+  }
+  json.member("logged_failures", row.logged_failures)
+    .member("reproduced_failures", m.reproduced_failures)
+    .member("unexpected_successes", m.unexpected_successes)
+    .member("left_live", row.left_live)
+    .end_object();
+}
+
+}  // namespace
+
+/// The heading's fields one to a line, and each result on a line of its own (scripts grep them).
 std::string format_json(run_context const& context, std::vector<replay_row> const& rows)
 {
-  std::string json = "{\n";
-  json += fmt::format("  \"device\": {},\n", json_string(context.device));
-  json += fmt::format("  \"simulated_device_size\": {},\n", json_optional(context.simulated_device_size));
-  json += "  \"results\": [";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    auto const& row = rows[i];
-    auto const& m   = row.measurement;
-    json += i == 0 ? "\n" : ",\n";
-    json += "    {";
-    json += fmt::format("\"log\": {}, \"resource\": {}, \"stack\": {}, ", json_string(row.log),
-                        json_string(row.resource), json_string(row.description));
-    json += fmt::format("\"status\": \"{}\", ", row.failed() ? "failed" : "ok");
-    if (row.setup_error) {
-      json += fmt::format("\"error\": {{\"line\": null, \"message\": {}}}, ", json_string(*row.setup_error));
-    } else if (m.failure) {
-      json +=
-        fmt::format("\"error\": {{\"line\": {}, \"message\": {}}}, ", m.failure->line, json_string(m.failure->message));
-    } else {
-      json += "\"error\": null, ";
-    }
-    json += fmt::format("\"events\": {}, \"events_replayed\": {}, \"threads\": {}, \"streams\": {}, ", row.events,
-                        m.events_replayed, row.threads, row.streams);
-    json += fmt::format("\"wall_ns\": {}, \"in_calls_ns\": {}, \"ns_per_event\": {:.1f}, ", m.wall.count(),
-                        m.in_resource.count(), per_event_ns(m.in_resource, m.events_replayed));
-    auto const fragmentation = row.fragmentation();
-    json += fmt::format("\"peak_live_bytes\": {}, \"peak_reserved_bytes\": {}, \"fragmentation\": {}, ",
-                        row.peak_live_bytes, json_optional(row.peak_reserved_bytes),
-                        fragmentation ? fmt::format("{:.6f}", *fragmentation) : std::string{"null"});
-    json += fmt::format(
-      "\"logged_failures\": {}, \"reproduced_failures\": {}, \"unexpected_successes\": {}, "
-      "\"left_live\": {}}}",
-      row.logged_failures, m.reproduced_failures, m.unexpected_successes, row.left_live);
-  }
-  json += rows.empty() ? "]\n}\n" : "\n  ]\n}\n";
-  return json;
+  using rmm::detail::json_writer;
+  json_writer json{json_writer::spacing::spaced};
+  json.begin_object(json_writer::layout::lines)
+    .member("device", context.device)
+    .member("simulated_device_size", context.simulated_device_size)
+    .key("results")
+    .begin_array(json_writer::layout::lines);
+  for (auto const& row : rows) { json_row(json, row); }
+  json.end_array().end_object();
+  return json.take() + "\n";
 }
 
 }  // namespace rmm::replay
