@@ -16,9 +16,12 @@ RMM_SHIM_EXPORT int rmm_shim_enabled(void) { return rmm::shim::settings().enable
 
 RMM_SHIM_EXPORT int rmm_shim_print_report(char const* path)
 {
-  auto& s          = rmm::shim::state();
-  auto const error = path == nullptr ? rmm::shim::write_report(stderr, false, s.count, s.stacks, s.deferred)
-                                     : rmm::shim::save_report(path, s.count, s.stacks, s.deferred);
+  using rmm::shim::report_detail;
+  auto& s           = rmm::shim::state();
+  auto const detail = rmm::shim::settings().verbose ? report_detail::verbose : report_detail::summary;
+  auto const error  = path == nullptr ? rmm::shim::write_report(stderr, rmm::shim::report_format::text, detail, s.count,
+                                                                s.stacks, s.deferred)
+                                      : rmm::shim::save_report(path, s.count, s.stacks, s.deferred);
   if (error == 0) { return 0; }
   errno = error;
   return -1;

@@ -107,7 +107,9 @@ __attribute__((destructor)) void finish()
   // the report file it would replace the report of the process that did the work.
   bool const reached = reached_cuda(s.count);
   if ((settings().stats_at_exit && reached) || settings().verbose) {
-    (void)write_report(stderr, false, s.count, s.stacks, s.deferred);  // nowhere left to say it failed
+    auto const detail = settings().verbose ? report_detail::verbose : report_detail::summary;
+    // Nowhere left to say it failed.
+    (void)write_report(stderr, report_format::text, detail, s.count, s.stacks, s.deferred);
   }
   if (auto const& pattern = settings().report_file; !pattern.empty() && reached) {
     // %p: this process (a forked child writes its own report); the report covers every device.

@@ -6,7 +6,10 @@
 #include "thread_cache.hpp"
 #include "thread_records.hpp"
 
+#include "detail/json_writer.hpp"
+
 #include <rmm/format_bytes.hpp>
+#include <rmm/mr/suballocator_statistics.hpp>
 
 #include <fmt/format.h>
 
@@ -18,6 +21,8 @@
 #include <cstdio>
 #include <chrono>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 namespace rmm::shim {
@@ -315,104 +320,228 @@ bool reached_cuda(counters const& c) noexcept
   });
 }
 
-int write_report(std::FILE* out,
-                 bool json,
-                 counters const& c,
-                 device_stacks const& stacks,
-                 deferred_frees const& pending)
+namespace {
+
+/// What the report says of one device, read once.
+struct device_report {
+  int device{};
+  counters::device_totals totals{};
+  std::optional<rmm::mr::suballocator_statistics> stack;  ///< unset when no stack was built
+  std::size_t kept_bytes{};                               ///< held by threads for their next allocation
+  std::size_t waiting_bytes{};                            ///< freed, waiting for the device to finish with them
+  std::size_t frees_through_epochs{};
+  std::size_t non_blocking_streams_created{};
+  deferred_frees::epoch_counts epochs{};
+  deferred_frees::device_waits waits{};
+
+  /// Per call, from the sampled calls.
+  [[nodiscard]] double ns_per_call() const noexcept
+  {
+    return totals.timed_calls == 0 ? 0.0
+                                   : static_cast<double>(totals.timed_ns) / static_cast<double>(totals.timed_calls);
+  }
+  /// In all, scaled up from the sampled calls.
+  [[nodiscard]] double ms_in_shim() const noexcept
+  {
+    return ns_per_call() * static_cast<double>(totals.allocations + totals.frees) / 1e6;
+  }
+  [[nodiscard]] double waited_ms() const noexcept { return static_cast<double>(waits.ns) / 1e6; }
+};
+
+/// A wrapper the program was handed, and how often by each way of finding it.
+struct hook_report {
+  std::string_view entry;
+  std::uint64_t by_dlsym{};
+  std::uint64_t by_get_proc_address{};
+};
+
+/// Everything the report says, gathered before any of it is written.
+struct report_contents {
+  long pid{};
+  std::vector<device_report> devices;           ///< those that served, failed or built a stack
+  std::array<std::uint64_t, reasons> passes{};  ///< indexed by pass_reason
+  std::vector<hook_report> hooks;               ///< wrappers handed out at least once
+};
+
+report_contents collect_report(counters const& c, device_stacks const& stacks, deferred_frees const& pending)
 {
-  using rmm::format_bytes;
-  std::string text;
-  std::string devices_json;
+  report_contents report;
+  report.pid = static_cast<long>(::getpid());
   for (int device = 0; device < max_devices; ++device) {
-    auto const t     = c.totals(device);
-    auto const stats = stacks.statistics(device);
-    if (t.allocations == 0 && t.failures == 0 && !stats) { continue; }
-    auto const waiting        = pending.pending_bytes(device);
-    auto const kept           = thread_cache::kept_bytes(device);
-    auto const through_epochs = pending.frees_through_epochs(device);
-    auto const streams        = pending.non_blocking_streams_created(device);
-    auto const waits          = pending.waits(device);
-    auto const epochs         = pending.epochs(device);
-    auto const waited_ms      = static_cast<double>(waits.ns) / 1e6;
-    // Scaled up from the sampled calls.
-    auto const per_call_ns =
-      t.timed_calls == 0 ? 0.0 : static_cast<double>(t.timed_ns) / static_cast<double>(t.timed_calls);
-    auto const total_ms = per_call_ns * static_cast<double>(t.allocations + t.frees) / 1e6;
-    if (json) {
-      devices_json += fmt::format(
-        R"({}{{"device":{},"allocations":{},"allocated_bytes":{},"kept_block_reuses":{},"kept_bytes":{},"frees":{},)"
-        R"("freed_bytes":{},"failures":{},)"
-        R"("live_bytes":{},"peak_live_bytes":{},"reserved_bytes":{},"peak_reserved_bytes":{},"free_bytes":{},"free_blocks":{},)"
-        R"("largest_free_block":{},"fragmentation":{:.4f},"waiting_bytes":{},"frees_through_epochs":{},)"
-        R"("non_blocking_streams_created":{},"fenced_epochs":{},"waited_epochs":{},"device_waits":{},"device_wait_ms":{:.3f},)"
-        R"("resets":{},"reset_blocks":{},"reset_bytes":{},"ns_per_call":{:.1f}}})",
-        devices_json.empty() ? "" : ",", device, t.allocations, t.allocated_bytes, t.kept_reuses, kept, t.frees,
-        t.freed_bytes, t.failures, t.live_bytes, t.peak_live_bytes, stats ? stats->reserved_bytes : 0,
-        stats ? stats->peak_reserved_bytes : 0, stats ? stats->free_bytes : 0, stats ? stats->free_blocks : 0,
-        stats ? stats->largest_free_block : 0, stats ? stats->fragmentation() : 0.0, waiting, through_epochs, streams,
-        epochs.fenced, epochs.waited, waits.count, waited_ms, t.resets, t.reset_blocks, t.reset_bytes, per_call_ns);
-    } else {
-      text += fmt::format("  device {}: {} allocations served ({}), {} frees, {} failed\n", device, t.allocations,
-                          format_bytes(t.allocated_bytes), t.frees, t.failures);
-      text += fmt::format("    allocations given the block their thread freed last: {} ({} kept now)\n", t.kept_reuses,
-                          format_bytes(kept));
-      text += fmt::format("    live {} (peak {}), waiting to be reusable {}\n", format_bytes(t.live_bytes),
-                          format_bytes(t.peak_live_bytes), format_bytes(waiting));
-      if (t.resets > 0) {
-        text += fmt::format("    device resets: {} (they destroyed {} live block{}, {})\n", t.resets, t.reset_blocks,
-                            t.reset_blocks == 1 ? "" : "s", format_bytes(t.reset_bytes));
-      }
-      text += fmt::format("    frees through epochs: {} of {} ({} non-blocking stream{} created)\n", through_epochs,
-                          t.frees, streams, streams == 1 ? "" : "s");
-      if (through_epochs > 0) {
-        text += fmt::format(
-          "    epochs reused at once behind a stream fence: {}, waited for: {}; the host waited for the device {} "
-          "time{} ({:.2f} ms)\n",
-          epochs.fenced, epochs.waited, waits.count, waits.count == 1 ? "" : "s", waited_ms);
-      }
-      if (stats) {
-        text += fmt::format(
-          "    the stack holds {} from the device (peak {}): {} free in {} blocks, largest {} "
-          "(fragmentation {:.1f}%)\n",
-          format_bytes(stats->reserved_bytes), format_bytes(stats->peak_reserved_bytes),
-          format_bytes(stats->free_bytes), stats->free_blocks, format_bytes(stats->largest_free_block),
-          100.0 * stats->fragmentation());
-      }
-      text += fmt::format("    time in the shim: {:.2f} ms, {:.0f} ns per call (1 call in {} timed)\n", total_ms,
-                          per_call_ns, counters::time_sample_rate);
-    }
+    auto const totals = c.totals(device);
+    auto stack        = stacks.statistics(device);
+    if (totals.allocations == 0 && totals.failures == 0 && !stack) { continue; }
+    report.devices.push_back({.device                       = device,
+                              .totals                       = totals,
+                              .stack                        = stack,
+                              .kept_bytes                   = thread_cache::kept_bytes(device),
+                              .waiting_bytes                = pending.pending_bytes(device),
+                              .frees_through_epochs         = pending.frees_through_epochs(device),
+                              .non_blocking_streams_created = pending.non_blocking_streams_created(device),
+                              .epochs                       = pending.epochs(device),
+                              .waits                        = pending.waits(device)});
   }
-  std::string passes_text;
-  std::string passes_json;
-  for (std::size_t r = 0; r < static_cast<std::size_t>(pass_reason::count); ++r) {
-    auto const reason = static_cast<pass_reason>(r);
-    auto const n      = c.passes(reason);
-    passes_json += fmt::format(R"({}"{}":{})", passes_json.empty() ? "" : ",", json_name(reason), n);
-    if (n != 0) { passes_text += fmt::format("{}{} {}", passes_text.empty() ? "" : ", ", n, to_string(reason)); }
-  }
-  std::string hooks_text;
-  std::string hooks_json;
+  for (std::size_t r = 0; r < reasons; ++r) { report.passes[r] = c.passes(static_cast<pass_reason>(r)); }
   for (auto const& entry : wrapped_entry_points()) {
     auto const by_dlsym   = times_installed(entry, found_through::dlsym);
     auto const by_resolve = times_installed(entry, found_through::get_proc_address);
     if (by_dlsym + by_resolve == 0 || entry.exported_name.empty()) { continue; }
-    hooks_json += fmt::format(R"({}{{"entry":"{}","dlsym":{},"cuGetProcAddress":{}}})", hooks_json.empty() ? "" : ",",
-                              entry.exported_name, by_dlsym, by_resolve);
-    hooks_text += fmt::format("{}{} ({}x dlsym, {}x cuGetProcAddress)", hooks_text.empty() ? "" : ", ",
-                              entry.exported_name, by_dlsym, by_resolve);
+    report.hooks.push_back({entry.exported_name, by_dlsym, by_resolve});
   }
-  std::string report;
-  if (json) {
-    report = fmt::format(R"({{"pid":{},"devices":[{}],"passed_through":{{{}}},"hooks":[{}]}})"
-                         "\n",
-                         ::getpid(), devices_json, passes_json, hooks_json);
+  return report;
+}
+
+char const* plural(std::uint64_t n) noexcept { return n == 1 ? "" : "s"; }
+
+/// "device 0: 205 allocations served (4.02 MiB), 205 frees, 0 failed" and the peaks under it.
+std::string text_headline(device_report const& d)
+{
+  using rmm::format_bytes;
+  auto const& t = d.totals;
+  auto text     = fmt::format("  device {}: {} allocations served ({}), {} frees, {} failed\n", d.device, t.allocations,
+                              format_bytes(t.allocated_bytes), t.frees, t.failures);
+  if (d.stack) {
+    text += fmt::format("    peak reserved {}, peak live {}, fragmentation {:.1f}%\n",
+                        format_bytes(d.stack->peak_reserved_bytes), format_bytes(t.peak_live_bytes),
+                        100.0 * d.stack->fragmentation());
   } else {
-    report =
-      fmt::format("rmm shim report (process {})\n{}", ::getpid(), text.empty() ? "  no device memory served\n" : text);
-    report += fmt::format("  passed through: {}\n", passes_text.empty() ? "none" : passes_text);
-    report += fmt::format("  wrappers handed out: {}\n", hooks_text.empty() ? "none" : hooks_text);
+    text += fmt::format("    peak live {} (no stack built)\n", format_bytes(t.peak_live_bytes));
   }
+  return text;
+}
+
+/// "passed through: 4 not the shim's memory, 2 null or empty", or "none".
+std::string text_passes(report_contents const& report)
+{
+  std::string list;
+  for (std::size_t r = 0; r < reasons; ++r) {
+    if (auto const n = report.passes[r]; n != 0) {
+      list += fmt::format("{}{} {}", list.empty() ? "" : ", ", n, to_string(static_cast<pass_reason>(r)));
+    }
+  }
+  return fmt::format("  passed through: {}\n", list.empty() ? "none" : list);
+}
+
+/// The rest of a device's figures: what is live and waiting, kept blocks, epochs, resets, time.
+std::string text_details(device_report const& d)
+{
+  using rmm::format_bytes;
+  auto const& t = d.totals;
+  auto text     = fmt::format("  device {} in detail:\n", d.device);
+  text += fmt::format("    live {} now, waiting to be reusable {}\n", format_bytes(t.live_bytes),
+                      format_bytes(d.waiting_bytes));
+  if (d.stack) {
+    text += fmt::format("    the stack holds {} from the device: {} free in {} block{}, largest {}\n",
+                        format_bytes(d.stack->reserved_bytes), format_bytes(d.stack->free_bytes), d.stack->free_blocks,
+                        plural(d.stack->free_blocks), format_bytes(d.stack->largest_free_block));
+  }
+  text += fmt::format("    allocations given the block their thread freed last: {} ({} kept now)\n", t.kept_reuses,
+                      format_bytes(d.kept_bytes));
+  text += fmt::format("    frees through epochs: {} of {} ({} non-blocking stream{} created)\n", d.frees_through_epochs,
+                      t.frees, d.non_blocking_streams_created, plural(d.non_blocking_streams_created));
+  if (d.frees_through_epochs > 0) {
+    text += fmt::format(
+      "    epochs reused at once behind a stream fence: {}, waited for: {}; the host waited for the device {} "
+      "time{} ({:.2f} ms)\n",
+      d.epochs.fenced, d.epochs.waited, d.waits.count, plural(d.waits.count), d.waited_ms());
+  }
+  if (t.resets > 0) {
+    text += fmt::format("    device resets: {} (they destroyed {} live block{}, {})\n", t.resets, t.reset_blocks,
+                        plural(t.reset_blocks), format_bytes(t.reset_bytes));
+  }
+  text += fmt::format("    time in the shim: {:.2f} ms, {:.0f} ns per call (1 call in {} timed)\n", d.ms_in_shim(),
+                      d.ns_per_call(), counters::time_sample_rate);
+  return text;
+}
+
+std::string text_hooks(report_contents const& report)
+{
+  std::string list;
+  for (auto const& hook : report.hooks) {
+    list += fmt::format("{}{} ({}x dlsym, {}x cuGetProcAddress)", list.empty() ? "" : ", ", hook.entry, hook.by_dlsym,
+                        hook.by_get_proc_address);
+  }
+  return fmt::format("  wrappers handed out: {}\n", list.empty() ? "none" : list);
+}
+
+/// For people: what was served and the peaks first, what passed the shim by, then the details.
+std::string text_report(report_contents const& report, report_detail detail)
+{
+  auto text = fmt::format("rmm shim report (process {})\n", report.pid);
+  if (report.devices.empty()) { text += "  no device memory served\n"; }
+  for (auto const& d : report.devices) { text += text_headline(d); }
+  text += text_passes(report);
+  for (auto const& d : report.devices) { text += text_details(d); }
+  if (detail == report_detail::verbose) { text += text_hooks(report); }
+  return text;
+}
+
+void json_device(rmm::detail::json_writer& json, device_report const& d)
+{
+  auto const& t     = d.totals;
+  auto const& stack = d.stack.value_or(rmm::mr::suballocator_statistics{});
+  json.begin_object()
+    .member("device", d.device)
+    .member("allocations", t.allocations)
+    .member("allocated_bytes", t.allocated_bytes)
+    .member("kept_block_reuses", t.kept_reuses)
+    .member("kept_bytes", d.kept_bytes)
+    .member("frees", t.frees)
+    .member("freed_bytes", t.freed_bytes)
+    .member("failures", t.failures)
+    .member("live_bytes", t.live_bytes)
+    .member("peak_live_bytes", t.peak_live_bytes)
+    .member("reserved_bytes", stack.reserved_bytes)
+    .member("peak_reserved_bytes", stack.peak_reserved_bytes)
+    .member("free_bytes", stack.free_bytes)
+    .member("free_blocks", stack.free_blocks)
+    .member("largest_free_block", stack.largest_free_block)
+    .member("fragmentation", stack.fragmentation(), 4)
+    .member("waiting_bytes", d.waiting_bytes)
+    .member("frees_through_epochs", d.frees_through_epochs)
+    .member("non_blocking_streams_created", d.non_blocking_streams_created)
+    .member("fenced_epochs", d.epochs.fenced)
+    .member("waited_epochs", d.epochs.waited)
+    .member("device_waits", d.waits.count)
+    .member("device_wait_ms", d.waited_ms(), 3)
+    .member("resets", t.resets)
+    .member("reset_blocks", t.reset_blocks)
+    .member("reset_bytes", t.reset_bytes)
+    .member("ns_per_call", d.ns_per_call(), 1)
+    .end_object();
+}
+
+/// For programs: one line of JSON, every figure of every device, every reason, every wrapper.
+std::string json_report(report_contents const& report)
+{
+  rmm::detail::json_writer json;
+  json.begin_object().member("pid", report.pid).key("devices").begin_array();
+  for (auto const& d : report.devices) { json_device(json, d); }
+  json.end_array().key("passed_through").begin_object();
+  for (std::size_t r = 0; r < reasons; ++r) { json.member(json_name(static_cast<pass_reason>(r)), report.passes[r]); }
+  json.end_object().key("hooks").begin_array();
+  for (auto const& hook : report.hooks) {
+    json.begin_object()
+      .member("entry", hook.entry)
+      .member("dlsym", hook.by_dlsym)
+      .member("cuGetProcAddress", hook.by_get_proc_address)
+      .end_object();
+  }
+  json.end_array().end_object();
+  return json.take() + "\n";
+}
+
+}  // namespace
+
+int write_report(std::FILE* out,
+                 report_format format,
+                 report_detail detail,
+                 counters const& c,
+                 device_stacks const& stacks,
+                 deferred_frees const& pending)
+{
+  auto const contents = collect_report(c, stacks, pending);
+  auto const report   = format == report_format::json ? json_report(contents) : text_report(contents, detail);
   // Every byte reached the file, or the reason it did not (a full disk fails at the flush).
   errno = 0;
   if (std::fwrite(report.data(), 1, report.size(), out) != report.size() || std::fflush(out) != 0 ||
@@ -433,7 +562,7 @@ int save_report(std::string const& path,
     if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) {
       std::FILE* out = std::fopen(path.c_str(), "w");
       if (out == nullptr) { return errno != 0 ? errno : EIO; }
-      int error = write_report(out, true, c, stacks, pending);
+      int error = write_report(out, report_format::json, report_detail::verbose, c, stacks, pending);
       if (std::fclose(out) != 0 && error == 0) { error = errno != 0 ? errno : EIO; }
       return error;
     }
@@ -442,7 +571,7 @@ int save_report(std::string const& path,
     auto const partial = fmt::format("{}.partial.{}", path, ::getpid());
     std::FILE* out     = std::fopen(partial.c_str(), "w");
     if (out == nullptr) { return errno != 0 ? errno : EIO; }
-    int error = write_report(out, true, c, stacks, pending);
+    int error = write_report(out, report_format::json, report_detail::verbose, c, stacks, pending);
     if (std::fclose(out) != 0 && error == 0) { error = errno != 0 ? errno : EIO; }
     if (error == 0 && std::rename(partial.c_str(), path.c_str()) != 0) { error = errno != 0 ? errno : EIO; }
     if (error != 0) { (void)std::remove(partial.c_str()); }

@@ -88,10 +88,17 @@ class counters {
 /// it spawns, did not; its report would only say so.
 [[nodiscard]] bool reached_cuda(counters const& c) noexcept;
 
-/// Writes the report: `json` false for people (stderr), true for programs (a file). Returns 0 when
-/// every byte was written and flushed, else the error (errno's value: ENOSPC for a full disk).
+/// How the report is written: for people (stderr) or for programs (a file).
+enum class report_format : std::uint8_t { text, json };
+/// How much of it: `verbose` adds the wrappers the program was handed to the text (the JSON always
+/// has them).
+enum class report_detail : std::uint8_t { summary, verbose };
+
+/// Writes the report. Returns 0 when every byte was written and flushed, else the error (errno's
+/// value: ENOSPC for a full disk).
 [[nodiscard]] int write_report(std::FILE* out,
-                               bool json,
+                               report_format format,
+                               report_detail detail,
                                counters const& c,
                                device_stacks const& stacks,
                                deferred_frees const& pending);

@@ -571,6 +571,30 @@ TEST(Shim, ABadConfigurationStopsTheProgramWithItsPosition)
   std::remove(path.c_str());
 }
 
+TEST(Shim, TheTextReportLeadsWithWhatWasServed)
+{
+  auto const r = run("runtime-pairs", {{"RMM_SHIM_STATS_AT_EXIT", "true"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  // Served, the peaks and fragmentation, what passed the shim by; the details after.
+  std::regex const lead{
+    "rmm shim report \\(process [0-9]+\\)\n"
+    "  device 0: 205 allocations served \\([0-9.]+ [KMG]?i?B\\), 205 frees, 0 failed\n"
+    "    peak reserved [0-9.]+ [KMG]?i?B, peak live 4\\.00 MiB, fragmentation [0-9.]+%\n"
+    "  passed through: none\n"
+    "  device 0 in detail:\n"};
+  EXPECT_TRUE(std::regex_search(r.output, lead)) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("    time in the shim: "));
+  EXPECT_THAT(r.output, Not(HasSubstr("wrappers handed out"))) << "only when verbose";
+  EXPECT_THAT(r.report, HasSubstr("\"hooks\":[{\"entry\":")) << "the JSON report always has them";
+
+  auto const verbose = run("runtime-pairs", {{"RMM_SHIM_VERBOSE", "true"}});
+  ASSERT_EQ(verbose.status, 0) << verbose.output;
+  auto const details  = verbose.output.find("  device 0 in detail:\n");
+  auto const wrappers = verbose.output.find("  wrappers handed out: cuGetProcAddress");
+  ASSERT_NE(wrappers, std::string::npos) << verbose.output;
+  EXPECT_LT(details, wrappers) << "the wrappers come last: " << verbose.output;
+}
+
 TEST(Shim, VerboseStartShowsTheStackAndHowTheProgramFoundTheWrappers)
 {
   auto const r = run("runtime-pairs", {{"RMM_SHIM_VERBOSE", "true"}});
