@@ -34,7 +34,9 @@ void deferred_frees::defer(int device, std::uintptr_t ptr, std::size_t size)
   }
   // Stacks without a sub-allocator never ask for memory back: keep what waits bounded anyway,
   // taking what completed and, far behind, waiting for the oldest epoch.
-  if (closed_epochs >= epochs_before_reclaim) { reclaim(device, closed_epochs >= epochs_before_wait); }
+  if (closed_epochs >= epochs_before_reclaim) {
+    reclaim(device, closed_epochs >= epochs_before_wait ? reclaim_wait::for_one_epoch : reclaim_wait::completed_only);
+  }
 }
 
 void deferred_frees::give_back_in_legacy_order(int device, std::vector<block> const& blocks)
@@ -125,7 +127,7 @@ void deferred_frees::recycle(per_device& d, epoch& e)
   e.events.clear();
 }
 
-std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
+std::size_t deferred_frees::reclaim(int device, reclaim_wait wait)
 {
   auto& d = devices_.at(static_cast<std::size_t>(device));
   std::vector<block> ready;
@@ -139,7 +141,7 @@ std::size_t deferred_frees::reclaim(int device, bool wait_for_one)
       recycle(d, e);
       d.closed.pop_front();
     }
-    if (ready.empty() && wait_for_one) {
+    if (ready.empty() && wait == reclaim_wait::for_one_epoch) {
       // A fenced epoch is reusable at once: nothing to wait for.
       if (d.closed.empty() && !d.open.blocks.empty()) { (void)close_open(device, d, fenced); }
       if (fenced.empty() && !d.closed.empty()) {

@@ -28,6 +28,12 @@
 
 namespace rmm::shim {
 
+/// What deferred_frees::reclaim does when no epoch has completed: nothing more, or wait for one.
+enum class reclaim_wait : std::uint8_t {
+  completed_only,  ///< give back what completed; never wait for the device
+  for_one_epoch    ///< when nothing completed, wait for the oldest epoch (closing the open one if alone)
+};
+
 class deferred_frees {
  public:
   /// Gives a block back to the stack of its device: in the legacy stream's order (`in_legacy_order`,
@@ -42,10 +48,10 @@ class deferred_frees {
   /// Queues a block freed on `device`. Closes the device's open epoch when it is full.
   void defer(int device, std::uintptr_t ptr, std::size_t size);
 
-  /// Gives back every block of `device` whose epoch completed. With `wait_for_one`, when none has,
-  /// closes the open epoch if nothing else is pending and waits for the oldest one. Returns the
-  /// bytes given back. `device`'s primary context must be current.
-  std::size_t reclaim(int device, bool wait_for_one);
+  /// Gives back every block of `device` whose epoch completed. With `reclaim_wait::for_one_epoch`,
+  /// when none has, closes the open epoch if nothing else is pending and waits for the oldest one.
+  /// Returns the bytes given back. `device`'s primary context must be current.
+  std::size_t reclaim(int device, reclaim_wait wait);
 
   /// Forgets everything pending on `device` after the device was reset: the blocks went with its
   /// memory, the events and streams with its context (their handles are dropped, not destroyed).

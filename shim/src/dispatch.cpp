@@ -456,7 +456,7 @@ std::size_t release_free_memory(int device) noexcept
   scoped_device_context const on_device{device};
   std::size_t bytes = 0;
   try {
-    while (s.deferred.pending_bytes(device) > 0 && s.deferred.reclaim(device, true) > 0) {}
+    while (s.deferred.pending_bytes(device) > 0 && s.deferred.reclaim(device, reclaim_wait::for_one_epoch) > 0) {}
     bytes = s.stacks.release(device);
   } catch (...) {  // the bytes given back so far
   }

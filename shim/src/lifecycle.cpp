@@ -58,7 +58,7 @@ bool give_back_waiting_frees(void*, rmm::cuda_device_id device, std::size_t) noe
   if (give_back_kept_blocks(device.value()) > 0) { return true; }
   try {
     // Nothing given back while frees are pending: a capture in progress keeps the open epoch.
-    return state().deferred.reclaim(device.value(), true) > 0;
+    return state().deferred.reclaim(device.value(), reclaim_wait::for_one_epoch) > 0;
   } catch (...) {
     return false;
   }
