@@ -96,6 +96,9 @@ std::string field(std::string const& line, std::string const& name)
 
 std::string const row = "1,00:00:01.000000,";
 
+/// What follows every command-line mistake, in rmm-run too.
+std::string const usage = "usage: rmm-replay [OPTIONS] LOG...   (rmm-replay --help lists the options)\n";
+
 TEST_F(RmmReplay, TruncatedRow)
 {
   expect_malformed(row + "allocate,0x100,256,0x0\n" + row + "free,0x100\n",
@@ -211,7 +214,8 @@ TEST_F(RmmReplay, BadUsage)
     << result.err;
   EXPECT_NE(result.err.find("  cuda_async "), std::string::npos) << result.err;
   EXPECT_EQ(result.err.find("usage: rmm-replay LOG..."), std::string::npos) << "a usage error is not the whole help";
-  EXPECT_NE(result.err.find("rmm-replay --help lists the options.\n"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("Exit status:"), std::string::npos) << "a usage error is not the whole help";
+  EXPECT_TRUE(result.err.ends_with("\n" + usage)) << result.err;
 
   /// A usage error (exit 2) whose message says `says`.
   auto const refused = [&](std::string const& arguments, std::string const& says) {
@@ -235,17 +239,20 @@ TEST_F(RmmReplay, BadUsage)
 
   result = run(log + " --frobnicate");
   EXPECT_EQ(result.status, 2);
-  EXPECT_EQ(result.err, "rmm-replay: unknown option '--frobnicate'\nrmm-replay --help lists the options.\n");
+  // The form rmm-run uses too: name, what was wrong, the usage and where the rest is.
+  EXPECT_EQ(result.err, "rmm-replay: unknown option '--frobnicate'\n" + usage);
 
   result = run(log + " --simulate-device=80GiB");
   EXPECT_EQ(result.status, 2);
   EXPECT_EQ(result.err,
-            "rmm-replay: unknown option '--simulate-device=80GiB' (did you mean --simulate-device-size?)\n"
-            "rmm-replay --help lists the options.\n");
+            "rmm-replay: unknown option '--simulate-device=80GiB' (did you mean --simulate-device-size?)\n" + usage);
 
   result = run("");
   EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("rmm-replay: no log given"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("rmm-replay: no log given: name the allocation logs to replay"), std::string::npos)
+    << result.err;
+  refused("--json", "--json needs a value: --json VALUE or --json=VALUE\n");
+  refused("--resource pool,,cuda", "--resource 'pool,,cuda' has an empty name: separate the names with single commas");
 
   result = run("--help");
   EXPECT_EQ(result.status, 0);
@@ -549,7 +556,23 @@ TEST_F(RmmReplay, TimelineThatCannotBeWrittenStopsTheRunBeforeAnyReplay)
   auto const log    = write_log(small_log);
   auto const result = run(log + " -r cuda --timeline " + (directory_ / "missing" / "t.svg").string());
   EXPECT_EQ(result.status, 2);
-  EXPECT_NE(result.err.find("cannot write the timeline"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err, "rmm-replay: --timeline " + (directory_ / "missing" / "t.svg").string() +
+                          ": cannot write there: No such file or directory; name a file in a folder that exists and "
+                          "can be written\n" +
+                          usage);
+  EXPECT_EQ(result.out, "");
+}
+
+TEST_F(RmmReplay, AJsonFileThatCannotBeWrittenStopsTheRunBeforeAnyReplay)
+{
+  auto const log    = write_log(small_log);
+  auto const result = run(log + " -r cuda --json " + (directory_ / "missing" / "r.json").string());
+  EXPECT_EQ(result.status, 2);
+  EXPECT_NE(result.err.find("rmm-replay: --json " + (directory_ / "missing" / "r.json").string() +
+                            ": cannot write there: No such file or directory"),
+            std::string::npos)
+    << result.err;
+  EXPECT_TRUE(result.err.ends_with(usage)) << result.err;
   EXPECT_EQ(result.out, "");
 }
 

@@ -26,7 +26,7 @@ class argument_reader {
   std::string value_of(std::string_view option, std::optional<std::string> const& inline_value)
   {
     if (inline_value) { return *inline_value; }
-    if (done()) { throw usage_error{fmt::format("{} needs a value", option)}; }
+    if (done()) { throw usage_error{fmt::format("{0} needs a value: {0} VALUE or {0}=VALUE", option)}; }
     return take();
   }
 
@@ -51,7 +51,9 @@ void add_resources(std::vector<std::string>& resources, std::string const& list)
   while (start <= list.size()) {
     auto const end = std::min(list.find(',', start), list.size());
     auto name      = list.substr(start, end - start);
-    if (name.empty()) { throw usage_error{fmt::format("--resource '{}' has an empty name", list)}; }
+    if (name.empty()) {
+      throw usage_error{fmt::format("--resource '{}' has an empty name: separate the names with single commas", list)};
+    }
     resources.push_back(std::move(name));
     start = end + 1;
   }
@@ -121,7 +123,9 @@ command_line parse_command_line(std::vector<std::string> const& arguments)
     }
   }
   if (parsed.help) { return parsed; }
-  if (parsed.logs.empty()) { throw usage_error{"no log given"}; }
+  if (parsed.logs.empty()) {
+    throw usage_error{"no log given: name the allocation logs to replay (CSV, plain or .gz)"};
+  }
   if (parsed.timeline_path && parsed.logs.size() > 1) {
     throw usage_error{
       fmt::format("--timeline draws one log, but {} were given: replay them one at a time", parsed.logs.size())};

@@ -4,6 +4,8 @@
 
 #include "resource_stack.hpp"
 
+#include <command_line_error.hpp>
+
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -11,7 +13,8 @@
 
 namespace rmm::replay {
 
-/// Bad usage: the message says what was wrong; main prints it with the usage and exits 2.
+/// Bad usage: the message says what was wrong; main prints it with the synopsis and exits 2
+/// (rmm::tools::report_command_line_error).
 struct usage_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -25,6 +28,9 @@ struct command_line {
   bool complete_rows{false};                 ///< replay a log cut off in its last row up to that row
   bool help{false};
 };
+
+/// What follows every command-line mistake; --help prints the rest.
+inline constexpr rmm::tools::command_synopsis synopsis{"rmm-replay", "[OPTIONS] LOG..."};
 
 /// Parses argv (without validating resource names against a device). Throws usage_error.
 [[nodiscard]] command_line parse_command_line(std::vector<std::string> const& arguments);

@@ -16,11 +16,14 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -28,7 +31,7 @@ namespace {
 using namespace rmm::replay;
 
 constexpr int exit_replay_failed = 1;
-constexpr int exit_bad_input     = 2;
+constexpr int exit_bad_input     = rmm::tools::exit_command_line;  // a malformed log is bad input too
 
 std::string describe_device(stack_settings const& settings)
 {
@@ -75,6 +78,16 @@ replay_row replay_one(replay_plan const& plan,
   return row;
 }
 
+/// A file named on the command line that cannot be opened for writing (`error`, errno's value,
+/// says why): a command-line mistake, said before anything is replayed.
+int cannot_write(std::string_view option, std::string const& path, int error)
+{
+  auto const reason = error != 0 ? std::strerror(error) : "it cannot be opened";
+  return rmm::tools::report_command_line_error(
+    synopsis, fmt::format("{} {}: cannot write there: {}; name a file in a folder that exists and can be written",
+                          option, path, reason));
+}
+
 int run(command_line const& options)
 {
   // Every log is read and checked before anything is replayed: a malformed one stops the run.
@@ -99,10 +112,7 @@ int run(command_line const& options)
   bool const json_to_stdout = options.json_path == "-";
   if (options.json_path && !json_to_stdout) {
     json_file = std::fopen(options.json_path->c_str(), "w");
-    if (json_file == nullptr) {
-      fmt::print(stderr, "rmm-replay: cannot write the JSON file '{}'\n", *options.json_path);
-      return exit_bad_input;
-    }
+    if (json_file == nullptr) { return cannot_write("--json", *options.json_path, errno); }
   }
 
   // The picture's file is opened before anything is replayed: a path that cannot be written stops
@@ -110,11 +120,9 @@ int run(command_line const& options)
   std::ofstream timeline_file;
   std::optional<timeline> picture;
   if (options.timeline_path) {
+    errno = 0;
     timeline_file.open(*options.timeline_path, std::ios::trunc);
-    if (!timeline_file) {
-      fmt::print(stderr, "rmm-replay: cannot write the timeline '{}'\n", *options.timeline_path);
-      return exit_bad_input;
-    }
+    if (!timeline_file) { return cannot_write("--timeline", *options.timeline_path, errno); }
     picture.emplace(plans.front());
   }
 
@@ -168,8 +176,7 @@ int main(int argc, char** argv)
   try {
     options = parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
   } catch (usage_error const& e) {
-    fmt::print(stderr, "rmm-replay: {}\nrmm-replay --help lists the options.\n", e.what());
-    return exit_bad_input;
+    return rmm::tools::report_command_line_error(synopsis, e.what());
   }
   if (options.help) {
     fmt::print("{}", usage_text());

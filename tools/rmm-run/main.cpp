@@ -27,17 +27,13 @@
 
 namespace {
 
-// Exit statuses (documented in docs/configuration.md).
+// Exit statuses (documented in docs/configuration.md). A wrong command line is
+// rmm::tools::exit_command_line (2), as in rmm-replay: the input given cannot be used.
 constexpr int exit_valid          = 0;
 constexpr int exit_build_failed   = 1;
 constexpr int exit_invalid_config = 2;
-constexpr int exit_usage          = 64;
 constexpr int exit_cannot_run     = 126;
 constexpr int exit_not_found      = 127;
-
-/// What follows every command-line mistake (--help prints the rest).
-constexpr char const* usage_line =
-  "usage: rmm-run [OPTIONS] -- PROGRAM [ARGS...]   (rmm-run --help lists the options)\n";
 
 /// RMM_SHIM_ENABLED=false: the shim passes every call through and reads no configuration, so
 /// rmm-run reads none either. A broken file must not block the way to run the program without it.
@@ -223,8 +219,7 @@ int main(int argc, char** argv)
   std::vector<std::string> const arguments(argv + 1, argv + argc);
   auto parsed = rmm::tools::parse_options(arguments);
   if (auto const* error = std::get_if<rmm::tools::usage_error>(&parsed)) {
-    std::fprintf(stderr, "rmm-run: %s\n%s", error->message.c_str(), usage_line);
-    return exit_usage;
+    return rmm::tools::report_command_line_error(rmm::tools::synopsis, error->message);
   }
   auto const& options = std::get<rmm::tools::run_options>(parsed);
   if (options.help) {
@@ -241,8 +236,9 @@ int main(int argc, char** argv)
        {std::pair{"--log", options.log_file}, std::pair{"--report", options.report_file}}) {
     if (!file) { continue; }
     if (auto const why = unwritable(*file)) {
-      std::fprintf(stderr, "rmm-run: %s %s: cannot write there: %s\n", option, file->c_str(), why->c_str());
-      return exit_usage;
+      return rmm::tools::report_command_line_error(rmm::tools::synopsis,
+                                                   std::string{option} + " " + *file + ": cannot write there: " + *why +
+                                                     "; name a file in a folder that exists and can be written");
     }
   }
   try {
@@ -252,8 +248,8 @@ int main(int argc, char** argv)
     return launch(options);
   } catch (rmm::config::config_error const& e) {
     if (options.pool_size && e.location().variable == "RMM_POOL_INITIAL_SIZE") {
-      std::fprintf(stderr, "rmm-run: --pool-size: found %s, expected %s\n", e.found().c_str(), e.expected().c_str());
-      return exit_usage;
+      return rmm::tools::report_command_line_error(rmm::tools::synopsis,
+                                                   "--pool-size: found " + e.found() + ", expected " + e.expected());
     }
     std::fprintf(stderr, "rmm-run: %s\n", e.what());
     return exit_invalid_config;

@@ -2,6 +2,8 @@
 
 // Command line of rmm-run: options first, then optionally `--` and a program with its arguments.
 
+#include <command_line_error.hpp>
+
 #include <optional>
 #include <string>
 #include <variant>
@@ -27,6 +29,9 @@ struct run_options {
 struct usage_error {
   std::string message;
 };
+
+/// What follows every command-line mistake (command_line_error.hpp); --help prints the rest.
+inline constexpr command_synopsis synopsis{"rmm-run", "[OPTIONS] -- PROGRAM [ARGS...]"};
 
 [[nodiscard]] std::variant<run_options, usage_error> parse_options(std::vector<std::string> const& arguments);
 
