@@ -209,6 +209,21 @@ TEST_F(RmmRun, BuildFailureIsNotAConfigurationError)
     << result.err;
 }
 
+TEST_F(RmmRun, ALogFileThatCannotBeOpenedIsTheUsersToFixNotASourceLine)
+{
+  auto const file   = write_file("unwritable_log.toml",
+                                 "[[resource]]\ntype = \"logging\"\nfile = \"/nonexistent-folder/log.csv\"\n"
+                                   "[[resource]]\ntype = \"cuda\"\n");
+  auto const result = rmm_run("--check --build --config " + file);
+  EXPECT_EQ(result.status, 1) << result.out << result.err;
+  EXPECT_NE(result.err.find("cannot open the log file '/nonexistent-folder/log.csv' for writing: No such file or "
+                            "directory; check that its directory exists and is writable"),
+            std::string::npos)
+    << result.err;
+  EXPECT_EQ(result.err.find(".cpp:"), std::string::npos) << "no source location: " << result.err;
+  EXPECT_EQ(result.err.find("RMM failure at"), std::string::npos) << result.err;
+}
+
 TEST_F(RmmRun, PrintDefaultIsAValidFile)
 {
   auto const printed = rmm_run("--print-default");

@@ -571,6 +571,26 @@ TEST(Shim, ABadConfigurationStopsTheProgramWithItsPosition)
   std::remove(path.c_str());
 }
 
+TEST(Shim, ALogFileThatCannotBeOpenedSaysWhatToDoWithoutSourcePaths)
+{
+  // The user's mistake, not the shim's: the message names the file and what to do, and no source
+  // file of the shim or of rmm.
+  std::string const missing = "/nonexistent-folder/log.csv";
+  auto const config = write_config("shim_unwritable_log.toml", "[[resource]]\ntype = \"logging\"\nfile = \"" + missing +
+                                                                 "\"\n[[resource]]\ntype = \"cuda\"\n");
+  for (auto const& environment : {std::map<std::string, std::string>{{"RMM_CONFIG", config}},
+                                  std::map<std::string, std::string>{{"RMM_SHIM_LOG_FILE", missing}}}) {
+    auto const r = run("runtime-pairs", environment);
+    EXPECT_NE(r.status, 0) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("cannot open the log file '" + missing +
+                                    "' for writing: No such file or directory; check that its directory exists and "
+                                    "is writable"));
+    EXPECT_THAT(r.output, Not(HasSubstr(".cpp:"))) << r.output;
+    EXPECT_THAT(r.output, Not(HasSubstr("RMM failure at"))) << r.output;
+  }
+  std::remove(config.c_str());
+}
+
 TEST(Shim, TheTextReportLeadsWithWhatWasServed)
 {
   auto const r = run("runtime-pairs", {{"RMM_SHIM_STATS_AT_EXIT", "true"}});

@@ -13,14 +13,17 @@ namespace rmm::mr {
 
 namespace {
 
+// A file name or a folder the user gave is at fault, not rmm: the messages below name the file and
+// what to do, without rmm's source location (RMM_FAIL's), which means nothing to the user. The
+// exception is still rmm::logic_error, as callers catch.
+
 int open_for_writing(std::string const& path)
 {
   // open would stop at the NUL and create the file named by what comes before it.
   if (auto const nul = path.find('\0'); nul != std::string::npos) {
-    RMM_FAIL("cannot open the log file '" + path.substr(0, nul) +
-             "\\0...': its name contains a NUL character "
-             "at position " +
-             std::to_string(nul) + ", which would end it there; remove the NUL from the name");
+    throw rmm::logic_error{"cannot open the log file '" + path.substr(0, nul) +
+                           "\\0...': its name contains a NUL character at position " + std::to_string(nul) +
+                           ", which would end it there; remove the NUL from the name"};
   }
   return ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 }
@@ -30,8 +33,8 @@ int open_for_writing(std::string const& path)
 file_log_sink::file_log_sink(std::string path) : path_{std::move(path)}, fd_{open_for_writing(path_)}
 {
   if (fd_ < 0) {
-    RMM_FAIL("cannot open the log file '" + path_ + "' for writing: " + std::strerror(errno) +
-             "; check that its directory exists and is writable");
+    throw rmm::logic_error{"cannot open the log file '" + path_ + "' for writing: " + std::strerror(errno) +
+                           "; check that its directory exists and is writable"};
   }
 }
 
