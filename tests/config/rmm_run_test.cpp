@@ -236,19 +236,19 @@ TEST_F(RmmRun, PrintDefaultIsAValidFile)
 
 TEST_F(RmmRun, CommandLineMistakes)
 {
-  EXPECT_EQ(rmm_run("").status, 2);
-  EXPECT_EQ(rmm_run("--chek").status, 2);
-  EXPECT_EQ(rmm_run("--check --config").status, 2);
-  EXPECT_EQ(rmm_run("--check --device x").status, 2);
-  EXPECT_EQ(rmm_run("--build").status, 2);
-  EXPECT_EQ(rmm_run("--check -- /bin/true").status, 2);
-  EXPECT_EQ(rmm_run("--").status, 2);
+  EXPECT_EQ(rmm_run("").status, 64);
+  EXPECT_EQ(rmm_run("--chek").status, 64);
+  EXPECT_EQ(rmm_run("--check --config").status, 64);
+  EXPECT_EQ(rmm_run("--check --device x").status, 64);
+  EXPECT_EQ(rmm_run("--build").status, 64);
+  EXPECT_EQ(rmm_run("--check -- /bin/true").status, 64);
+  EXPECT_EQ(rmm_run("--").status, 64);
   auto const help = rmm_run("--help");
   EXPECT_EQ(help.status, 0);
   EXPECT_NE(help.out.find("usage: rmm-run [--config FILE]"), std::string::npos) << help.out;
   EXPECT_NE(help.out.find("rmm-run --check"), std::string::npos) << help.out;
-  EXPECT_EQ(rmm_run("--report").status, 2) << "--report without a program";
-  EXPECT_EQ(rmm_run("--log").status, 2);
+  EXPECT_EQ(rmm_run("--report").status, 64) << "--report without a program";
+  EXPECT_EQ(rmm_run("--log").status, 64);
   // The form rmm-replay uses too: name, what was wrong, the usage and where the rest is.
   auto const unknown = rmm_run("--chek");
   EXPECT_EQ(unknown.err,
@@ -262,7 +262,7 @@ TEST_F(RmmRun, CommandLineMistakes)
 void expect_refused(std::string const& arguments, std::string const& message)
 {
   auto const result = rmm_run(arguments);
-  EXPECT_EQ(result.status, 2) << arguments;
+  EXPECT_EQ(result.status, 64) << arguments;
   EXPECT_EQ(result.out, "") << arguments << ": the program ran";
   EXPECT_NE(result.err.find(message), std::string::npos) << arguments << "\n" << result.err;
   EXPECT_NE(result.err.find("\nusage: rmm-run [OPTIONS] -- PROGRAM [ARGS...]"), std::string::npos) << result.err;
@@ -284,7 +284,7 @@ TEST_F(RmmRun, AnOptionsValueIsNeverAnotherOption)
 TEST_F(RmmRun, AProgramBeforeTheSeparatorIsExplainedInTwoLines)
 {
   auto const before = rmm_run("./prog --flag");
-  EXPECT_EQ(before.status, 2);
+  EXPECT_EQ(before.status, 64);
   EXPECT_EQ(before.err,
             "rmm-run: './prog' is not an option of rmm-run: the program and its arguments go after '--' (rmm-run "
             "[OPTIONS] -- ./prog ...)\nusage: rmm-run [OPTIONS] -- PROGRAM [ARGS...]   (rmm-run --help lists the "

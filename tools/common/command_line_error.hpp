@@ -6,7 +6,8 @@
 //   rmm-run: unknown option '--chek' (did you mean --check?)
 //   usage: rmm-run [OPTIONS] -- PROGRAM [ARGS...]   (rmm-run --help lists the options)
 //
-// and exit status 2 (exit_command_line).
+// and the tool's exit status for a wrong command line (64 for rmm-run, whose 2 means an invalid
+// configuration; 2 for rmm-replay, as for a malformed log).
 
 #include <cstdio>
 #include <string>
@@ -14,13 +15,11 @@
 
 namespace rmm::tools {
 
-/// The exit status of a command line the tool cannot act on, in both tools.
-inline constexpr int exit_command_line = 2;
-
-/// A tool's name and its usage in one line.
+/// A tool's name, its usage in one line, and its exit status for a command line it cannot act on.
 struct command_synopsis {
   std::string_view program;  ///< "rmm-run"
   std::string_view usage;    ///< "[OPTIONS] -- PROGRAM [ARGS...]"
+  int exit_status;           ///< what main returns after the message
 };
 
 /// The message in the form above, ending in a newline. `message` says what was wrong and, where
@@ -33,11 +32,11 @@ struct command_synopsis {
   return text;
 }
 
-/// Writes command_line_error_text to stderr; returns exit_command_line, for main to return.
+/// Writes command_line_error_text to stderr; returns the tool's exit status, for main to return.
 inline int report_command_line_error(command_synopsis const& tool, std::string_view message)
 {
   std::fputs(command_line_error_text(tool, message).c_str(), stderr);
-  return exit_command_line;
+  return tool.exit_status;
 }
 
 }  // namespace rmm::tools

@@ -30,7 +30,7 @@ struct command_line {
 };
 
 /// What follows every command-line mistake; --help prints the rest.
-inline constexpr rmm::tools::command_synopsis synopsis{"rmm-replay", "[OPTIONS] LOG..."};
+inline constexpr rmm::tools::command_synopsis synopsis{"rmm-replay", "[OPTIONS] LOG...", 2};
 
 /// Parses argv (without validating resource names against a device). Throws usage_error.
 [[nodiscard]] command_line parse_command_line(std::vector<std::string> const& arguments);

@@ -31,7 +31,7 @@ namespace {
 using namespace rmm::replay;
 
 constexpr int exit_replay_failed = 1;
-constexpr int exit_bad_input     = rmm::tools::exit_command_line;  // a malformed log is bad input too
+constexpr int exit_bad_input     = synopsis.exit_status;  // a malformed log is bad input, as a wrong command line
 
 std::string describe_device(stack_settings const& settings)
 {

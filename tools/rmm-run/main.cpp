@@ -27,8 +27,8 @@
 
 namespace {
 
-// Exit statuses (documented in docs/configuration.md). A wrong command line is
-// rmm::tools::exit_command_line (2), as in rmm-replay: the input given cannot be used.
+// Exit statuses (documented in docs/configuration.md). A wrong command line is synopsis.exit_status
+// (64, sysexits' EX_USAGE): scripts tell it from an invalid configuration.
 constexpr int exit_valid          = 0;
 constexpr int exit_build_failed   = 1;
 constexpr int exit_invalid_config = 2;

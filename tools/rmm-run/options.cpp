@@ -39,8 +39,8 @@ configuration is read, so a broken one does not stop it.
 
 exit status: with PROGRAM, PROGRAM's own (127 when it cannot be found, 126 when it cannot be run);
 otherwise 0 valid, 1 valid but the device could not build it (--build), or the shim is missing or
-cannot be preloaded, 2 invalid configuration or wrong command line (a --log or --report file that
-cannot be written included). Reference: docs/shim.md, docs/configuration.md
+cannot be preloaded, 2 invalid configuration, 64 wrong command line (a --log or --report file
+that cannot be written included). Reference: docs/shim.md, docs/configuration.md
 )";
 }
 

@@ -31,7 +31,7 @@ struct usage_error {
 };
 
 /// What follows every command-line mistake (command_line_error.hpp); --help prints the rest.
-inline constexpr command_synopsis synopsis{"rmm-run", "[OPTIONS] -- PROGRAM [ARGS...]"};
+inline constexpr command_synopsis synopsis{"rmm-run", "[OPTIONS] -- PROGRAM [ARGS...]", 64};
 
 [[nodiscard]] std::variant<run_options, usage_error> parse_options(std::vector<std::string> const& arguments);
 
