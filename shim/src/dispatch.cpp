@@ -701,9 +701,13 @@ void note_capture_ended(CUstream stream, stream_flavour flavour) noexcept
   state().deferred.capture_checked(handle, thread, still);
 }
 
-void note_passed_by(pass_reason reason) noexcept
+void note_passed_by(pass_reason reason, std::size_t bytes) noexcept
 {
-  state().count.passed(!settings().enabled ? pass_reason::disabled : exiting() ? pass_reason::exiting : reason);
+  if (!settings().enabled || exiting()) {
+    state().count.passed(!settings().enabled ? pass_reason::disabled : pass_reason::exiting);
+    return;
+  }
+  state().count.passed_by(reason, bytes);
 }
 
 void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept

@@ -157,18 +157,19 @@ auto pass_through(Call&& real)
   return real();
 }
 
-/// Counts a successful allocation the shim does not serve by design (managed memory, a pool the
-/// program names, memory it maps itself) under `reason`, unless it is the inner half of a call
-/// already passed through.
-void note_passed_by(pass_reason reason) noexcept;
+/// Counts a successful allocation of `bytes` the shim does not serve by design (managed memory, a
+/// pool the program names, memory it maps itself) under `reason`, unless it is the inner half of a
+/// call already passed through.
+void note_passed_by(pass_reason reason, std::size_t bytes) noexcept;
 
-/// Runs `real` (such an allocation) with the shim out of the way, and counts it when it succeeded.
+/// Runs `real` (such an allocation of `bytes`) with the shim out of the way, and counts it when it
+/// succeeded.
 template <class Call>
-CUresult passed_by(pass_reason reason, Call&& real)
+CUresult passed_by(pass_reason reason, std::size_t bytes, Call&& real)
 {
   bool const inner  = passing_through();
   auto const result = pass_through(std::forward<Call>(real));
-  if (result == CUDA_SUCCESS && !inner) { note_passed_by(reason); }
+  if (result == CUDA_SUCCESS && !inner) { note_passed_by(reason, bytes); }
   return result;
 }
 

@@ -26,13 +26,13 @@ void substitute(char const* symbol, void** pfn, int version, cuuint64_t flags)
   }
 }
 
-/// An allocation the shim only counts: the driver's function (CUDA_ERROR_NOT_SUPPORTED when it has
-/// none), counted under `reason` when it succeeds.
+/// An allocation of `bytes` the shim only counts: the driver's function (CUDA_ERROR_NOT_SUPPORTED
+/// when it has none), counted under `reason` when it succeeds.
 template <class Fn, class... Args>
-CUresult counted_pass_by(rmm::shim::pass_reason reason, Fn real_function, Args... args)
+CUresult counted_pass_by(rmm::shim::pass_reason reason, std::size_t bytes, Fn real_function, Args... args)
 {
   if (real_function == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  return rmm::shim::passed_by(reason, [&] { return real_function(args...); });
+  return rmm::shim::passed_by(reason, bytes, [&] { return real_function(args...); });
 }
 
 /// cuMemAllocFromPoolAsync in either flavour: a device's default pool is served by its stack;
@@ -48,7 +48,7 @@ CUresult allocate_from_pool(Fn real_function,
   auto const attempt = rmm::shim::serve_pool_allocation(dptr, bytes, pool, stream, flavour);
   if (attempt.served) { return *attempt.served; }
   if (!attempt.default_pool) {
-    return counted_pass_by(pass_reason::program_pool, real_function, dptr, bytes, pool, stream);
+    return counted_pass_by(pass_reason::program_pool, bytes, real_function, dptr, bytes, pool, stream);
   }
   if (real_function == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
   return pass_through([&] { return real_function(dptr, bytes, pool, stream); });  // counted by the async path
@@ -136,7 +136,7 @@ RMM_SHIM_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr d
 
 RMM_SHIM_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, std::size_t bytes, unsigned int flags)
 {
-  return counted_pass_by(pass_reason::managed, real()->mem_alloc_managed, dptr, bytes, flags);
+  return counted_pass_by(pass_reason::managed, bytes, real()->mem_alloc_managed, dptr, bytes, flags);
 }
 
 RMM_SHIM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr,
@@ -188,7 +188,7 @@ RMM_SHIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
                                      CUmemAllocationProp const* prop,
                                      unsigned long long flags)
 {
-  return counted_pass_by(pass_reason::virtual_memory, real()->mem_create, handle, bytes, prop, flags);
+  return counted_pass_by(pass_reason::virtual_memory, bytes, real()->mem_create, handle, bytes, prop, flags);
 }
 
 RMM_SHIM_EXPORT CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool)

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -227,6 +228,17 @@ void counters::passed(pass_reason reason) noexcept
   }
 }
 
+void counters::passed_by(pass_reason reason, std::size_t bytes) noexcept
+{
+  passed(reason);
+  passed_bytes_[static_cast<std::size_t>(reason)].fetch_add(bytes, std::memory_order_relaxed);
+}
+
+std::uint64_t counters::passed_bytes(pass_reason reason) const noexcept
+{
+  return passed_bytes_[static_cast<std::size_t>(reason)].load(std::memory_order_relaxed);
+}
+
 void counters::timed(int device, std::uint64_t nanoseconds) noexcept
 {
   add(device, timed_calls, 1, timed_ns, nanoseconds);
@@ -355,12 +367,28 @@ struct hook_report {
   std::uint64_t by_get_proc_address{};
 };
 
+/// Whether the process loaded XLA (jaxlib's extension or its CUDA plugin, TensorFlow), whose
+/// allocators have a mode the shim serves.
+bool xla_loaded() noexcept
+{
+  auto const visit = [](dl_phdr_info* info, std::size_t, void*) -> int {
+    std::string_view const name{info->dlpi_name != nullptr ? info->dlpi_name : ""};
+    for (auto const* mark : {"xla_extension", "jaxlib", "xla_cuda", "libtensorflow"}) {
+      if (name.find(mark) != std::string_view::npos) { return 1; }
+    }
+    return 0;
+  };
+  return ::dl_iterate_phdr(visit, nullptr) != 0;
+}
+
 /// Everything the report says, gathered before any of it is written.
 struct report_contents {
   long pid{};
-  std::vector<device_report> devices;           ///< those that served, failed or built a stack
-  std::array<std::uint64_t, reasons> passes{};  ///< indexed by pass_reason
-  std::vector<hook_report> hooks;               ///< wrappers handed out at least once
+  std::vector<device_report> devices;                 ///< those that served, failed or built a stack
+  std::array<std::uint64_t, reasons> passes{};        ///< indexed by pass_reason
+  std::array<std::uint64_t, reasons> passed_bytes{};  ///< of the allocations passed by, by reason
+  bool xla_loaded{};                                  ///< the process runs XLA (JAX, TensorFlow)
+  std::vector<hook_report> hooks;                     ///< wrappers handed out at least once
 };
 
 report_contents collect_report(counters const& c, device_stacks const& stacks, deferred_frees const& pending)
@@ -381,7 +409,11 @@ report_contents collect_report(counters const& c, device_stacks const& stacks, d
                               .epochs                       = pending.epochs(device),
                               .waits                        = pending.waits(device)});
   }
-  for (std::size_t r = 0; r < reasons; ++r) { report.passes[r] = c.passes(static_cast<pass_reason>(r)); }
+  for (std::size_t r = 0; r < reasons; ++r) {
+    report.passes[r]       = c.passes(static_cast<pass_reason>(r));
+    report.passed_bytes[r] = c.passed_bytes(static_cast<pass_reason>(r));
+  }
+  report.xla_loaded = xla_loaded();
   for (auto const& entry : wrapped_entry_points()) {
     auto const by_dlsym   = times_installed(entry, found_through::dlsym);
     auto const by_resolve = times_installed(entry, found_through::get_proc_address);
@@ -392,6 +424,17 @@ report_contents collect_report(counters const& c, device_stacks const& stacks, d
 }
 
 char const* plural(std::uint64_t n) noexcept { return n == 1 ? "" : "s"; }
+
+/// What a program that maps its own memory can do instead, when that program is XLA's.
+std::string text_virtual_memory_hint(report_contents const& report)
+{
+  auto const r = static_cast<std::size_t>(pass_reason::virtual_memory);
+  if (report.passes[r] == 0 || !report.xla_loaded) { return {}; }
+  return fmt::format(
+    "  XLA mapped {} of physical memory itself in {} allocation{} (its default or platform allocator): with "
+    "XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async and XLA_PYTHON_CLIENT_PREALLOCATE=false the shim serves them\n",
+    rmm::format_bytes(report.passed_bytes[r]), report.passes[r], plural(report.passes[r]));
+}
 
 /// "device 0: 205 allocations served (4.02 MiB), 205 frees, 0 failed" and the peaks under it.
 std::string text_headline(device_report const& d)
@@ -471,6 +514,7 @@ std::string text_report(report_contents const& report, report_detail detail)
   if (report.devices.empty()) { text += "  no device memory served\n"; }
   for (auto const& d : report.devices) { text += text_headline(d); }
   text += text_passes(report);
+  text += text_virtual_memory_hint(report);
   for (auto const& d : report.devices) { text += text_details(d); }
   if (detail == report_detail::verbose) { text += text_hooks(report); }
   return text;
@@ -519,6 +563,10 @@ std::string json_report(report_contents const& report)
   for (auto const& d : report.devices) { json_device(json, d); }
   json.end_array().key("passed_through").begin_object();
   for (std::size_t r = 0; r < reasons; ++r) { json.member(json_name(static_cast<pass_reason>(r)), report.passes[r]); }
+  json.end_object().key("passed_by_bytes").begin_object();
+  for (auto const reason : {pass_reason::program_pool, pass_reason::managed, pass_reason::virtual_memory}) {
+    json.member(json_name(reason), report.passed_bytes[static_cast<std::size_t>(reason)]);
+  }
   json.end_object().key("hooks").begin_array();
   for (auto const& hook : report.hooks) {
     json.begin_object()

@@ -46,6 +46,9 @@ class counters {
   /// `device` was reset: its `blocks` live blocks (`bytes`) went with its memory.
   void device_reset(int device, std::size_t blocks, std::size_t bytes) noexcept;
   void passed(pass_reason reason) noexcept;
+  /// An allocation of `bytes` the shim does not serve by design (managed memory, a pool the
+  /// program made, memory it maps itself): counted under `reason`, its bytes summed.
+  void passed_by(pass_reason reason, std::size_t bytes) noexcept;
   /// Nanoseconds of one sampled call (the caller samples: see should_time()).
   void timed(int device, std::uint64_t nanoseconds) noexcept;
   /// True for one call in `time_sample_rate`: timing every call would cost more than counting.
@@ -64,6 +67,7 @@ class counters {
   [[nodiscard]] std::size_t peak_live_since_reset(int device) const noexcept;
   void reset_peak_since(int device) noexcept;
   [[nodiscard]] std::uint64_t passes(pass_reason reason) const noexcept;
+  [[nodiscard]] std::uint64_t passed_bytes(pass_reason reason) const noexcept;
 
   /// fork() handlers: the counting threads' registry is locked across the fork, and a child starts
   /// from zero.
@@ -78,6 +82,7 @@ class counters {
   std::array<std::atomic<std::size_t>, max_devices> live_{};
   std::array<std::atomic<std::size_t>, max_devices> peak_{};
   std::array<std::atomic<std::size_t>, max_devices> peak_since_reset_{};
+  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(pass_reason::count)> passed_bytes_{};
   std::array<std::atomic<std::size_t>, max_devices> resets_{};
   std::array<std::atomic<std::size_t>, max_devices> reset_blocks_{};
   std::array<std::atomic<std::size_t>, max_devices> reset_bytes_{};

@@ -1153,6 +1153,13 @@ int main(int argc, char** argv)
 {
   std::string_view const scenario = argc > 1 ? argv[1] : "";
   int result                      = 0;
+  // A library the test names, loaded first: how a test makes this program look like another one
+  // (a copy of libm named like XLA's extension) to a shim that asks what the process loaded.
+  if (char const* library = std::getenv("SHIM_CLIENT_LOAD");
+      library != nullptr && dlopen(library, RTLD_NOW) == nullptr) {
+    std::printf("FAIL: dlopen %s: %s\n", library, dlerror());
+    return 2;
+  }
   if (scenario == "runtime-pairs") {
     result = runtime_pairs();
   } else if (scenario == "null-and-foreign") {

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
 #include <sys/stat.h>
 
 namespace {
@@ -149,6 +151,21 @@ TEST(Shim, AFreeMadeWhileItsThreadEndsIsCounted)
   EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
 }
 
+TEST(Shim, ForAnXlaProgramThatMapsItsOwnMemoryTheReportNamesTheModeTheShimServes)
+{
+  // A process that loaded "XLA": any library whose name says so (a copy of libm here).
+  Dl_info info{};
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&::cos), &info), 0);
+  auto const fake = std::filesystem::path{::testing::TempDir()} / "xla_extension_probe.so";
+  std::filesystem::copy_file(info.dli_fname, fake, std::filesystem::copy_options::overwrite_existing);
+  auto const r = run("passed-by", {{"SHIM_CLIENT_LOAD", fake.string()}, {"RMM_SHIM_STATS_AT_EXIT", "true"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_THAT(r.output, ::testing::HasSubstr("XLA mapped "));
+  EXPECT_THAT(r.output, ::testing::HasSubstr("XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async"));
+  auto const plain = run("passed-by", {{"RMM_SHIM_STATS_AT_EXIT", "true"}});
+  EXPECT_THAT(plain.output, ::testing::Not(::testing::HasSubstr("XLA mapped"))) << "only for XLA's processes";
+}
+
 TEST(Shim, AThreadWhoseFirstCallComesAtItsEndLeavesNothingBehind)
 {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -187,6 +204,9 @@ TEST(Shim, MemoryTheShimDoesNotServeIsCountedByKind)
   EXPECT_EQ(r.reported("virtual_memory"), 1)
     << "the stack's own growth and a refused call are not counted: " << r.report;
   EXPECT_EQ(r.reported("allocations"), 1) << r.report;
+  EXPECT_NE(r.report.find(R"("passed_by_bytes":{"program_pool":1048576,"managed":1048576,"virtual_memory":)"),
+            std::string::npos)
+    << "the bytes of each kind: " << r.report;
 }
 
 TEST(Shim, ABlockKeptByAThreadNeverSeenEndingIsStillGivenBack)
