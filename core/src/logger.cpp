@@ -1,3 +1,4 @@
+#include <rmm/environment_variables.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>
 #include <rmm/logger_sinks.hpp>
@@ -8,7 +9,6 @@
 #include <array>
 #include <cctype>
 #include <chrono>
-#include <cstdlib>
 #include <ctime>
 #include <memory>
 #include <string_view>
@@ -25,23 +25,23 @@ constexpr std::array<std::string_view, 7> level_names{"trace", "debug", "info", 
 /// Parses RMM_DEBUG_LOG_LEVEL. An unknown value is reported, never silently ignored.
 level_enum level_from_environment()
 {
-  char const* value = std::getenv("RMM_DEBUG_LOG_LEVEL");
-  if (value == nullptr || *value == '\0') { return level_enum::info; }
-  if (auto const level = level_from_string(value)) { return *level; }
-  std::fprintf(stderr,
-               "rmm: RMM_DEBUG_LOG_LEVEL='%s' is not a log level; expected one of trace, debug, info, warn, "
-               "error, critical, off. Using info.\n",
-               value);
+  auto const value = environment_value(env_var::debug_log_level);
+  if (!value || value->empty()) { return level_enum::info; }
+  if (auto const level = level_from_string(*value)) { return *level; }
+  fmt::print(stderr,
+             "rmm: {}='{}' is not a log level; expected one of trace, debug, info, warn, error, critical, off. "
+             "Using info.\n",
+             name_of(env_var::debug_log_level), *value);
   return level_enum::info;
 }
 
 logger* make_default_logger()
 {
-  char const* path = std::getenv("RMM_DEBUG_LOG_FILE");
-  logger* result   = nullptr;
-  if (path != nullptr && *path != '\0') {
+  auto const path = environment_value(env_var::debug_log_file);
+  logger* result  = nullptr;
+  if (path && !path->empty()) {
     try {
-      result = new logger("rmm", std::string{path});
+      result = new logger("rmm", std::string{*path});
     } catch (rmm::logic_error const& e) {
       std::fprintf(stderr, "rmm: %s; debug log goes to stderr instead\n", e.what());
     }

@@ -1,9 +1,12 @@
 #include "detail/event_log_writer.hpp"
 
 #include <rmm/detail/error.hpp>
+#include <rmm/environment_variables.hpp>
 #include <rmm/mr/logging_resource_adaptor.hpp>
 
-#include <cstdlib>
+#include <fmt/format.h>
+
+#include <string>
 
 namespace rmm::mr {
 
@@ -72,11 +75,13 @@ std::string logging_resource_adaptor::header() { return std::string{allocation_l
 
 std::string logging_resource_adaptor::default_log_file()
 {
-  char const* name = std::getenv("RMM_LOG_FILE");
-  RMM_EXPECTS(name != nullptr && *name != '\0',
-              "logging_resource_adaptor: no log file given and RMM_LOG_FILE is not set; pass a file name, a stream "
-              "or sinks, or set RMM_LOG_FILE");
-  return name;
+  auto const name     = environment_value(env_var::log_file);
+  auto const variable = name_of(env_var::log_file);
+  RMM_EXPECTS(name && !name->empty(),
+              fmt::format("logging_resource_adaptor: no log file given and {0} is not set; pass a file name, a "
+                          "stream or sinks, or set {0}",
+                          variable));
+  return std::string{*name};
 }
 
 void* logging_resource_adaptor::allocate_in(std::size_t bytes, detail::allocation_order order)
