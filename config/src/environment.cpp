@@ -3,12 +3,14 @@
 
 #include "values.hpp"
 
+#include <rmm/environment_variables.hpp>
 #include <rmm/logger.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 extern char** environ;  // NOLINT: POSIX
 
@@ -24,8 +26,7 @@ std::string upper(std::string_view text)
   return result;
 }
 
-constexpr std::string_view shim_type                = "shim";
-constexpr std::string_view debug_log_level_variable = "RMM_DEBUG_LOG_LEVEL";
+constexpr std::string_view shim_type = "shim";
 
 /// A type that overrides can name: a layer type with keys, or the shim.
 struct override_target {
@@ -151,35 +152,37 @@ std::string override_variable(std::string_view type, std::string_view key)
 
 namespace {
 
-/// The variables that are not overrides, read by other parts of rmm.
+/// The variables of core's table that are not overrides: other parts of rmm read them by name.
 std::vector<environment_variable> other_variables()
 {
-  return {
-    {std::string{config_file_variable}, "",
-     "the configuration file; without it, the built-in stack (`rmm-run --config` wins over it)", false},
-    {"RMM_LOG_FILE", "", "the file of a `logging_resource_adaptor` constructed without one (C++)", false},
-    {"RMM_DEBUG_LOG_FILE", "", "where the debug log goes, appended; stderr without it", false},
-    {std::string{debug_log_level_variable}, "",
-     "the debug log's level: trace, debug, info (default), warn, error, critical, off", false},
-    {"RMM_LOGGING_LEVEL", "",
-     "not read at run time: the name of the build option that compiles debug-log levels out, never taken for an "
-     "override of `logging`",
-     false},
-    {"RMM_SHIM_RUN_START", "",
-     "set by the shim, not by users: when the program started, inherited by the processes it starts, so that none "
-     "of them truncates a log file another one writes",
-     false},
-  };
+  std::vector<environment_variable> others;
+  for (auto const& v : rmm::env_vars) {
+    if (v.use != rmm::env_var_use::override_read_early) {
+      others.push_back({std::string{v.name}, "", std::string{v.meaning}, false});
+    }
+  }
+  return others;
 }
 
-/// The debug log reads its level itself (core knows nothing of this table), and only warns about a
-/// bad one there: refused here, so that rmm-run and the shim stop before the program starts.
+/// The debug log reads its level itself (core knows nothing of the configuration), and only warns
+/// about a bad one there: refused here, so that rmm-run and the shim stop before the program starts.
 void check_debug_log_level(std::string const& value)
 {
   if (value.empty() || rmm::level_from_string(value)) { return; }
   throw config_error{
-    source_location{.file = {}, .line = 0, .column = 0, .variable = std::string{debug_log_level_variable}},
+    source_location{
+      .file = {}, .line = 0, .column = 0, .variable = std::string{rmm::name_of(rmm::env_var::debug_log_level)}},
     detail::quoted(value), "one of trace, debug, info, warn, error, critical, off"};
+}
+
+/// Core's meaning of `variable` when core's table has it as an override it reads early
+/// (RMM_SHIM_ENABLED, the kill switch): it says what the schema's description cannot.
+std::optional<std::string_view> early_meaning(std::string_view variable)
+{
+  for (auto const& v : rmm::env_vars) {
+    if (v.use == rmm::env_var_use::override_read_early && v.name == variable) { return v.meaning; }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -188,8 +191,9 @@ std::vector<environment_variable> environment_variables()
 {
   auto table = other_variables();
   for (auto const& key : shim_schema()) {
-    table.push_back({override_variable(shim_type, key.name), fmt::format("`{}` of `[shim]`", key.name),
-                     std::string{key.description}, true});
+    auto name          = override_variable(shim_type, key.name);
+    auto const meaning = early_meaning(name).value_or(key.description);
+    table.push_back({std::move(name), fmt::format("`{}` of `[shim]`", key.name), std::string{meaning}, true});
   }
   for (auto const& schema : layer_schemas()) {
     for (auto const& key : schema.keys) {
@@ -224,7 +228,7 @@ void apply_environment_overrides(stack_description& stack, environment const& en
 {
   auto const targets = override_targets();
   for (auto const& [variable, value] : env.variables()) {
-    if (variable == debug_log_level_variable) {
+    if (variable == rmm::name_of(rmm::env_var::debug_log_level)) {
       check_debug_log_level(value);
       continue;
     }

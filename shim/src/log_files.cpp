@@ -1,6 +1,7 @@
 #include "log_files.hpp"
 
-#include <rmm/error.hpp>
+#include <rmm/detail/error.hpp>
+#include <rmm/environment_variables.hpp>
 
 #include <fmt/format.h>
 
@@ -20,16 +21,15 @@ namespace rmm::shim {
 
 namespace {
 
-/// The user's file name or folder is at fault, not the shim: the message says what to do, without
-/// the shim's source location (RMM_FAIL's). Still an rmm::logic_error, as before.
+using rmm::env_var;
+
 [[noreturn]] void cannot_open(std::string const& path, int error)
 {
-  throw rmm::logic_error{
-    fmt::format("cannot open the log file '{}' for writing: {}; check that its directory exists and is writable", path,
-                std::strerror(error))};
+  RMM_FAIL(
+    fmt::format("cannot open the log file '{}' for writing: {}; check that its directory exists and is "
+                "writable",
+                path, std::strerror(error)));
 }
-
-constexpr char const* run_start_variable = "RMM_SHIM_RUN_START";
 
 std::int64_t now_ns() noexcept
 {
@@ -41,11 +41,11 @@ std::int64_t now_ns() noexcept
 /// When the program started (note_run_start), or 0 when nobody said.
 std::int64_t run_start_ns() noexcept
 {
-  char const* value = std::getenv(run_start_variable);
-  if (value == nullptr) { return 0; }
+  auto const value = rmm::environment_value(env_var::shim_run_start);
+  if (!value) { return 0; }
   std::int64_t ns         = 0;
-  auto const [end, error] = std::from_chars(value, value + std::strlen(value), ns);
-  return error == std::errc{} && *end == '\0' ? ns : 0;
+  auto const [end, error] = std::from_chars(value->data(), value->data() + value->size(), ns);
+  return error == std::errc{} && end == value->data() + value->size() ? ns : 0;
 }
 
 /// Whether the open file `fd` was written by another process of this program.
@@ -62,16 +62,16 @@ bool written_during_this_run(int fd) noexcept
 
 void note_run_start() noexcept
 {
-  if (std::getenv(run_start_variable) != nullptr) { return; }
+  if (rmm::environment_value(env_var::shim_run_start)) { return; }
   auto const value = std::to_string(now_ns());
-  (void)::setenv(run_start_variable, value.c_str(), 0);
+  // The table's names are literals: NUL-terminated.
+  (void)::setenv(rmm::name_of(env_var::shim_run_start).data(), value.c_str(), 0);
 }
 
 opened_log open_event_log(std::string const& name)
 {
-  if (name.find('\0') != std::string::npos) {
-    throw rmm::logic_error{"the log file's name contains a NUL character, which would end it there; remove it"};
-  }
+  RMM_EXPECTS(name.find('\0') == std::string::npos,
+              "the log file's name contains a NUL character, which would end it there; remove it");
   // Not truncated before it is known to be this process's to write: it may be another's log.
   int const fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) { cannot_open(name, errno); }

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +30,31 @@ inline config_error load_error(std::string_view toml, environment const& env = {
   ADD_FAILURE() << "accepted:\n" << toml;
   return config_error{{}, "", ""};
 }
+
+/// Sets (or unsets, with nullopt) a variable of the process for one scope.
+class scoped_variable {
+ public:
+  scoped_variable(char const* name, std::optional<std::string> const& value) : name_{name}
+  {
+    if (char const* old = std::getenv(name)) { old_ = old; }
+    set(value);
+  }
+  scoped_variable(scoped_variable const&)            = delete;
+  scoped_variable& operator=(scoped_variable const&) = delete;
+  ~scoped_variable() { set(old_); }
+
+ private:
+  void set(std::optional<std::string> const& value) const
+  {
+    if (value) {
+      ::setenv(name_, value->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  char const* name_;
+  std::optional<std::string> old_;
+};
 
 inline size_spec const& size_of(parameter const& setting) { return std::get<size_spec>(setting.value); }
 

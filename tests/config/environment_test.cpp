@@ -3,6 +3,7 @@
 #include "config_test_helpers.hpp"
 
 #include <rmm/config/boolean.hpp>
+#include <rmm/environment_variables.hpp>
 
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@ namespace {
 
 using namespace rmm::config;
 using rmm::config::test::example;
+using rmm::config::test::scoped_variable;
 using rmm::config::test::size_of;
 
 constexpr std::uint64_t GiB = std::uint64_t{1} << 30;
@@ -216,9 +218,9 @@ TEST(ConfigEnvironment, OneTableHasEveryVariableAndTheReferencePrintsIt)
   auto const has   = [&](std::string const& name) {
     return std::any_of(table.begin(), table.end(), [&](auto const& v) { return v.name == name; });
   };
-  for (auto const* name :
-       {"RMM_CONFIG", "RMM_LOG_FILE", "RMM_DEBUG_LOG_FILE", "RMM_DEBUG_LOG_LEVEL", "RMM_POOL_INITIAL_SIZE",
-        "RMM_CUDA_ASYNC_RELEASE_THRESHOLD", "RMM_SHIM_FREE_POLICY", "RMM_SHIM_ENABLED", "RMM_LOGGING_FILE"}) {
+  for (auto const* name : {"RMM_CONFIG", "RMM_LOG_FILE", "RMM_DEBUG_LOG_FILE", "RMM_DEBUG_LOG_LEVEL",
+                           "RMM_POOL_INITIAL_SIZE", "RMM_CUDA_ASYNC_RELEASE_THRESHOLD", "RMM_SHIM_FREE_POLICY",
+                           "RMM_SHIM_ENABLED", "RMM_LOGGING_FILE", "RMM_SHIM_RUN_START"}) {
     EXPECT_TRUE(has(name)) << name;
   }
   for (auto const& v : table) {
@@ -276,6 +278,40 @@ TEST(ConfigReference, EveryKeyOfTheSchemaHasItsRowAndEveryRowItsKey)
     EXPECT_NE(std::find(key_cells.begin(), key_cells.end(), cell), key_cells.end())
       << "docs/configuration.md documents `" << cell << "`, which the schema does not have";
   }
+}
+
+TEST(EnvironmentTable, CoreNamesEveryVariableItReadsOnce)
+{
+  for (std::size_t i = 0; i < rmm::env_vars.size(); ++i) {
+    auto const& row = rmm::env_vars[i];
+    EXPECT_EQ(static_cast<std::size_t>(row.id), i);
+    EXPECT_TRUE(row.name.starts_with("RMM_")) << row.name;
+    EXPECT_FALSE(row.meaning.empty()) << row.name;
+  }
+  EXPECT_EQ(rmm::name_of(rmm::env_var::config), config_file_variable);
+  EXPECT_EQ(rmm::name_of(rmm::env_var::log_file), "RMM_LOG_FILE");
+  EXPECT_EQ(rmm::name_of(rmm::env_var::debug_log_level), "RMM_DEBUG_LOG_LEVEL");
+  // The kill switch is also the override of [shim] enabled: one variable, one row in the reference.
+  EXPECT_EQ(rmm::name_of(rmm::env_var::shim_enabled), override_variable("shim", "enabled"));
+  auto const table = environment_variables();
+  for (auto const& row : rmm::env_vars) {
+    auto const rows = std::count_if(table.begin(), table.end(), [&](auto const& v) { return v.name == row.name; });
+    EXPECT_EQ(rows, 1) << row.name;
+  }
+
+  scoped_variable const set{"RMM_LOG_FILE", "/tmp/adaptor.csv"};
+  EXPECT_EQ(rmm::environment_value(rmm::env_var::log_file), std::optional<std::string_view>{"/tmp/adaptor.csv"});
+  scoped_variable const unset{"RMM_DEBUG_LOG_FILE", std::nullopt};
+  EXPECT_EQ(rmm::environment_value(rmm::env_var::debug_log_file), std::nullopt);
+}
+
+TEST(EnvironmentTable, TheVariableTheShimSetsForItsChildrenIsNoOverride)
+{
+  // A process the program starts under the shim inherits RMM_SHIM_RUN_START; its shim must not
+  // take it for a misspelt [shim] key and refuse to start.
+  EXPECT_TRUE(is_reserved_variable("RMM_SHIM_RUN_START"));
+  EXPECT_NO_THROW((void)load_from_environment(environment{{{"RMM_SHIM_RUN_START", "1700000000000000000"}}}));
+  EXPECT_FALSE(is_reserved_variable("RMM_SHIM_ENABLED")) << "an override, applied to [shim] enabled";
 }
 
 }  // namespace

@@ -719,6 +719,16 @@ TEST(RmmRunLaunch, TheKillSwitchRunsTheProgramDespiteABrokenConfiguration)
   EXPECT_EQ(on.status, 2) << on.output;
 }
 
+TEST(RmmRunLaunch, TheProcessesAProgramStartsWithALogStartUnderTheShim)
+{
+  // With a log, the first process marks when the program started (RMM_SHIM_RUN_START) for the
+  // processes it starts; their shim reads the mark and takes it for no [shim] setting.
+  std::string const log = ::testing::TempDir() + "rmm_run_children_" + std::to_string(::getpid()) + "-%p.csv";
+  auto const r          = rmm_run("--log " + log + " -- sh -c '/bin/true && echo child=$?'");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("child"), "0") << r.output;
+}
+
 /// rmm-run copied into DIR/bin, with `shim` (a file's contents) as DIR/lib/librmm_shim.so.
 std::string rmm_run_beside(std::string const& name, std::string const& shim_contents)
 {

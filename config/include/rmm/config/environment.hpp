@@ -2,6 +2,8 @@
 
 #include <rmm/config/description.hpp>
 
+#include <rmm/environment_variables.hpp>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -10,8 +12,8 @@
 
 namespace rmm::config {
 
-/// The variable naming the configuration file.
-inline constexpr std::string_view config_file_variable = "RMM_CONFIG";
+/// The variable naming the configuration file (core's table has it: rmm/environment_variables.hpp).
+inline constexpr std::string_view config_file_variable = rmm::name_of(rmm::env_var::config);
 /// Every override is RMM_<TYPE>_<KEY> or RMM_SHIM_<KEY>, upper case.
 inline constexpr std::string_view environment_prefix = "RMM_";
 
@@ -80,9 +82,11 @@ struct environment_variable {
 /**
  * @brief Every environment variable rmm reads, in one table.
  *
- * RMM_CONFIG, the variables of the logging adaptor and the debug log (and RMM_LOGGING_LEVEL, a
- * build option listed so that it is never taken for an override), then every override the schema
- * defines: the [shim] keys, then the layer types in schema order, keys in table order.
+ * The variables of core's table (rmm::env_vars: RMM_CONFIG, the variables of the logging adaptor
+ * and the debug log, RMM_LOGGING_LEVEL, a build option listed so that it is never taken for an
+ * override, and the one the shim sets for its children), then every override the schema defines:
+ * the [shim] keys, then the layer types in schema order, keys in table order. RMM_SHIM_ENABLED,
+ * in core's table because it is read before the configuration, is listed once, with the overrides.
  * is_reserved_variable and the table in docs/configuration.md derive from it.
  *
  * @return the table
@@ -101,8 +105,9 @@ struct environment_variable {
  * read it.
  *
  * @param name the variable's name
- * @return true for RMM_CONFIG, RMM_LOG_FILE, RMM_DEBUG_LOG_FILE, RMM_DEBUG_LOG_LEVEL and
- * RMM_LOGGING_LEVEL
+ * @return true for the variables of core's table (rmm::env_vars) but RMM_SHIM_ENABLED, an
+ * override: RMM_CONFIG, RMM_LOG_FILE, RMM_DEBUG_LOG_FILE, RMM_DEBUG_LOG_LEVEL, RMM_LOGGING_LEVEL
+ * and RMM_SHIM_RUN_START
  */
 [[nodiscard]] bool is_reserved_variable(std::string_view name) noexcept;
 
