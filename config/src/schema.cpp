@@ -60,40 +60,6 @@ layer_schema const* find_layer_schema(std::string_view type) noexcept
   return it == all.end() ? nullptr : &*it;
 }
 
-std::span<key_schema const> shim_schema()
-{
-  // Read by the preload shim (docs/shim.md); each key has its RMM_SHIM_<KEY> twin.
-  static std::vector<key_schema> const keys{
-    {.name          = "enabled",
-     .kind          = value_kind::boolean,
-     .description   = "false turns the shim into a pure pass-through to CUDA (kill switch)",
-     .default_value = true},
-    {.name          = "verbose",
-     .kind          = value_kind::boolean,
-     .description   = "print the resolved stack and how each hook was installed to stderr at start",
-     .default_value = false},
-    {.name          = "stats_at_exit",
-     .kind          = value_kind::boolean,
-     .description   = "print the report (allocations served, peaks, pass-throughs) to stderr when the program exits",
-     .default_value = false},
-    {.name        = "report_file",
-     .kind        = value_kind::file_name_pattern,
-     .description = "write the report as JSON to this file when the program exits",
-     .when_unset  = "no report file"},
-    {.name        = "log_file",
-     .kind        = value_kind::file_name_pattern,
-     .description = "log every allocation and free of every device to this CSV file",
-     .when_unset  = "no log"},
-    {.name          = "free_policy",
-     .kind          = value_kind::choice,
-     .description   = "when memory freed with cudaFree/cuMemFree is reused: \"device_wide\" once all work submitted "
-                      "before the free completed, \"stream_ordered\" at once in the legacy default stream's order",
-     .default_value = std::string{"device_wide"},
-     .choices       = {"device_wide", "stream_ordered"}},
-  };
-  return keys;
-}
-
 std::string describe_expected(key_schema const& key)
 {
   switch (key.kind) {

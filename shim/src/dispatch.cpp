@@ -278,7 +278,7 @@ std::optional<bool> capturing(CUstream stream) noexcept
 /// (legacy_order_suffices checks captures itself).
 bool in_legacy_order(shim_state& s, int device) noexcept
 {
-  if (settings().free == free_policy::stream_ordered) { return !s.deferred.capturing(); }
+  if (settings().free_policy == free_policy::stream_ordered) { return !s.deferred.capturing(); }
   return s.deferred.legacy_order_suffices(device);
 }
 
@@ -286,7 +286,7 @@ bool in_legacy_order(shim_state& s, int device) noexcept
 /// non-blocking streams: every block there is fenced for them (deferred_frees.hpp).
 bool in_fenced_legacy_order(shim_state& s, int device) noexcept
 {
-  return settings().free == free_policy::device_wide && s.deferred.fenced_reuse(device);
+  return settings().free_policy == free_policy::device_wide && s.deferred.fenced_reuse(device);
 }
 
 /// The host waits for the legacy stream's work so far (the rare race of an allocation with the
@@ -298,7 +298,7 @@ void wait_for_legacy_stream() noexcept { (void)real()->stream_synchronize(CU_STR
 /// block's last use).
 void fence_late_non_blocking_stream(shim_state& s, int device) noexcept
 {
-  if (settings().free == free_policy::device_wide && s.deferred.non_blocking_streams(device) > 0) {
+  if (settings().free_policy == free_policy::device_wide && s.deferred.non_blocking_streams(device) > 0) {
     wait_for_legacy_stream();
   }
 }

@@ -32,8 +32,7 @@ void print_start()
   if (!settings().enabled) { return; }
   fmt::print(stderr, "rmm shim: resource stack (built on each device at its first allocation):\n{}",
              rmm::config::describe(settings().stack));
-  fmt::print(stderr, "rmm shim: free policy {}\n",
-             settings().free == free_policy::device_wide ? "device_wide" : "stream_ordered");
+  fmt::print(stderr, "rmm shim: free policy {}\n", rmm::config::name_of(settings().free_policy));
 }
 
 void print_hooks()

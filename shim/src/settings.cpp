@@ -3,32 +3,16 @@
 #include <rmm/config/boolean.hpp>
 #include <rmm/config/error.hpp>
 #include <rmm/config/load.hpp>
+#include <rmm/config/shim_settings.hpp>
 
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <stdexcept>
-#include <string_view>
-#include <variant>
 
 namespace rmm::shim {
 
 namespace {
-
-shim_settings& mutable_settings() noexcept { return detail::make_settings(); }
-
-template <class T>
-T value_or(rmm::config::stack_description const& stack, std::string_view key, T fallback)
-{
-  try {
-    auto const& value = stack.shim_setting(key).value;
-    auto const* typed = std::get_if<T>(&value);
-    return typed != nullptr ? *typed : fallback;
-  } catch (std::out_of_range const&) {
-    return fallback;
-  }
-}
 
 /// The kill switch, read before anything else: with RMM_SHIM_ENABLED=false the shim passes every
 /// call through even when the configuration file is broken.
@@ -52,7 +36,7 @@ shim_settings& detail::make_settings() noexcept
 
 void load_settings()
 {
-  auto& s = mutable_settings();
+  auto& s = detail::make_settings();
   if (switched_off()) {
     s.enabled = false;
     return;
@@ -68,14 +52,7 @@ void load_settings()
     std::fflush(stderr);
     std::_Exit(78);  // EX_CONFIG
   }
-  s.enabled       = value_or(s.stack, "enabled", true);
-  s.verbose       = value_or(s.stack, "verbose", false);
-  s.stats_at_exit = value_or(s.stack, "stats_at_exit", false);
-  s.report_file   = value_or(s.stack, "report_file", std::string{});
-  s.log_file      = value_or(s.stack, "log_file", std::string{});
-  s.free          = value_or(s.stack, "free_policy", std::string{"device_wide"}) == "stream_ordered"
-                      ? free_policy::stream_ordered
-                      : free_policy::device_wide;
+  static_cast<rmm::config::shim_values&>(s) = rmm::config::read_shim_values(s.stack);
 }
 
 }  // namespace rmm::shim

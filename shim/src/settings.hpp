@@ -1,32 +1,23 @@
 #pragma once
 
 // The shim's settings: the [shim] table of the configuration, each key with its environment twin
-// (RMM_SHIM_<KEY>), read once when the shim is loaded. docs/configuration.md lists them.
+// (RMM_SHIM_<KEY>), read once when the shim is loaded. Their names, types and defaults are
+// rmm::config's list of [shim] keys (rmm/config/shim_settings.hpp): one member per key, named as
+// the key; docs/configuration.md lists them.
 
 #include <rmm/config/description.hpp>
+#include <rmm/config/shim_settings.hpp>
 
 #include <atomic>
-#include <string>
 
 namespace rmm::shim {
 
-/// What cuMemFree / cudaFree do with a block the shim handed out.
-enum class free_policy : unsigned char {
-  /// The block is reused only once all work submitted before the free, on any stream, has
-  /// completed (cudaFree's own promise): frees are collected into epochs fenced by events.
-  device_wide,
-  /// The block goes back at once, ordered on the legacy default stream, for programs that finish
-  /// or order all work on memory before they free it (a stream-ordered program's habits).
-  stream_ordered,
-};
+/// What cuMemFree / cudaFree do with a block the shim handed out (the key `free_policy`).
+using rmm::config::free_policy;
 
-struct shim_settings {
-  bool enabled{true};         ///< false: pure pass-through (the kill switch)
-  bool verbose{false};        ///< print the stack and the hooks at start
-  bool stats_at_exit{false};  ///< print the report to stderr at exit
-  std::string report_file{};  ///< also write the report as JSON here at exit
-  std::string log_file{};     ///< log every allocation of every device (CSV)
-  free_policy free{free_policy::device_wide};
+/// Every [shim] key (enabled: false is the kill switch, a pure pass-through; verbose; stats_at_exit;
+/// report_file; log_file; free_policy), typed, and the validated configuration they came with.
+struct shim_settings : rmm::config::shim_values {
   rmm::config::stack_description stack{};  ///< the validated configuration
 };
 

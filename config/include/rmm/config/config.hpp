@@ -16,4 +16,5 @@
 #include <rmm/config/load.hpp>
 #include <rmm/config/print.hpp>
 #include <rmm/config/schema.hpp>
+#include <rmm/config/shim_settings.hpp>
 #include <rmm/config/size.hpp>
