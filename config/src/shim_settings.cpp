@@ -1,5 +1,6 @@
 // The [shim] table: its schema, generated from RMM_CONFIG_SHIM_KEYS, and its typed reading.
 
+#include <rmm/config/boolean.hpp>
 #include <rmm/config/schema.hpp>
 #include <rmm/config/shim_settings.hpp>
 
@@ -173,6 +174,12 @@ shim_values read_shim_values(stack_description const& stack)
   RMM_CONFIG_SHIM_KEYS(RMM_CONFIG_SHIM_KEY_READ)
 #undef RMM_CONFIG_SHIM_KEY_READ
   return values;
+}
+
+bool shim_switched_off() noexcept
+{
+  auto const value = rmm::environment_value(rmm::env_var::shim_enabled);
+  return value && parse_boolean(*value) == false;
 }
 
 }  // namespace rmm::config

@@ -1,9 +1,10 @@
 #include "settings.hpp"
 
-#include <rmm/config/boolean.hpp>
 #include <rmm/config/error.hpp>
 #include <rmm/config/load.hpp>
 #include <rmm/config/shim_settings.hpp>
+
+#include <rmm/environment_variables.hpp>
 
 #include <fmt/format.h>
 
@@ -11,18 +12,6 @@
 #include <cstdlib>
 
 namespace rmm::shim {
-
-namespace {
-
-/// The kill switch, read before anything else: with RMM_SHIM_ENABLED=false the shim passes every
-/// call through even when the configuration file is broken.
-bool switched_off() noexcept
-{
-  char const* value = std::getenv("RMM_SHIM_ENABLED");
-  return value != nullptr && rmm::config::parse_boolean(value) == false;
-}
-
-}  // namespace
 
 shim_settings& detail::make_settings() noexcept
 {
@@ -37,7 +26,9 @@ shim_settings& detail::make_settings() noexcept
 void load_settings()
 {
   auto& s = detail::make_settings();
-  if (switched_off()) {
+  // The kill switch, read before anything else: switched off, the shim passes every call through
+  // even when the configuration file is broken.
+  if (rmm::config::shim_switched_off()) {
     s.enabled = false;
     return;
   }
@@ -47,8 +38,8 @@ void load_settings()
     std::fflush(stdout);
     fmt::print(stderr,
                "rmm shim: {}\nrmm shim: the program was not started; fix the configuration (rmm-run --check shows "
-               "it), or set RMM_SHIM_ENABLED=false to run it without the shim\n",
-               e.what());
+               "it), or set {}=false to run it without the shim\n",
+               e.what(), rmm::name_of(rmm::env_var::shim_enabled));
     std::fflush(stderr);
     std::_Exit(78);  // EX_CONFIG
   }

@@ -142,6 +142,36 @@ TEST_F(RmmRun, BadOverrideNamesTheVariable)
   EXPECT_EQ(rmm_run("--check", "RMM_ARENA_ARENA_SIZE=1GiB").status, 2);
 }
 
+TEST_F(RmmRun, TheKillSwitchTakesTheSameWordsAsEveryBoolean)
+{
+  // RMM_SHIM_ENABLED is read by the one boolean reader: whatever the shim takes, --check takes.
+  for (auto const* off : {"off", "no", "0", "FALSE", "Off"}) {
+    auto const result = rmm_run("--check", std::string{"RMM_SHIM_ENABLED="} + off);
+    EXPECT_EQ(result.status, 0) << off << ": " << result.err;
+    EXPECT_NE(result.out.find("enabled = false"), std::string::npos) << off << ": " << result.out;
+  }
+  for (auto const* on : {"on", "yes", "1", "True"}) {
+    auto const result = rmm_run("--check", std::string{"RMM_SHIM_ENABLED="} + on);
+    EXPECT_EQ(result.status, 0) << on << ": " << result.err;
+    EXPECT_NE(result.out.find("enabled = true"), std::string::npos) << on << ": " << result.out;
+  }
+  auto const refused = rmm_run("--check", "RMM_SHIM_ENABLED=disabled");
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_EQ(refused.err,
+            "rmm-run: environment variable RMM_SHIM_ENABLED: found \"disabled\", expected true or false (also 1/0, "
+            "yes/no, on/off)\n");
+  // Switched off, a launch reads no configuration: a broken one does not stop it at validation.
+  auto const broken = write_file("broken_for_off.toml", "[[resource]]\ntype = \"pool\"\nfrobnicate = 1\n");
+  EXPECT_EQ(rmm_run("--config " + broken + " -- /bin/true", "RMM_SHIM_ENABLED=off").err.find(broken),
+            std::string::npos);
+}
+
+TEST_F(RmmRun, TheVariableTheShimSetsForItsChildrenIsAccepted)
+{
+  auto const result = rmm_run("--check", "RMM_SHIM_RUN_START=1700000000000000000");
+  EXPECT_EQ(result.status, 0) << result.err;
+}
+
 TEST_F(RmmRun, DeviceChecks)
 {
   // The emulated device holds far less than 4 TiB: impossible on this device, so invalid.

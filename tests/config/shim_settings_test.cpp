@@ -1,7 +1,9 @@
-// The [shim] keys as the shim reads them: typed, from one list.
+// The [shim] keys as the shim reads them (typed, from one list), and the one boolean reader the
+// kill switch shares with every other yes-or-no value.
 
 #include "config_test_helpers.hpp"
 
+#include <rmm/config/boolean.hpp>
 #include <rmm/config/shim_settings.hpp>
 
 #include <gtest/gtest.h>
@@ -13,6 +15,7 @@
 namespace {
 
 using namespace rmm::config;
+using rmm::config::test::scoped_variable;
 
 TEST(ShimSettings, TheSchemaIsTheListOfKeysInItsOrder)
 {
@@ -70,6 +73,38 @@ TEST(ShimSettings, ReadTypedFromTheFileAndTheEnvironment)
   EXPECT_EQ(shim_setting(stack, shim_key::stats_at_exit).origin, value_origin::file);
   // A stack without [shim] parameters (built by hand) reads as the defaults.
   EXPECT_TRUE(read_shim_values(stack_description{}).enabled);
+}
+
+TEST(ShimSettings, OneBooleanReaderForEveryYesOrNo)
+{
+  for (auto const* yes : {"true", "TRUE", "1", "yes", "Yes", "on", "ON", " true\t"}) {
+    EXPECT_EQ(parse_boolean(yes), std::optional{true}) << yes;
+  }
+  for (auto const* no : {"false", "False", "0", "no", "NO", "off", "Off", "off\n"}) {
+    EXPECT_EQ(parse_boolean(no), std::optional{false}) << no;
+  }
+  for (auto const* neither : {"", "maybe", "2", "y", "n", "enable", "disabled", "tru", "o"}) {
+    EXPECT_EQ(parse_boolean(neither), std::nullopt) << neither;
+  }
+  // The refusal lists every accepted word, for the file's overrides and the kill switch alike.
+  auto const error =
+    rmm::config::test::load_error("[[resource]]\ntype = \"cuda\"\n", environment{{{"RMM_SHIM_ENABLED", "maybe"}}});
+  EXPECT_EQ(error.location().variable, "RMM_SHIM_ENABLED");
+  EXPECT_EQ(error.expected(), "true or false (also 1/0, yes/no, on/off)");
+}
+
+TEST(ShimSettings, TheKillSwitchTakesEveryFalseWord)
+{
+  for (auto const* off : {"false", "0", "no", "off", "OFF", " No "}) {
+    scoped_variable const set{"RMM_SHIM_ENABLED", off};
+    EXPECT_TRUE(shim_switched_off()) << off;
+  }
+  for (auto const* not_off : {"true", "on", "1", "maybe", ""}) {
+    scoped_variable const set{"RMM_SHIM_ENABLED", not_off};
+    EXPECT_FALSE(shim_switched_off()) << not_off;
+  }
+  scoped_variable const unset{"RMM_SHIM_ENABLED", std::nullopt};
+  EXPECT_FALSE(shim_switched_off());
 }
 
 }  // namespace

@@ -5,9 +5,9 @@
 #include "preload_check.hpp"
 
 #include <rmm/aligned.hpp>
-#include <rmm/config/boolean.hpp>
 #include <rmm/config/config.hpp>
 #include <rmm/config/file_name_pattern.hpp>
+#include <rmm/config/shim_settings.hpp>
 #include <rmm/error.hpp>
 
 #include <unistd.h>
@@ -37,11 +37,8 @@ constexpr int exit_not_found      = 127;
 
 /// RMM_SHIM_ENABLED=false: the shim passes every call through and reads no configuration, so
 /// rmm-run reads none either. A broken file must not block the way to run the program without it.
-bool shim_switched_off()
-{
-  char const* value = std::getenv("RMM_SHIM_ENABLED");
-  return value != nullptr && rmm::config::parse_boolean(value) == false;
-}
+/// The shim's own test, through the one boolean reader.
+bool shim_switched_off() { return rmm::config::shim_switched_off(); }
 
 /// Why the shim will not be able to write `pattern` (its %p and %d expanded for this process and
 /// device 0): a missing or unwritable folder, a folder in the file's place. nullopt when it can.

@@ -107,4 +107,16 @@ struct shim_values {
  */
 [[nodiscard]] parameter const& shim_setting(stack_description const& stack, shim_key key);
 
+/**
+ * @brief Whether the kill switch is off: RMM_SHIM_ENABLED is set to a false value (false, 0, no,
+ * off, in any case).
+ *
+ * The shim and rmm-run read it before the configuration, so that a broken file never stops a
+ * program run without the shim. A value parse_boolean() cannot read is not off: loading the
+ * configuration then refuses it, naming the words it accepts.
+ *
+ * @return true when the shim is to pass every call through and read no configuration
+ */
+[[nodiscard]] bool shim_switched_off() noexcept;
+
 }  // namespace rmm::config
