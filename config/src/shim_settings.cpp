@@ -28,7 +28,7 @@ struct shim_key_text {
 constexpr std::array<shim_key_text, shim_key_count> shim_key_texts{{
   {shim_key::enabled, value_kind::boolean, "false turns the shim into a pure pass-through to CUDA (kill switch)"},
   {shim_key::verbose, value_kind::boolean,
-   "print the resolved stack and how each hook was installed to stderr at start"},
+   "print the resolved stack to stderr at start, and at exit how the program found each wrapper and the report"},
   {shim_key::stats_at_exit, value_kind::boolean,
    "print the report (allocations served, peaks, pass-throughs) to stderr when the program exits"},
   {shim_key::report_file, value_kind::file_name_pattern, "write the report as JSON to this file when the program exits",
