@@ -1,6 +1,6 @@
 #include "log_files.hpp"
 
-#include <rmm/detail/error.hpp>
+#include <rmm/error.hpp>
 #include <rmm/environment_variables.hpp>
 
 #include <fmt/format.h>
@@ -23,12 +23,13 @@ namespace {
 
 using rmm::env_var;
 
+/// The user's file name or folder is at fault, not the shim: the message says what to do, without
+/// the shim's source location (RMM_FAIL's). Still an rmm::logic_error, as before.
 [[noreturn]] void cannot_open(std::string const& path, int error)
 {
-  RMM_FAIL(
-    fmt::format("cannot open the log file '{}' for writing: {}; check that its directory exists and is "
-                "writable",
-                path, std::strerror(error)));
+  throw rmm::logic_error{
+    fmt::format("cannot open the log file '{}' for writing: {}; check that its directory exists and is writable", path,
+                std::strerror(error))};
 }
 
 std::int64_t now_ns() noexcept
@@ -70,8 +71,9 @@ void note_run_start() noexcept
 
 opened_log open_event_log(std::string const& name)
 {
-  RMM_EXPECTS(name.find('\0') == std::string::npos,
-              "the log file's name contains a NUL character, which would end it there; remove it");
+  if (name.find('\0') != std::string::npos) {
+    throw rmm::logic_error{"the log file's name contains a NUL character, which would end it there; remove it"};
+  }
   // Not truncated before it is known to be this process's to write: it may be another's log.
   int const fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) { cannot_open(name, errno); }

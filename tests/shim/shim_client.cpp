@@ -443,18 +443,6 @@ int first_call_in_key_destructor()
   return 0;
 }
 
-/// A program that starts other programs (a compiler, a shell) while it allocates: they inherit the
-/// shim and what it set in the environment, and must start as they would without it.
-int spawn_child()
-{
-  void* ptr = nullptr;
-  check(cudaMalloc(&ptr, 1 << 20), "cudaMalloc");
-  int const status = std::system("exit 3");  // a shell under the shim, exiting with its own status
-  std::printf("child_exit=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-  check(cudaFree(ptr), "cudaFree");
-  return 0;
-}
-
 std::uint64_t pool_attribute(CUmemoryPool pool, CUmemPool_attribute attribute)
 {
   cuuint64_t value = 0;
@@ -1182,8 +1170,6 @@ int main(int argc, char** argv)
     result = free_at_thread_exit();
   } else if (scenario == "first-call-in-key-destructor") {
     result = first_call_in_key_destructor();
-  } else if (scenario == "spawn-child") {
-    result = spawn_child();
   } else if (scenario == "default-pool") {
     result = default_pool();
   } else if (scenario == "passed-by") {

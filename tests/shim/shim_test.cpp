@@ -462,15 +462,6 @@ TEST(Shim, DevicesLoggingToOneFileShareItsWriterAndLoseNoRow)
   EXPECT_NO_THROW((void)rmm::trace::check_log(events, log));
 }
 
-TEST(Shim, AChildProcessStartsUnderTheShimWhatTheParentSetIncluded)
-{
-  // The log makes the shim note the program's start in the environment, which children inherit.
-  auto const log = ::testing::TempDir() + "shim_spawn_child.csv";
-  auto const r   = run("spawn-child", {{"RMM_SHIM_LOG_FILE", log}});
-  ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_EQ(r.value("child_exit"), "3") << "the child's own status, not the shim refusing to start it: " << r.output;
-}
-
 TEST(Shim, AProcessNeverWritesIntoTheLogAnotherProcessIsWriting)
 {
   // Forked before CUDA starts, parent and child both allocate with one log name: whichever opens
