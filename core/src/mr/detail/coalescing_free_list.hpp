@@ -14,6 +14,7 @@
 // once: the recent frees change which exact fit is reused, never how memory coalesces.
 
 #include "address_map.hpp"
+#include "memory_range.hpp"
 #include "size_class_index.hpp"
 
 #include <algorithm>
@@ -26,13 +27,6 @@
 #include <vector>
 
 namespace rmm::mr::detail {
-
-struct memory_range {
-  std::uintptr_t start{};
-  std::size_t size{};
-};
-
-using chunk_starts = std::vector<std::uintptr_t>;
 
 class coalescing_free_list {
  public:

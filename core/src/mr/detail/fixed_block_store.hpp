@@ -3,7 +3,7 @@
 // The free memory of one owner for fixed_size_memory_resource: a stack of equal blocks. Push and
 // pop are O(1); ranges coming in are cut into blocks.
 
-#include "coalescing_free_list.hpp"  // memory_range, chunk_starts
+#include "memory_range.hpp"
 
 #include <algorithm>
 #include <cstddef>
