@@ -14,6 +14,7 @@
 // once: the recent frees change which exact fit is reused, never how memory coalesces.
 
 #include "address_map.hpp"
+#include "free_store.hpp"
 #include "memory_range.hpp"
 #include "size_class_index.hpp"
 
@@ -36,6 +37,9 @@ class coalescing_free_list {
   coalescing_free_list(coalescing_free_list&&)                 = default;  // nodes live in slabs: stable
   coalescing_free_list& operator=(coalescing_free_list&&)      = default;
   ~coalescing_free_list()                                      = default;
+
+  /// Free ranges that touch merge into one block (free_store.hpp: coalescing_free_store).
+  static constexpr bool coalesces = true;
 
   /// Adds [start, start + size), freed at `free_seq`, merging with free neighbours in the same
   /// chunk (a merged block counts as freed at the latest of its parts). Refuses, and returns
@@ -475,5 +479,7 @@ class coalescing_free_list {
   int recent_score_{0};
   unsigned recent_probe_{0};
 };
+
+static_assert(coalescing_free_store<coalescing_free_list>);
 
 }  // namespace rmm::mr::detail

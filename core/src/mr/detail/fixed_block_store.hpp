@@ -3,6 +3,7 @@
 // The free memory of one owner for fixed_size_memory_resource: a stack of equal blocks. Push and
 // pop are O(1); ranges coming in are cut into blocks.
 
+#include "free_store.hpp"
 #include "memory_range.hpp"
 
 #include <algorithm>
@@ -16,6 +17,9 @@ namespace rmm::mr::detail {
 class fixed_block_store {
  public:
   explicit fixed_block_store(std::size_t block_size) : block_size_{block_size} {}
+
+  /// Blocks never merge: every free block has the same size (free_store.hpp).
+  static constexpr bool coalesces = false;
 
   /// Cuts `range` into blocks. Always true: a stack cannot tell a double free without a lookup
   /// per free, which this store exists to avoid.
@@ -107,5 +111,7 @@ class fixed_block_store {
   std::size_t block_size_;
   std::vector<block> blocks_;
 };
+
+static_assert(free_store<fixed_block_store> && !coalescing_free_store<fixed_block_store>);
 
 }  // namespace rmm::mr::detail

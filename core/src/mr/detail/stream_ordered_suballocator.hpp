@@ -25,11 +25,13 @@
 // - Each arena has its own lock and threads find their arena through a thread-local cache, so
 //   threads on different streams do not contend.
 // - FreeStore decides how an arena keeps its free memory: coalescing_free_list (good-fit,
-//   coalescing, any size) or fixed_block_store (a stack of equal blocks).
+//   coalescing, any size) or fixed_block_store (a stack of equal blocks). free_store.hpp lists what
+//   a store provides; the engine asks it what it can do, never which store it is.
 
 #include "coalescing_free_list.hpp"
 #include "expandable_region.hpp"
 #include "fixed_block_store.hpp"
+#include "free_store.hpp"
 #include "light_mutex.hpp"
 
 #include <rmm/cuda_stream_view.hpp>
@@ -129,6 +131,13 @@ class stream_ordered_suballocator {
   [[nodiscard]] std::vector<memory_range> upstream_chunks() const;
 
  private:
+  static_assert(free_store<FreeStore>, "a FreeStore provides what free_store.hpp lists");
+  static_assert(FreeStore::coalesces == coalescing_free_store<FreeStore>,
+                "a FreeStore that coalesces provides what coalescing_free_store lists");
+  /// Free memory that touches merges (free_store.hpp): only then can a stream keep the rest of a
+  /// clean block beside what it took, and growth extend the free block at the end of one region.
+  static constexpr bool coalescing = coalescing_free_store<FreeStore>;
+
   /// Whose free memory an arena holds: a stream (by driver id), and with
   /// per_thread_default_arenas a thread on the legacy stream.
   struct arena_key {

@@ -42,7 +42,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::take_clean(a
                                                                                cudaStream_t stream,
                                                                                std::size_t size)
 {
-  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+  if constexpr (coalescing) {
     if (keeps_clean_rest(stream, size)) {
       // Take the whole block: the rest stays next to what is handed out, in the arena it will be
       // freed to, so the two coalesce again (a cut would leave the rest in the clean reserve, where

@@ -67,7 +67,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
                                                                                 cudaStream_t stream,
                                                                                 std::size_t bytes)
 {
-  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+  if constexpr (coalescing) {
     // Extend the free block at the end of the region when the requester may use it at once (its
     // own, or clean), so only the difference is mapped. Fresh mappings have no pending work.
     bool const for_clean = &requester == &clean_;
@@ -180,7 +180,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
                                                                                           cudaStream_t stream,
                                                                                           std::size_t bytes)
 {
-  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+  if constexpr (coalescing) {
     if (!options_.remap_free_granules) { return std::nullopt; }
     auto const granule = region_->granularity();
     bytes              = std::min(bytes, align_down(region_->recyclable_bytes(), granule));
@@ -280,55 +280,50 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::reclaim_all_
 template <class FreeStore>
 std::size_t stream_ordered_suballocator<FreeStore>::release_free_allocations(std::size_t bytes)
 {
-  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
-    if (region_ == nullptr) { return 0; }
-    std::vector<memory_range> released;
+  if (region_ == nullptr) { return 0; }
+  std::vector<memory_range> released;
+  {
+    std::lock_guard lock{clean_.mutex};
+    auto const& chunks = current_chunks(clean_);
+    clean_.free.spill(chunks);  // every free block merged, as for_each then lists it
+    std::vector<std::pair<memory_range, std::vector<memory_range>>> releasable;
+    std::size_t releasable_bytes = 0;
+    clean_.free.for_each([&](memory_range block) {
+      auto inside = region_->allocations_within(block);
+      for (auto const& r : inside) { releasable_bytes += r.size; }
+      if (!inside.empty()) { releasable.emplace_back(block, std::move(inside)); }
+    });
+    // Only when the request would then fit on the device: a request no device could serve leaves
+    // the pool as it is.
+    std::size_t free_on_device = 0;
+    std::size_t total          = 0;
     {
-      std::lock_guard lock{clean_.mutex};
-      auto const& chunks = current_chunks(clean_);
-      clean_.free.spill(chunks);  // every free block merged, as for_each then lists it
-      std::vector<std::pair<memory_range, std::vector<memory_range>>> releasable;
-      std::size_t releasable_bytes = 0;
-      clean_.free.for_each([&](memory_range block) {
-        auto inside = region_->allocations_within(block);
-        for (auto const& r : inside) { releasable_bytes += r.size; }
-        if (!inside.empty()) { releasable.emplace_back(block, std::move(inside)); }
-      });
-      // Only when the request would then fit on the device: a request no device could serve leaves
-      // the pool as it is.
-      std::size_t free_on_device = 0;
-      std::size_t total          = 0;
-      {
-        rmm::detail::device_context_scope const on_device{device_};
-        if (rmm::detail::cuda_driver_table().cuMemGetInfo_v2(&free_on_device, &total) != CUDA_SUCCESS) { return 0; }
-      }
-      if (releasable_bytes == 0 || free_on_device + releasable_bytes < align_up(bytes, region_->granularity())) {
-        return 0;
-      }
-      for (auto const& [block, inside] : releasable) {
-        // The block leaves the free list; what lies around the allocations goes back.
-        if (!clean_.free.remove_exact(block, chunks)) { continue; }
-        auto cursor = block.start;
-        for (auto const& r : inside) {
-          if (r.start > cursor) { (void)clean_.free.insert({cursor, r.start - cursor}, chunks, 0); }
-          cursor = r.start + r.size;
-        }
-        if (block.start + block.size > cursor) {
-          (void)clean_.free.insert({cursor, block.start + block.size - cursor}, chunks, 0);
-        }
-        released.insert(released.end(), inside.begin(), inside.end());
-      }
+      rmm::detail::device_context_scope const on_device{device_};
+      if (rmm::detail::cuda_driver_table().cuMemGetInfo_v2(&free_on_device, &total) != CUDA_SUCCESS) { return 0; }
     }
-    if (released.empty()) { return 0; }
-    auto const given_back = region_->release(released);
-    for (auto const& r : released) { remove_chunks(r); }
-    RMM_LOG_DEBUG("{}: gave {} of free memory back to the device to map a request of {} afresh", options_.name,
-                  rmm::format_bytes(given_back), rmm::format_bytes(bytes));
-    return given_back;
-  } else {
-    (void)bytes;
-    return 0;
+    if (releasable_bytes == 0 || free_on_device + releasable_bytes < align_up(bytes, region_->granularity())) {
+      return 0;
+    }
+    for (auto const& [block, inside] : releasable) {
+      // The block leaves the free list; what lies around the allocations goes back.
+      if (!clean_.free.remove_exact(block, chunks)) { continue; }
+      auto cursor = block.start;
+      for (auto const& r : inside) {
+        if (r.start > cursor) { (void)clean_.free.insert({cursor, r.start - cursor}, chunks, 0); }
+        cursor = r.start + r.size;
+      }
+      if (block.start + block.size > cursor) {
+        (void)clean_.free.insert({cursor, block.start + block.size - cursor}, chunks, 0);
+      }
+      released.insert(released.end(), inside.begin(), inside.end());
+    }
   }
+  if (released.empty()) { return 0; }
+  auto const given_back = region_->release(released);
+  for (auto const& r : released) { remove_chunks(r); }
+  RMM_LOG_DEBUG("{}: gave {} of free memory back to the device to map a request of {} afresh", options_.name,
+                rmm::format_bytes(given_back), rmm::format_bytes(bytes));
+  return given_back;
 }
 
 template <class FreeStore>
@@ -372,7 +367,7 @@ std::size_t stream_ordered_suballocator<FreeStore>::release()
 template <class FreeStore>
 std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
 {
-  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+  if constexpr (coalescing) {
     if (region_ != nullptr) {
       // Unmap the whole granules that the free block at the end of the region covers.
       auto const end    = region_->end();

@@ -120,7 +120,7 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
                 fmt::format("{}: the initial size {} exceeds the maximum size {}", options_.name,
                             rmm::format_bytes_exact(initial), rmm::format_bytes_exact(*options_.maximum_size)));
   }
-  if constexpr (std::is_same_v<FreeStore, coalescing_free_list>) {
+  if constexpr (coalescing) {  // a region relies on free memory merging across growth steps
     if (options_.expandable) {
       region_ = expandable_region::create(device_, options_.maximum_size.value_or(available_device_memory().second),
                                           options_.maximum_size.has_value(), options_.remap_free_granules);
