@@ -1,4 +1,7 @@
-#include "fixed_block_store.hpp"
+// Instantiates the engine once per free store, from the three headers that define its members.
+
+#include "stream_ordered_suballocator_arenas.hpp"
+#include "stream_ordered_suballocator_growth.hpp"
 #include "stream_ordered_suballocator_impl.hpp"
 
 namespace rmm::mr::detail {

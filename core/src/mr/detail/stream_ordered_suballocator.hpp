@@ -172,6 +172,9 @@ class stream_ordered_suballocator {
     std::size_t size;
     bool joins_previous{false};  // contiguous with the chunk before it: free memory may merge across
   };
+  /// Past this many arenas, the slow path synchronizes the device once to empty them all, so that
+  /// programs creating and dropping streams freely do not make every later miss scan more arenas.
+  static constexpr std::size_t arenas_before_reclaim = 256;
   /// What a scan of the arenas found.
   struct harvest_result {
     std::size_t stranded_bytes{0};  // free in arenas, usable elsewhere only behind a wait

@@ -1,11 +1,40 @@
 #pragma once
 
 // stream_ordered_suballocator: finding a stream's arena, moving memory between arenas, and
-// retiring arenas nobody uses. Included by stream_ordered_suballocator_impl.hpp.
+// retiring arenas nobody uses. Included by stream_ordered_suballocator.cpp, which instantiates it.
 
-#include "stream_ordered_suballocator_impl.hpp"
+#include "../../detail/cuda_driver.hpp"
+#include "stream_identity.hpp"
+#include "stream_ordered_suballocator.hpp"
+
+#include <rmm/logger.hpp>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <vector>
 
 namespace rmm::mr::detail {
+
+/// Per-thread cache of the arenas a thread used, so the common path takes no shared lock:
+/// direct-mapped by (engine, stream id), since one thread may use many engines (binning's bins).
+/// An entry is a hint: the arena is checked, under its lock, to still belong to the stream.
+struct cached_arena {
+  std::uint64_t owner_id{0};
+  std::uint64_t stream_id{0};
+  std::uint64_t thread{0};
+  void* arena{nullptr};
+};
+struct arena_cache {
+  static constexpr std::size_t size = 64;
+  std::array<cached_arena, size> entries{};
+  static std::size_t slot(std::uint64_t owner_id, std::uint64_t stream_id) noexcept
+  {
+    auto const h = (owner_id * 0x9E3779B97F4A7C15ULL) ^ (stream_id * 0xC2B2AE3D27D4EB4FULL);
+    return static_cast<std::size_t>((h ^ (h >> 29)) & (size - 1));
+  }
+};
+arena_cache& thread_arena_cache() noexcept;
 
 template <class FreeStore>
 bool stream_ordered_suballocator<FreeStore>::is_shared_large(cudaStream_t stream, std::size_t size) const noexcept

@@ -1,9 +1,27 @@
 #pragma once
 
 // stream_ordered_suballocator: growing from upstream, reclaiming all free memory behind one device
-// synchronization, and giving memory back. Included by stream_ordered_suballocator_impl.hpp.
+// synchronization, and giving memory back. Included by stream_ordered_suballocator.cpp, which
+// instantiates it.
 
-#include "stream_ordered_suballocator_impl.hpp"
+#include "../../detail/cuda_driver.hpp"
+#include "../../detail/device_context_scope.hpp"
+#include "stream_ordered_suballocator.hpp"
+
+#include <rmm/aligned.hpp>
+#include <rmm/cuda_device.hpp>
+#include <rmm/error.hpp>
+#include <rmm/format_bytes.hpp>
+#include <rmm/logger.hpp>
+#include <rmm/mr/device_synchronization.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <limits>
+#include <utility>
+#include <vector>
 
 namespace rmm::mr::detail {
 

@@ -1,13 +1,13 @@
 #pragma once
 
-// Template definitions of stream_ordered_suballocator; included by the .cpp files that
-// instantiate it (one per FreeStore). This file has construction, the common path and reporting;
-// stream_ordered_suballocator_arenas.hpp finds, scans and retires arenas, and
-// stream_ordered_suballocator_growth.hpp grows, reclaims and releases.
+// Template definitions of stream_ordered_suballocator: construction, the common path and
+// reporting. stream_ordered_suballocator_arenas.hpp finds, scans and retires arenas, and
+// stream_ordered_suballocator_growth.hpp grows, reclaims and releases. Each of the three includes
+// the class declaration and neither of the other two; stream_ordered_suballocator.cpp includes all
+// three and instantiates the engine once per FreeStore.
 
 #include "../../detail/cuda_driver.hpp"
 #include "../../detail/device_context_scope.hpp"
-#include "stream_identity.hpp"
 #include "stream_ordered_suballocator.hpp"
 
 #include <rmm/aligned.hpp>
@@ -17,14 +17,10 @@
 #include <rmm/logger.hpp>
 #include <rmm/mr/before_growth.hpp>
 #include <rmm/mr/device_memory_resource.hpp>
-#include <rmm/mr/device_synchronization.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <functional>
-#include <iterator>
 #include <limits>
 
 namespace rmm::mr::detail {
@@ -32,30 +28,6 @@ namespace rmm::mr::detail {
 /// An arena records its event once per this many frees: the cost of cudaEventRecord spread thin,
 /// while recent frees still become available to other streams soon.
 inline constexpr std::uint64_t frees_per_record = 32;
-
-/// Past this many arenas, the slow path synchronizes the device once to empty them all, so that
-/// programs creating and dropping streams freely do not make every later miss scan more arenas.
-inline constexpr std::size_t arenas_before_reclaim = 256;
-
-/// Per-thread cache of the arenas a thread used, so the common path takes no shared lock:
-/// direct-mapped by (engine, stream id), since one thread may use many engines (binning's bins).
-/// An entry is a hint: the arena is checked, under its lock, to still belong to the stream.
-struct cached_arena {
-  std::uint64_t owner_id{0};
-  std::uint64_t stream_id{0};
-  std::uint64_t thread{0};
-  void* arena{nullptr};
-};
-struct arena_cache {
-  static constexpr std::size_t size = 64;
-  std::array<cached_arena, size> entries{};
-  static std::size_t slot(std::uint64_t owner_id, std::uint64_t stream_id) noexcept
-  {
-    auto const h = (owner_id * 0x9E3779B97F4A7C15ULL) ^ (stream_id * 0xC2B2AE3D27D4EB4FULL);
-    return static_cast<std::size_t>((h ^ (h >> 29)) & (size - 1));
-  }
-};
-arena_cache& thread_arena_cache() noexcept;
 
 /// Keeps an arena from being retired while a call works on it without holding its lock.
 template <class FreeStore>
@@ -576,6 +548,3 @@ void stream_ordered_suballocator<FreeStore>::throw_out_of_memory(std::size_t byt
 }
 
 }  // namespace rmm::mr::detail
-
-#include "stream_ordered_suballocator_arenas.hpp"
-#include "stream_ordered_suballocator_growth.hpp"
