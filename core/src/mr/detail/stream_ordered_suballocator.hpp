@@ -238,7 +238,37 @@ class stream_ordered_suballocator {
   std::optional<memory_range> grow(arena& requester, cudaStream_t stream, std::size_t bytes);
   /// grow() for a caller that holds growth_mutex_.
   std::optional<memory_range> grow_locked(arena& requester, cudaStream_t stream, std::size_t bytes);
+  /// grow_locked() where growth maps memory into the region: at its end, extending the free block
+  /// there, or into a hole. Three steps follow, sharing a region_tail.
   std::optional<memory_range> grow_region(arena& requester, cudaStream_t stream, std::size_t bytes);
+  /// What the request still lacks beyond the requester's free block at the region's end, and where
+  /// the memory this call put at the end begins (everything beyond it is new).
+  struct region_tail {
+    std::size_t missing{0};
+    std::optional<std::uintptr_t> new_from;
+  };
+  /// Step 1: lengthens the requester's free block at the region's end without mapping anything (the
+  /// clean reserve's block there, idle granules moved to the end), since the pool should hold no
+  /// more device memory than it must.
+  region_tail extend_tail_block(arena& requester, cudaStream_t stream, std::size_t bytes);
+  /// Step 2: maps what is missing, at the end (placed there, extending the tail: returns nothing) or,
+  /// once the addresses there are used up, in a hole (returned: it holds the whole request).
+  std::optional<memory_range> map_new_memory(arena& requester,
+                                             cudaStream_t stream,
+                                             std::size_t bytes,
+                                             region_tail& tail);
+  /// Step 3, once the request is taken from the tail: the new memory left at the end goes to the
+  /// clean reserve, since no stream has used it yet.
+  void place_rest(arena& requester, std::uintptr_t new_from);
+  /// How much map_new_memory() maps: at least `minimum`, `preferred` if the device has it.
+  struct region_mapping {
+    std::size_t minimum{0};
+    std::size_t preferred{0};
+    bool at_end{false};  // extends the tail; otherwise a hole that holds the whole request
+  };
+  [[nodiscard]] region_mapping plan_mapping(std::size_t bytes, std::size_t missing) const;
+  /// Memory just added at the region's end, given to the owner of the free block it extends.
+  void place_at_end(arena& requester, memory_range range, cudaStream_t stream);
   /// Moves up to `bytes` of free granules that no queued work touches (the clean reserve's, and
   /// the requester's own that its completed event covers, waiting for it unless `stream` is being
   /// captured) to the end of the region; returns the range they now occupy there, not yet free

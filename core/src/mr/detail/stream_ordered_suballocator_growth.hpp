@@ -85,17 +85,28 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
                                                                                 cudaStream_t stream,
                                                                                 std::size_t bytes)
 {
+  // Growth extends the free block at the end of the region when the requester may use it at once
+  // (its own, or clean), so only the difference is mapped. Fresh mappings have no pending work.
+  auto tail = extend_tail_block(requester, stream, bytes);
+  std::optional<memory_range> in_hole;
+  if (tail.missing > 0) { in_hole = map_new_memory(requester, stream, bytes, tail); }
+  auto taken = in_hole ? in_hole : take_from(requester, bytes);
+  if (&requester != &clean_ && tail.new_from) { place_rest(requester, *tail.new_from); }
+  return taken;
+}
+
+template <class FreeStore>
+auto stream_ordered_suballocator<FreeStore>::extend_tail_block(arena& requester, cudaStream_t stream, std::size_t bytes)
+  -> region_tail
+{
   if constexpr (coalescing) {
-    // Extend the free block at the end of the region when the requester may use it at once (its
-    // own, or clean), so only the difference is mapped. Fresh mappings have no pending work.
-    bool const for_clean = &requester == &clean_;
-    // The requester's free block at the end, which growth extends.
-    auto const tail_block = [&] {
+    auto const tail_size = [&] {
       std::lock_guard lock{requester.mutex};
       return requester.free.size_of_block_ending_at(region_->end(), current_chunks(requester));
     };
-    auto tail = tail_block();
-    if (tail == 0 && !for_clean) {
+    auto tail = tail_size();
+    if (tail == 0 && &requester != &clean_) {
+      // The clean reserve's block at the end is the requester's to use at once: it becomes its tail.
       std::optional<memory_range> clean_tail;
       {
         std::lock_guard lock{clean_.mutex};
@@ -103,93 +114,108 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
       }
       if (clean_tail) {
         insert_free(requester, *clean_tail, stream);
-        tail = tail_block();  // merged with the requester's block before it
+        tail = tail_size();  // merged with the requester's block before it
       }
     }
-    auto const place = [&](memory_range range) {
-      if (for_clean) {
-        insert_clean(range);  // merges with the tail
-      } else {
-        insert_free(requester, range, stream);
-      }
-    };
-    auto need = bytes > tail ? bytes - tail : 0;
-    // Where this call's new memory at the end begins: what lies beyond it is clean for every stream.
-    std::optional<std::uintptr_t> placed_from;
-    auto const granule = region_->granularity();
+    region_tail result{bytes > tail ? bytes - tail : 0, std::nullopt};
+    if (result.missing == 0) { return result; }
     // Idle free granules in the middle move to the end before any new memory is mapped: the pool
     // then holds no more device memory than its fragmentation forces on the address range.
-    if (need > 0) {
-      if (auto moved = recycle_idle_granules(requester, stream, align_up(need, granule))) {
-        placed_from = moved->start;
-        place(*moved);
-        tail = tail_block();
-        need = bytes > tail ? bytes - tail : 0;
-        RMM_LOG_DEBUG("{}: moved {} of free memory to the end instead of mapping more, for a request of {}",
-                      options_.name, rmm::format_bytes(moved->size), rmm::format_bytes(bytes));
-      }
+    if (auto moved = recycle_idle_granules(requester, stream, align_up(result.missing, region_->granularity()))) {
+      result.new_from = moved->start;
+      place_at_end(requester, *moved, stream);
+      tail           = tail_size();
+      result.missing = bytes > tail ? bytes - tail : 0;
+      RMM_LOG_DEBUG("{}: moved {} of free memory to the end instead of mapping more, for a request of {}",
+                    options_.name, rmm::format_bytes(moved->size), rmm::format_bytes(bytes));
     }
-    // New memory goes at the end, extending the tail, while the addresses there allow; once they
-    // are used up, into a hole, where it must hold the whole request by itself.
-    std::optional<memory_range> in_hole;
-    if (need > 0) {
-      auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
-      auto const room =
-        std::min(region_->capacity() - region_->mapped_bytes(),
-                 options_.maximum_size ? (*options_.maximum_size > reserved ? *options_.maximum_size - reserved : 0)
-                                       : std::numeric_limits<std::size_t>::max());
-      auto const end_room = align_down(region_->recyclable_bytes(), granule);
-      bool const at_end   = align_up(need, granule) <= end_room;
-      auto const minimum  = align_up(at_end ? need : bytes, granule);
-      if (minimum > room) {
-        throw rmm::out_of_memory{
-          fmt::format("mapping {} more would exceed the pool's {} ({} mapped)", rmm::format_bytes(minimum),
-                      options_.maximum_size ? "maximum size" : "address range (the device's memory)",
-                      rmm::format_bytes(region_->mapped_bytes()))};
-      }
-      // Small steps cost little here (free memory coalesces across them), so a pool grows by a
-      // sixteenth of its size, at most the growth step: a fixed 32 MiB would be most of what a pool
-      // that peaks at a few hundred MiB holds beyond its use.
-      auto const step =
-        std::max(granule, std::min(align_up(options_.growth_step, granule), align_up(reserved / 16, granule)));
-      auto preferred = std::min(std::max(minimum, step), align_down(room, granule));
-      if (at_end) { preferred = std::min(preferred, end_room); }  // a larger step would land in a hole
-      memory_range range{};
-      try {
-        range = region_->grow(preferred);
-      } catch (rmm::bad_alloc const&) {
-        if (preferred == minimum) { throw; }
-        range = region_->grow(minimum);
-      }
-      add_chunk(range, true);
-      RMM_LOG_DEBUG("{}: mapped {} more (now {}) for a request of {}", options_.name, rmm::format_bytes(range.size),
-                    rmm::format_bytes(reserved_bytes_.load()), rmm::format_bytes(bytes));
-      if (at_end) {
-        if (!placed_from) { placed_from = range.start; }
-        place(range);
-      } else {
-        in_hole = range;  // the caller keeps what it needs; the rest is clean
-      }
-    }
-    auto taken = in_hole ? in_hole : take_from(requester, bytes);
-    if (!for_clean && placed_from) {
-      // What is left at the end of the region is new memory (when it does not reach back into the
-      // requester's old tail): clean for every stream.
-      std::optional<memory_range> rest;
-      {
-        std::lock_guard lock{requester.mutex};
-        auto const& chunks = current_chunks(requester);
-        if (requester.free.size_of_block_ending_at(region_->end(), chunks) <= region_->end() - *placed_from) {
-          rest = requester.free.remove_block_ending_at(region_->end(), chunks);
-        }
-      }
-      if (rest) { insert_clean(*rest); }
-    }
-    return taken;
+    return result;
   } else {
-    (void)requester;
-    (void)bytes;
-    return std::nullopt;
+    return region_tail{bytes, std::nullopt};  // never called: only coalescing stores get a region
+  }
+}
+
+template <class FreeStore>
+auto stream_ordered_suballocator<FreeStore>::plan_mapping(std::size_t bytes, std::size_t missing) const
+  -> region_mapping
+{
+  // New memory goes at the end, extending the tail, while the addresses there allow; once they
+  // are used up, into a hole, where it must hold the whole request by itself.
+  auto const granule  = region_->granularity();
+  auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
+  auto const room =
+    std::min(region_->capacity() - region_->mapped_bytes(),
+             options_.maximum_size ? (*options_.maximum_size > reserved ? *options_.maximum_size - reserved : 0)
+                                   : std::numeric_limits<std::size_t>::max());
+  auto const end_room = align_down(region_->recyclable_bytes(), granule);
+  region_mapping mapping{};
+  mapping.at_end  = align_up(missing, granule) <= end_room;
+  mapping.minimum = align_up(mapping.at_end ? missing : bytes, granule);
+  if (mapping.minimum > room) {
+    throw rmm::out_of_memory{fmt::format("mapping {} more would exceed the pool's {} ({} mapped)",
+                                         rmm::format_bytes(mapping.minimum),
+                                         options_.maximum_size ? "maximum size" : "address range (the device's memory)",
+                                         rmm::format_bytes(region_->mapped_bytes()))};
+  }
+  // Small steps cost little here (free memory coalesces across them), so a pool grows by a
+  // sixteenth of its size, at most the growth step: a fixed 32 MiB would be most of what a pool
+  // that peaks at a few hundred MiB holds beyond its use.
+  auto const step =
+    std::max(granule, std::min(align_up(options_.growth_step, granule), align_up(reserved / 16, granule)));
+  mapping.preferred = std::min(std::max(mapping.minimum, step), align_down(room, granule));
+  // At the end, a larger step would land in a hole.
+  if (mapping.at_end) { mapping.preferred = std::min(mapping.preferred, end_room); }
+  return mapping;
+}
+
+template <class FreeStore>
+std::optional<memory_range> stream_ordered_suballocator<FreeStore>::map_new_memory(arena& requester,
+                                                                                   cudaStream_t stream,
+                                                                                   std::size_t bytes,
+                                                                                   region_tail& tail)
+{
+  auto const mapping = plan_mapping(bytes, tail.missing);
+  memory_range range{};
+  try {
+    range = region_->grow(mapping.preferred);
+  } catch (rmm::bad_alloc const&) {
+    if (mapping.preferred == mapping.minimum) { throw; }
+    range = region_->grow(mapping.minimum);
+  }
+  add_chunk(range, true);
+  RMM_LOG_DEBUG("{}: mapped {} more (now {}) for a request of {}", options_.name, rmm::format_bytes(range.size),
+                rmm::format_bytes(reserved_bytes_.load()), rmm::format_bytes(bytes));
+  if (!mapping.at_end) { return range; }  // in a hole: the caller keeps what it needs; the rest is clean
+  if (!tail.new_from) { tail.new_from = range.start; }
+  place_at_end(requester, range, stream);
+  return std::nullopt;
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::place_rest(arena& requester, std::uintptr_t new_from)
+{
+  if constexpr (coalescing) {
+    // What is left at the end of the region is new memory (when it does not reach back into the
+    // requester's old tail): clean for every stream.
+    std::optional<memory_range> rest;
+    {
+      std::lock_guard lock{requester.mutex};
+      auto const& chunks = current_chunks(requester);
+      if (requester.free.size_of_block_ending_at(region_->end(), chunks) <= region_->end() - new_from) {
+        rest = requester.free.remove_block_ending_at(region_->end(), chunks);
+      }
+    }
+    if (rest) { insert_clean(*rest); }
+  }
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::place_at_end(arena& requester, memory_range range, cudaStream_t stream)
+{
+  if (&requester == &clean_) {
+    insert_clean(range);  // merges with the tail
+  } else {
+    insert_free(requester, range, stream);
   }
 }
 
