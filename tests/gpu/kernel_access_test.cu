@@ -2,7 +2,7 @@
 // sized as asked, and stream-ordered use on the allocating stream is correct. Label: gpu.
 
 #include "device_memory.hpp"
-#include "resource_factories.hpp"
+#include "upstream_resource_factories.hpp"
 
 #include <rmm/cuda_stream.hpp>
 #include <rmm/device_buffer.hpp>
