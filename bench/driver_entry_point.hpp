@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // A driver entry point as the CUDA runtime resolves it for the program: under the preload shim,

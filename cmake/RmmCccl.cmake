@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CCCL 3.5 or newer: cuda::mr::resource_ref, cuda::mr::any_resource and the stream-ordered resource
 # concept that rmm's interface is made of, and the Thrust and CUB that go with them. The CUDA 13.0
 # toolkit ships CCCL 3.0.1, which has none of these, so the headers come from the nvidia-cuda-cccl

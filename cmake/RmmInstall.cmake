@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install` produces a package: find_package(rmm) + target_link_libraries(app rmm::rmm).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Warning flags for every target the project compiles itself (not for consumers of rmm::rmm).
 add_library(rmm_warnings INTERFACE)
 target_compile_options(rmm_warnings INTERFACE

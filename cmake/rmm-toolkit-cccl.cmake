@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CMake >= 4 lists the toolkit's own CCCL (<toolkit>/include/cccl, 3.0.1) among the toolkit's include
 # folders and its imported targets' include directories, where it would shadow the CCCL 3.5 that rmm
 # needs for any target naming them. Used by the build and by the installed package's config.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Markdown tables from the sub-allocator benchmarks' JSON (scripts/run-gpu-benchmarks.sh).
 
 usage: benchmark-table.py RESULTS_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the GPU test bundle in build-gpu/: real-CUDA backend, kernel tests included, sm_90.
 # The folder is self-contained apart from the system's CUDA driver and runtime (GoogleTest is
 # linked statically, fmt is header-only). Run it on a GPU host with scripts/run-gpu-tests.sh.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks that every C++ and CUDA source of the repository is formatted as .clang-format says.
 # Usage: scripts/check-format.sh [--fix]   (--fix formats the files in place)
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs clang-tidy (.clang-tidy's checks) over the library, configuration, shim and tools sources,
 # using the compile commands of a configured build (default: build/, from scripts/test.sh).
 # Usage: scripts/check-tidy.sh [BUILD_DIR]   (a few minutes per core: it prints each file)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a synthetic allocation log of GPT-2 training, in the logging adaptor's CSV format.
 
 The log follows what PyTorch allocates when it trains a GPT-2 model (nanoGPT layout, fp32, plain

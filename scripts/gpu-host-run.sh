@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs on the GPU host: builds the snapshot made by scripts/gpu-snapshot.sh (.device/src) with 16 jobs
 # and runs the given stages. Copied to .device/gpu-run.sh by gpu-snapshot.sh.
 # usage: .device/gpu-run.sh STAGE...   (results under $OUT)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Prepares .device/ (ignored) for building on a GPU host instead of here: a snapshot of the
 # committed tree, toml++, zlib and CCCL 3.5 (GPU hosts lack them) under .device/prefix, and the run
 # script. Then, with the device tool:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the build and test dependencies on Debian/Ubuntu. The CUDA 13.0 toolkit is not a Debian
 # package: it must already be at /usr/local/cuda (or CUDA_HOME).
 set -euo pipefail

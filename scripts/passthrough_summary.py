@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Summarizes the passthrough stage of gpu-host-run.sh: for each call and way, the minimum and the
 median over processes of each process's median, and the shim's difference to native; then, per
 process, a foreign free through the program's cuMemFree against the driver's own function."""

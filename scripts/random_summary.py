@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Summarizes the random stage of gpu-host-run.sh: for each case of the pool's random-allocations
 benchmark, the median over processes of each process's median, this tree against the baseline, and
 the geometric mean of the ratios."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job: builds a small CUDA program that knows nothing of rmm (examples/alloc_churn: every
 # step cudaMallocs and cudaFrees its buffers, like a framework with its cache off) and runs it
 # twice: as it is, and under the preload shim with its built-in stack (rmm-run --report), showing

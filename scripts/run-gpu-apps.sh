@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs real programs on a GPU three ways and prints their table (docs/apps.md): with the framework's
 # own allocator, with it switched off (every tensor or array a cudaMalloc), and switched off under
 # the preload shim with its built-in stack (rmm-run --report --log); each shim run's log is then

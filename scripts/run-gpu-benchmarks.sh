@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the benchmarks of the GPU bundle (scripts/build-gpu-bundle.sh) on a GPU host, and rmm-replay
 # on the shared allocation logs. JSON results go to $OUT (or build-gpu/); scripts/benchmark-table.py
 # turns them into tables.

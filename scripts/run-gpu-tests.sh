@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs the GPU test bundle built by scripts/build-gpu-bundle.sh, on a host with a GPU (only the
 # tests matching RMM_TEST_REGEX, when set). Writes a
 # JUnit report and the log to $OUT (or build-gpu/) and ends with ctest's summary.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds everything and runs the test suite on the CPU emulator of CUDA (no GPU needed). Installs
 # missing build dependencies first (scripts/install-deps.sh).
 # Usage: scripts/test.sh [preset]   (default: default; ci, asan, tsan also work)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What each adaptor adds per allocation event, against the bare pool under it in the same run.
 //
 // Every iteration frees the oldest of 64 live blocks and allocates a new one (sizes from a fixed

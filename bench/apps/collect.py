@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """One run of scripts/run-gpu-apps.sh as a JSON line: the program's RESULT line, or its failure, and
 under the shim the report's figures, the number of rows in its allocation log and what a replay of
 that log through a pool found.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A CuPy workload of many temporaries: matrix products, FFTs, sorts and reductions, 40 steps.
 usage: cupy_mix.py WAY   (own: CuPy's memory pool; off/shim: cupy.cuda.set_allocator(None), every
 array a cudaMalloc)"""

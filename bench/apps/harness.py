@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What every application driver in bench/apps shares: timing steps, sampling the device's used
 memory, printing one result line.
 

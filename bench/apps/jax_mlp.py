@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A jitted training loop of a small MLP in JAX (4 layers of 4096, batch 2048), 30 steps.
 usage: jax_mlp.py WAY   (own: XLA's BFC allocator, preallocating 75% of the device; own_growing:
 XLA_PYTHON_CLIENT_PREALLOCATE=false; off/shim: XLA_PYTHON_CLIENT_ALLOCATOR=platform; set by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """JAX and PyTorch in one process: a training step of a small MLP in each, with the activations
 handed from PyTorch to JAX and the result back through DLPack, 30 timed steps. Under the shim
 (PyTorch's cache off, XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async) both frameworks allocate from the one

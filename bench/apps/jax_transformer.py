@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A jitted training loop of a small decoder-only transformer in JAX (4 layers, width 512, 8 heads)
 on random tokens, with the batch shape changing every step (four shapes of batch x sequence
 length), 40 timed steps.

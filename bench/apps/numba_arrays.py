@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Numba CUDA kernels over device arrays created and dropped every step, 40 steps.
 usage: numba_arrays.py WAY"""
 import harness

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The table of scripts/run-gpu-apps.sh (markdown), from its runs.jsonl, and each program's ratios to
 its own allocator. A program run in several processes per way (where one process says little)
 shows the median of their step times, the list beside it, and the ratios compare the medians of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """GPT-2-style transformer training (6 layers, width 768, 12 heads), batch 8, sequence length
 varying step to step (a fixed pseudo-random sequence of lengths from 128 to 1024), fixed seed.
 usage: torch_gpt2.py WAY"""

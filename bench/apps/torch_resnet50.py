@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ResNet-50 training steps with PyTorch: batch 32 of synthetic 224x224 images, fixed seed.
 usage: torch_resnet50.py WAY   (own: PyTorch's caching allocator; off/shim: every tensor a
 cudaMalloc, PYTORCH_NO_CUDA_MEMORY_CACHING=1, set by run-gpu-apps.sh)"""

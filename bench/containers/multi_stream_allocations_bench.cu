@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation never serializes independent streams (RMM's multi_stream_allocations pattern).
 //
 // Each run launches `kernels` (4) compute-bound kernels of ~1M clock cycles, each on a stream from

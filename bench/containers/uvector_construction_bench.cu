@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What skipping initialization buys: constructing (and destroying) N int32 elements as a
 // thrust::device_vector (cudaMalloc + fill kernel + cudaFree: the baseline, timed in the same
 // iterations) against rmm containers.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Cost of one allocate-and-free pair from Python: rmm.DeviceBuffer over a pool against CuPy's
 cupy.empty over CuPy's own pool, measured in the same process (median of repetitions).
 

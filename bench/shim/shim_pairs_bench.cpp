@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a program pays per allocation with and without the preload shim. This binary knows nothing
 // of rmm and links the static CUDA runtime, like most CUDA programs; scripts/run-gpu-benchmarks.sh
 // runs it as is, under the shim, under the shim switched off, and under the shim with a log, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA calls the sub-allocators make, for sizing how often they may make them: an event record
 // (every 32 frees per arena), a stream wait (each hand-over) and a stream's id (every operation on
 // a user stream), the last also as the engine makes it, through the driver; and the driver's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How allocation cost scales with the number of free holes, and with threads on their own streams.
 
 #include "resources.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RMM's random_allocations workload: sizes uniform from 1 byte to a maximum, allocate with
 // probability 0.73 while something is live (always when nothing is), at most 16,000 MiB live,
 // N allocations in all, then free what is left. The operation sequence is generated once, outside

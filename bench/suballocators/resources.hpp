@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The resources the sub-allocator benchmarks compare, configured as RMM's own benchmarks

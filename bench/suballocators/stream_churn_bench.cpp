@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Many streams: what the pool reserves when threads allocate on many streams, and what the slow
 // path costs once a program has created and dropped many streams.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <rmm/config/build.hpp>
 #include <rmm/config/load.hpp>
 #include <rmm/config/schema.hpp>

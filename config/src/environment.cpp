@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <rmm/config/environment.hpp>
 #include <rmm/config/schema.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <rmm/config/file_name_pattern.hpp>
 
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Typed access to a validated layer's parameters, for the schema files' checks and factories.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Adaptors: wrap their upstream and add a behaviour.
 
 #include "layer_values.hpp"

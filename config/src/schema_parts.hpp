@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The layer schemas, one file per family: each type's keys, rules and factory live together.

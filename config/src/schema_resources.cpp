@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Resources that allocate from CUDA (or the host) themselves: the bottom of every stack.
 
 #include "layer_values.hpp"

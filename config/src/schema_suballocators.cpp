@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sub-allocators: carve the memory of their upstream.
 
 #include "layer_values.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The [shim] table: its schema, generated from RMM_CONFIG_SHIM_KEYS, and its typed reading.
 
 #include <rmm/config/boolean.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The only file that sees toml++: header-only, compiled here, so nothing built from this project
 // needs the toml++ library at run time.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Converting and range-checking parameter values, shared by the TOML reader and the environment.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <rmm/device_buffer.hpp>
 #include <rmm/error.hpp>
 

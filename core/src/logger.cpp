@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <rmm/environment_variables.hpp>
 #include <rmm/error.hpp>
 #include <rmm/logger.hpp>

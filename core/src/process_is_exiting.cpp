@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "detail/exit_marker.hpp"
 
 #include <rmm/process_is_exiting.hpp>

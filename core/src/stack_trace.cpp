@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <rmm/detail/stack_trace.hpp>
 
 #include <cxxabi.h>

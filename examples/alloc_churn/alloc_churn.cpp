@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // alloc_churn: an ordinary CUDA program that knows nothing of rmm. Like a framework with its cache
 // off, every step allocates the step's buffers with cudaMalloc, fills and combines them, and frees
 // them with cudaFree. It prints the time per step and a checksum, so runs with and without the

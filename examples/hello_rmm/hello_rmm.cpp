@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hello_rmm: allocates device memory through rmm on every visible GPU, copies data in and out,
 // and checks it. With no usable GPU it says so and exits with status 2.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """RMM: device memory resources, DeviceBuffer, and allocators for CuPy, Numba and PyTorch.
 
 The package sits on the project's C++ library: every resource is the C++ one, so a stack built

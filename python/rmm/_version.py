@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The package's version, and the commit of the library it was built from ("" outside a git clone)."""
 
 from rmm._rmm import _git_commit

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """reinitialize: one call that sets every device's resource, as RMM's Python package does."""
 
 from __future__ import annotations

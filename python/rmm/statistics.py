@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Memory statistics of the current device's resource, and a per-function memory profiler.
 
 enable_statistics() puts a StatisticsResourceAdaptor on top of the current resource; its

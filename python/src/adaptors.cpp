@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rmm.mr's adaptors: each wraps an upstream resource and adds one concern (logging, statistics,
 // tracking, a limit, a failure callback, prefetching, alignment, a lock).
 

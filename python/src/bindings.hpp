@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the binding sources share: the Python object behind every memory resource, and the
 // conversions of the arguments every binding takes (sizes, streams, devices).

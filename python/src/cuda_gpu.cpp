@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA runtime calls behind rmm._cuda.gpu (RMM's helpers, which RAPIDS code imports): each
 // returns the runtime's status beside its value, and the Python module raises CUDARuntimeError.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rmm.DeviceBuffer: untyped device memory from a resource, with copies to and from the host,
 // __cuda_array_interface__, and adoption of a C++ device_buffer without a copy.
 

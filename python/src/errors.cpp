@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C++ exceptions as Python exceptions: running out of memory is MemoryError (with the resource's
 // message, fragmentation figures included), a bad argument ValueError, a failed CUDA call
 // rmm.RMMError. Nothing crosses into Python as a crash or a silent null.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rmm._rmm: the extension behind the `rmm` package. Each part of the module is bound in its own
 // source; this one holds the conversions they share, byte sizes and the debug logger's level.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The per-device resource table, devices, and stacks built from the TOML configuration (the same
 // rmm::config library rmm-run and the shim use).
 

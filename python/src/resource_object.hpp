@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Helpers for binding resource classes: an __init__ that builds the C++ resource with the GIL
 // released (building a pool allocates from the device), and Python callables held by C++.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rmm.mr's resources that allocate: the device, managed, pinned-host and system bottoms, CUDA's
 // own pool, and rmm's sub-allocators (pool, fixed size, binning, arena), plus a resource made of
 // two Python functions. Each Python class keeps its upstream object for `upstream_mr`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The C++ side of rmm.pylibrmm.stream.Stream: a stream handle, owned (a stream rmm created) or
 // borrowed from another library's stream object, which it then keeps alive.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rmm._rmm.Stream: rmm's own streams and the default streams, and other libraries' streams
 // (CuPy, Numba, cuda-python) through the `__cuda_stream__` protocol or their handle attribute.
 

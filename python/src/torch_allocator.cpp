@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The allocate/free pair PyTorch's CUDAPluggableAllocator loads from this library
 // (rmm.allocators.torch): each call goes to the per-device resource of the device PyTorch names.
 // No Python is involved, so PyTorch may call from any thread.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures: every test starts from the default resource, and can ask for a fresh pool."""
 
 import gc

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """rmm._cuda.gpu, as RAPIDS code calls it: checked runtime calls that raise CUDARuntimeError."""
 
 import pickle

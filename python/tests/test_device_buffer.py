@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """rmm.DeviceBuffer: sizes, host and device copies, streams, __cuda_array_interface__, adoption."""
 
 import copy

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """C++ errors as Python exceptions, and resources that live exactly as long as something uses them."""
 
 import gc

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """CuPy, Numba and PyTorch through rmm's allocators, each in a process of its own (a framework's
 allocator is chosen once per process). Each computes the same result as with its own allocator.
 Skipped where the framework or a GPU is missing (the emulator runs no kernels)."""

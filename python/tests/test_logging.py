@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The debug logger's level, and allocation logs that rmm-replay reads."""
 
 import os

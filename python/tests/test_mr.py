@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every resource and adaptor of rmm.mr, built and used from Python."""
 
 import sys

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """rmm.reinitialize in all its forms, and from a TOML configuration."""
 
 import pytest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python examples of RMM's README, as written there (those that need no other framework)."""
 
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """rmm.statistics: counters on the current resource, nested levels, and the memory profiler."""
 
 import pytest

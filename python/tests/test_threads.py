@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Many Python threads allocating at once: no two live buffers overlap, nothing is lost."""
 
 import threading

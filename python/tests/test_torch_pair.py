@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The allocate/free pair that rmm.allocators.torch hands PyTorch, called as PyTorch calls it
 (through the C ABI), so it is tested without PyTorch."""
 

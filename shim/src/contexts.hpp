@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Devices and their primary contexts, as the shim sees them through the real driver. The stacks

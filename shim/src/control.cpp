@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The exported control surface (include/rmm/shim.h).
 
 #include "devices.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "default_pools.hpp"
 
 #include "contexts.hpp"

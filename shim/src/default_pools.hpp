@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The devices' default memory pools (cuDeviceGetDefaultMemPool), which the stacks stand in for. A

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "deferred_frees.hpp"
 
 #include "contexts.hpp"

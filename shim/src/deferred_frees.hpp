@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The device-wide free policy. cudaFree and cuMemFree promise that the memory is no longer in use

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "device_stacks.hpp"
 
 #include "log_files.hpp"

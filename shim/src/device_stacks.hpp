@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // One resource stack per device, built from the configuration the first time a program allocates

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // How many devices the shim keeps state for. Every per-device table (stacks, contexts, deferred

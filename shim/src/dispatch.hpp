@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Where every wrapped call is decided: served by the device's resource stack, or passed through to

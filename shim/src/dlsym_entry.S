@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The exported dlsym. RTLD_NEXT lookups jump (not call) to glibc's dlsym, which finds "next" from
  * its caller's return address: a jump leaves the program's return address in place, so they behave
  * exactly as without the shim. Every other lookup goes to rmm_shim_dlsym (dlsym_hook.cpp). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dlsym override. CUDA runtimes (static and shared) find the driver with
 // dlsym(libcuda, "cuGetProcAddress_v2") and then ask that resolver for everything else, so this is
 // how a program that nobody rebuilt reaches the shim. The real lookup always comes first; only an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The driver-level wrappers: translate, then let the dispatcher decide.
 
 #include "driver_hooks.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The shim's driver-level wrappers, declared from entry_points.def. Each has exactly the ABI of the

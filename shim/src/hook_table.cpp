@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "hook_table.hpp"
 
 #include "driver_hooks.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The driver entry points the shim wraps: one row per ABI and stream flavour, each with its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // CUDA IPC of the shim's blocks. A block of a pool is part of a larger driver allocation, so the

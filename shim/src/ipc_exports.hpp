@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The blocks this process exported with cuIpcGetMemHandle (ipc_channel.hpp), and the thread that

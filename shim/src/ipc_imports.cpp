@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ipc_imports.hpp"
 
 #include "ipc_channel.hpp"

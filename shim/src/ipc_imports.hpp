@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The shim handles (ipc_channel.hpp) this process opened: the exporter's memory under the block,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shim's life in a process: settings and state when it is loaded, a fresh state in a forked
 // child, and the report when the process ends (no CUDA call: the driver may be gone by then).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Where the shim's event log goes. Every device of the process whose log name expands to the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Which pointers the shim handed out, their size and device: a free needs the size (cuMemFree

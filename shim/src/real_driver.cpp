@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "real_driver.hpp"
 
 #include "detail/cuda_driver.hpp"

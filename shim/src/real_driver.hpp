@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The process's real CUDA driver (libcuda.so.1) and, where the program links it, the shared CUDA

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // What the shim did, per device: allocations and frees it served, calls it passed through and why,

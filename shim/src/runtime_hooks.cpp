@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime-level wrappers, for programs that link the shared CUDA runtime (PyTorch,
 // `nvcc -cudart shared`): serving cudaMalloc here saves the runtime's own work. A call passed
 // through goes to the real runtime, whose driver calls then reach the driver-level wrappers with the

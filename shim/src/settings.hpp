@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The shim's settings: the [shim] table of the configuration, each key with its environment twin

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The block a thread freed last, kept for that thread's next allocation: the commonest thing a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Records of the program's threads that other threads read (the report's counts, the blocks a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The shim exports its hooks and its control functions, nothing else: everything is compiled with

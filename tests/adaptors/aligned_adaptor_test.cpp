@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // aligned_resource_adaptor: large alignments from 256-byte-aligned upstreams.
 #include "device_memory.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // failure_callback_resource_adaptor: the callback decides whether a failed allocation is retried.
 #include <rmm/error.hpp>
 #include <rmm/mr/callback_memory_resource.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // allocate_sync / deallocate_sync reach the sub-allocator through every adaptor: memory with no
 // pending work comes from its clean reserve without the host waiting for any stream (the default
 // implementation would synchronize the default stream on every call).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // limiting_resource_adaptor: the cap, its rounding and message, and exactness under many threads.
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>

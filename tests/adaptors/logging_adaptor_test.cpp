@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // logging_resource_adaptor: the exact CSV format, where the log goes, completeness and order, and
 // a round trip log -> parse -> replay that reproduces the logged statistics.
 #include "allocation_log.hpp"

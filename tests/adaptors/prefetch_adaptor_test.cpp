@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // prefetch_resource_adaptor: managed allocations are prefetched; other memory passes untouched.
 #include "device_memory.hpp"
 

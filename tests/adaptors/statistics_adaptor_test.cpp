@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // statistics_resource_adaptor: exact counters after random sequences, the counter stack, threads.
 #include <rmm/cuda_stream.hpp>
 #include <rmm/error.hpp>

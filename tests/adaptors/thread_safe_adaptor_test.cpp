@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // thread_safe_resource_adaptor: an upstream that must never be entered twice at once.
 #include <rmm/error.hpp>
 #include <rmm/mr/before_growth.hpp>

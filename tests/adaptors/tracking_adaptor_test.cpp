@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tracking_resource_adaptor: the record of outstanding allocations, stacks, the report, and
 // frees that do not match the record.
 #include <rmm/mr/callback_memory_resource.hpp>

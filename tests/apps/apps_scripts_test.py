@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The real-program drivers (bench/apps) and the table of scripts/run-gpu-apps.sh, without a GPU: a
 driver that cannot run says why and exits with the skip status, and collect.py and table.py turn
 runs into the table, marking what does not add up. Run by CTest (tests/apps/CMakeLists.txt), whose

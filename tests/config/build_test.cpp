@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building stacks on a device: every example, every type, percentages, devices.
 
 #include "config_test_helpers.hpp"

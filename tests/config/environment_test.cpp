@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Environment overrides: RMM_<TYPE>_<KEY> beats the file, which beats the built-in default.
 
 #include "config_test_helpers.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every class of mistake gives one line naming the file, line and column, what was found and
 // what is expected.
 

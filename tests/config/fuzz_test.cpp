@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random and mutated TOML, and random override values: the loader must never crash or hang, must
 // refuse with a one-line positioned config_error, and must never accept an invalid stack.
 // Deterministic: fixed seeds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Valid configurations: the shipped examples, the built-in stack, defaults and value origins.
 
 #include "config_test_helpers.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The configuration schema is the one list of resource and adaptor types: every type in it runs
 // through the conformance suite, and every conformance factory is a variant of a type in it.
 

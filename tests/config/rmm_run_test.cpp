@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rmm-run as a user runs it: a subprocess, its exit status, stdout and stderr.
 
 #include "backend.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The [shim] keys as the shim reads them (typed, from one list), and the one boolean reader the
 // kill switch shares with every other yes-or-no value.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sizes ("512MiB", "50%") and log file name patterns.
 
 #include <rmm/config/file_name_pattern.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // polymorphic_allocator, stream_allocator_adaptor, thrust_allocator and the policies built on it:
 // where their memory comes from, on which stream, and how they rebind and compare. No kernels.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // A resource over cuda_memory_resource that records, for every allocation and deallocation, which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // device_scalar: one value in device memory, set and read from the host on a stream.
 
 #include <rmm/cuda_stream.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // device_uvector: uninitialized typed storage over device_buffer, host-side element access
 // through copies on a stream (no kernels, so these run on the emulator and on a GPU alike).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The multi-device rules of the RMM documentation, one test per rule, on two devices (the emulator
 // has two; on a one-GPU host these skip and say so):
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel-launching C++ examples of the RMM README (../shared/seeds/rmm-readme.txt), as
 // written there, with checks of what they do. Label: gpu. The README's `kernel<<<...>>>` is
 // spelled out as a small kernel here.

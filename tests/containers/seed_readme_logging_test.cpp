@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The logging adaptor example of the RMM README (../shared/seeds/rmm-readme.txt), as written
 // there, with checks of the log it writes. The example's relative path "logs/test1.csv" is
 // resolved in a scratch directory made current for the test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C++ examples of the RMM README (../shared/seeds/rmm-readme.txt) that launch no kernels, as
 // written there, each followed by checks of what the README says it does. The kernel-launching
 // examples are in seed_readme_kernels_test.cu (label gpu); the logging adaptor's in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thrust with rmm: exec_policy's temporaries and device_vector's storage come from rmm resources,
 // device_uvector works with Thrust algorithms and kernels. Label: gpu.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The right-hand column of docs/api.md's table for code written against the older RMM spelling:
 // each translation compiles and does what the table says.
 

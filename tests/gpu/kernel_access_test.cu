@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kernels read and write memory from every resource: the memory is really device-accessible,
 // sized as asked, and stream-ordered use on the allocating stream is correct. Label: gpu.
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Installs the build into a fresh prefix, builds tests/install/consumer and examples/hello_rmm against
 # it, runs both and checks the installed shim is stripped;
 # then runs a program under the installed shim with the installed rmm-run, and replays a log with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks that the stream-ordering tests catch known engine bugs. Copies the working tree (tracked
 # and untracked, not ignored files) to a scratch directory, builds stream_safety_test there on the
 # CPU emulator, runs it unmutated, then once with each mutation applied. A mutation is caught when

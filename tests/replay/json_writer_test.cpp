@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON writer of core/src/detail, which the shim's report and rmm-replay's --json share.
 
 #include "detail/json_writer.hpp"

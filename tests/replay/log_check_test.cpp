@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rmm::trace::check_log: the semantic checks rmm-replay runs before replaying, each error naming
 // the line.
 

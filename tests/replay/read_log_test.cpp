@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rmm::trace::read_log on files as they arrive: plain or compressed, and damaged.
 
 #include <allocation_log.hpp>

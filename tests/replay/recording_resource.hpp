@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // A resource that records every call (which thread, which stream, what pointer) and hands out

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rmm-replay as users run it: exit codes, messages naming the line, the figures in the table and
 // the JSON, and the shipped traces through the default resources and a simulated device.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rmm::trace::replay_sequential, the one-thread replay the tests and benchmarks use: the same
 // reading of a log as rmm-replay's.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simulated device behind --simulate-device-size, alone and under a pool.
 
 #include "simulated_device_resource.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The threaded replay: log order, one thread per logged thread, one stream per logged stream,
 // logged failures replayed, unexpected failures stop the replay at their line, and a hand-over
 // wakes only the thread of the next event.

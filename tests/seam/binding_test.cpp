@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The driver table's binding rules, as an embedder (the preload shim) uses them. The table is
 // bound once per process, so this program has its own main() (nothing may touch CUDA before the
 // first case) and CTest runs its cases in one process, in the order written.

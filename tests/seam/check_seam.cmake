@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake -DMODE=symbols|closure -DOBJECT_LISTS=<list file>|<list file> [-DNM=nm] [-DCXX=c++ -DOBJDUMP=objdump
 #       -DWORK_DIR=dir] -P check_seam.cmake
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The shim exports exactly what shim/src/entry_points.def lists: every hook and control function,
 # and nothing else (a symbol of the resource library leaking out would clash with another librmm in
 # the process; a listed hook missing would leave the driver's function in place unnoticed).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An ordinary CUDA program, knowing nothing of rmm, that the shim tests run under LD_PRELOAD. Each
 // scenario (argv[1]) exercises one part of the contract and prints what it saw as `key=value`
 // lines; a failed expectation prints `FAIL: ...` and makes the exit status non-zero.

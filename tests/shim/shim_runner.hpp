@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Runs a program with librmm_shim.so preloaded and collects what it printed and the shim's JSON

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The preload shim in unmodified programs: tests/shim/shim_client.cpp runs under
 // LD_PRELOAD=librmm_shim.so, one scenario per case, and reports what it saw; the shim's JSON
 // report (RMM_SHIM_REPORT_FILE) says what the shim served and passed through.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // A device_memory_resource handing out plain host memory, for tests of sub-allocator bookkeeping

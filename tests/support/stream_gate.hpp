@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Deterministic tests of stream ordering: hold a stream's work behind a gate, then decide from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // main() of every test binary: refuses to run on a backend other than the one CTest asked for
 // (RMM_EXPECTED_BACKEND), so an emulator run can never silently use a GPU or the reverse.
 

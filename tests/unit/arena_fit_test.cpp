@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The arena serves training workloads close to its size: large blocks on the default stream share
 // one arena whichever thread allocates or frees them, so a backward pass that frees on another
 // thread than the forward pass allocated on leaves coalesced free memory behind, not splinters

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The before-growth hook: a pool that cannot serve a request asks the hook for memory before it
 // grows, again and again while the hook gives some back and the request still does not fit, and
 // stops asking as soon as it fits. The shim gives back waiting frees one epoch at a time this way.

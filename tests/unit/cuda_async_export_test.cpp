@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuda_async_memory_resource's export handle types: a pool is made exportable only with handle
 // types the device's pools support, every one of a combination.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device-synchronization check: a pool that would synchronize the device to take back what
 // other streams freed asks the check first, and leaves the memory where it is when told no. The
 // shim says no while a stream captures: the synchronization would end the capture as invalid.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run by rmm_names_test: a static made before rmm::process_is_exiting() is first asked (which arms
 // the marker) is destroyed during exit after the marker's handler ran, and prints what it saw.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Child program for exit_safety_test: leaves rmm objects alive in every place a program can
 // (static storage, the per-device table, leaked on purpose) and exits. A clean exit is status 0
 // with nothing on stderr.

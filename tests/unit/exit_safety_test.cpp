@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Process exit is safe: no crash, no hang, nothing on stderr, whatever rmm objects are alive.
 
 #include <gtest/gtest.h>

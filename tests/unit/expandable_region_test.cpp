@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The expandable region under a remapping pool: a recycled granule's memory moves to the end of
 // the range, mapping nothing new; the addresses it leaves are holes, which growth fills once the
 // range is used up to its end; a region never maps more than its capacity. (Only free granules

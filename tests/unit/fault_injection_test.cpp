@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Failure paths, driven by the emulator's fault injection (RMM_EMU_FAIL_ALLOC_*): resources
 // report the failure, keep working afterwards, and leak nothing. Emulator only.
 

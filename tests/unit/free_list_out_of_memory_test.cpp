@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The free list's bookkeeping runs out of host memory: nothing it holds is lost or corrupted.
 // This binary replaces the global operator new so that one chosen allocation fails.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Threads that never called the CUDA runtime (no context is current on them) allocating and
 // freeing through a pool and an arena on streams the main thread made: every driver call the
 // engine makes must find the resource's device, and nothing may fail while the upstream has room.

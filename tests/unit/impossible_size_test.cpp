@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Impossible sizes. A request above PTRDIFF_MAX bytes can never be met: no address space is that
 // large. It is what an unsigned `n - 1` with n == 0 or an overflowed `n * sizeof(T)` produces, and
 // rounding or padding it wraps around to a small number. Every resource, adaptor, allocator and

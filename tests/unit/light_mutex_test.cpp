@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The arena lock (light_mutex): mutual exclusion under contention, including threads that went to
 // sleep on it, and try_lock's answer.
 

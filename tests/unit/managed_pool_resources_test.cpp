@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the conformance suite cannot see of the two managed-memory resources: where their memory
 // lives and what the driver says about it.
 #include <rmm/cuda_device.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rmm::parse_bytes, the one reader of byte sizes (configuration, environment, rmm-replay).
 
 #include <rmm/parse_bytes.hpp>

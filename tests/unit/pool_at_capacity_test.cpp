@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A pool at the device's capacity serves what cudaMalloc would: when a request fits in no free
 // block and the device has no memory left to grow, the physical allocations that lie wholly in
 // free memory go back to the device and the request is mapped afresh.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A pool growing by remapping moves idle free granules from the middle of its address range to
 // the end before it maps new memory: what fragmentation costs is addresses, not device memory.
 // Granules with queued work are moved only once that work is done. The plain virtual-memory pool

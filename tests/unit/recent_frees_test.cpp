@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The latest frees a free list keeps unmerged (coalescing_free_list::insert_recent): an exact
 // size comes back from them, a double free among them is refused, and every other operation sees
 // the blocks merged as if they had been inserted at once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The conformance suite: every resource goes through the same cases, sizes from 0 bytes to large,

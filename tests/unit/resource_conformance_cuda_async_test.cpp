@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conformance suite (resource_conformance.hpp) over the resources over CUDA's stream-ordered
 // allocator (cudaMallocAsync pools).
 

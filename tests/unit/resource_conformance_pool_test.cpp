@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conformance suite (resource_conformance.hpp) over pool_memory_resource: growing, bounded, and
 // over cudaMallocAsync.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conformance suite (resource_conformance.hpp) over the adaptors that record what passes
 // through: logging, statistics, tracking.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conformance suite (resource_conformance.hpp) over the adaptors that change requests on their
 // way to the upstream: limiting, aligned (above a threshold, and for every size).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conformance suite (resource_conformance.hpp) over the other sub-allocators: fixed_size,
 // binning, arena and callback.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conformance suite (resource_conformance.hpp) over the CUDA runtime's own allocators:
 // cudaMalloc, managed, pinned host and system memory.
 

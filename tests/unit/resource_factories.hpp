@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The resources the conformance suite runs. Each factory makes a fresh resource for the current

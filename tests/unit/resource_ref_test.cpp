@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The type-erased handles rmm's interface is made of, CCCL's resource_ref (non-owning) and
 // any_resource (owning), as rmm's resources and a user's own resource meet them: property rules,
 // equality, copies, and the concrete type recovered.

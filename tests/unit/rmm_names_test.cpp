@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names that code written for RMM uses beyond the resources themselves, used as that code uses
 // them: the capability checks, prefetch, the exit marker, invalid_argument, the host alignment
 // helpers, and the headers through which RMM code reaches RMM_CUDA_TRY and cuda_memory_resource.

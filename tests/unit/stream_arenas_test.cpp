@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sub-allocators' per-stream arenas over a program's life: streams created and dropped freely,
 // many threads on many streams, double frees, impossible sizes.
 

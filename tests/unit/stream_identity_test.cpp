@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stream identity (mr/detail/stream_identity.hpp): the streams the library creates are asked for
 // their id once and remembered until just before they are destroyed; any other stream is asked
 // every time. A handle the driver hands out again must never carry a destroyed stream's id.

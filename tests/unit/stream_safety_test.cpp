@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stream-ordering safety of the stream-ordered sub-allocators (pool, arena, fixed_size, binning),
 // decided from observed state instead of timing (see stream_gate.hpp). Each case holds the work of
 // the stream that last used some memory behind a gate (it writes 0xAA there), lets another stream

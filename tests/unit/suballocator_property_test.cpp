@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Property tests of the sub-allocation engine behind pool, arena and fixed_size: long random
 // sequences of allocations and frees over several streams and threads, checking after every step
 // that live blocks never overlap, every reserved byte is either live or free, free neighbours

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Behaviour specific to the sub-allocators: coalescing across streams, growth and its limits,
 // release, statistics, out-of-memory messages, and each resource's own options. Stream-ordering
 // safety (reuse on the freeing stream, hand-over between streams, reclaiming) is decided

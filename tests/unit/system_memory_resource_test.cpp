@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <rmm/cuda_device.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/system_memory_resource.hpp>

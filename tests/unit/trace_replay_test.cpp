@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The allocation logs of real PyTorch and CuPy runs (tests/data/traces) replay through every
 // resource without error; a pool that starts empty stays close to the live bytes.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The factories of the resources that allocate from CUDA directly, apart from the rest of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // How rmm-run and rmm-replay tell a mistake on their command line, in one form: the tool's name,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rmm-replay: replays allocation logs through memory resources and reports what each one needed.
 // See docs/replay.md.
 

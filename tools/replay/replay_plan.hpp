@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // A checked log turned into what the threaded replay executes: every event with its thread and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The figures of a run, as an aligned table for people and as JSON for scripts.

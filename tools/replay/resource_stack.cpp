@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "resource_stack.hpp"
 
 #include <rmm/config/build.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The resources rmm-replay can replay through, by name, and how it measures what each one holds

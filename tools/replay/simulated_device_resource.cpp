@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "simulated_device_resource.hpp"
 
 #include <rmm/format_bytes.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // A device that exists only as bookkeeping: it hands out synthetic addresses and refuses, with

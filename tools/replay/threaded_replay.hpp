@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Replays a plan through one resource with the log's threads and streams: every logged thread gets

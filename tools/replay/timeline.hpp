@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // A picture of a replay: the log's live bytes and each resource's reserved bytes over the log's

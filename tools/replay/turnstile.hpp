@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The hand-over of the threaded replay: lets exactly one replaying thread run, the one whose step

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // rmm-run: runs a program under the preload shim with a configuration, or validates a
 // configuration (--check).
 

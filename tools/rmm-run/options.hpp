@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Command line of rmm-run: options first, then optionally `--` and a program with its arguments.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "preload_check.hpp"
 
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // What rmm-run checks before it hands the process over to the program: that the dynamic loader

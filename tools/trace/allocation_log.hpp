@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Allocation event logs in the logging_resource_adaptor's CSV format (<rmm/mr/allocation_log_format.hpp>).

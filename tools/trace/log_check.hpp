@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Consistency of an allocation log, beyond its syntax: every free names a live allocation of the

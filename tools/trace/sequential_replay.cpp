@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sequential_replay.hpp"
 
 #include "logged_stream.hpp"

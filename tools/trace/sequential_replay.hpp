@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Replays an allocation log through a resource on one thread, in log order: what the tests and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // thrust::device_vector whose memory comes from an rmm resource. Include from CUDA sources (nvcc):

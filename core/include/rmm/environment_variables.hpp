@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Every environment variable rmm reads by name, in one table: its name, what it sets, and how it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Exceptions thrown by rmm, and the macros that throw them (RMM_EXPECTS, RMM_FAIL, RMM_CUDA_TRY,

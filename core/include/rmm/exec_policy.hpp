@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Thrust execution policies whose temporary storage comes from an rmm resource. Include from CUDA

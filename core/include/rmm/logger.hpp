@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Debug logging: what rmm does internally (upstream growth, errors it cannot throw, ...), as

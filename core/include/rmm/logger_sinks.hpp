@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Where rmm::logger's lines go. A logger holds a list of sinks and hands each formatted line to

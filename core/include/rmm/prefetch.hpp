@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Migrating managed memory to a device ahead of the work that reads it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Whether the process has begun to exit, for destructors that would otherwise call CUDA when the

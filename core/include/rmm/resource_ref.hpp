@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The resource types rmm's APIs take and return: CCCL's (3.5 or newer), as the RMM documentation

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The one way core's allocation path reaches CUDA: a table of CUDA *driver* entry points, bound

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The context the library's own driver calls run in. A thread the program never bound to a device

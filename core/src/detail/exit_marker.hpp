@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The marker behind rmm::process_is_exiting(): an exit handler that sets it, registered once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // A small JSON writer for the reports of the shim and of rmm-replay: strings escaped, objects and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <rmm/mr/before_growth.hpp>
 
 #include <atomic>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <rmm/aligned.hpp>
 #include <rmm/format_bytes.hpp>
 #include <rmm/error.hpp>

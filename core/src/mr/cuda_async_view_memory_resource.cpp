@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "detail/pool_allocation.hpp"
 
 #include <rmm/error.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <rmm/mr/device_synchronization.hpp>
 
 #include <atomic>

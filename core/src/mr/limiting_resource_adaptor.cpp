@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <rmm/detail/error.hpp>
 #include <rmm/format_bytes.hpp>
 #include <rmm/cuda_device.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <rmm/detail/error.hpp>
 #include <rmm/mr/log_sink.hpp>
 

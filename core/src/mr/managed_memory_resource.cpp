@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "../detail/cuda_driver.hpp"
 
 #include <rmm/error.hpp>

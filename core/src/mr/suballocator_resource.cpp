@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "detail/stream_ordered_suballocator.hpp"
 
 #include <rmm/mr/arena_memory_resource.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <rmm/mr/thread_safe_resource_adaptor.hpp>
 
 #include <mutex>

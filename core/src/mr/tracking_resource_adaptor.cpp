@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "detail/sharded_pointer_map.hpp"
 
 #include <rmm/format_bytes.hpp>

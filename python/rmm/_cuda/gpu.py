@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Thin, checked calls of the CUDA runtime, as RMM's ``rmm._cuda.gpu`` offers them: each returns
 the runtime's answer and raises CUDARuntimeError (or CUDADriverError) with the runtime's error name
 and description when the call fails.

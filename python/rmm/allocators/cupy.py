@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """CuPy allocations through rmm: ``cupy.cuda.set_allocator(rmm_cupy_allocator)``.
 
 Each allocation is a DeviceBuffer from the current device's resource, ordered on CuPy's current

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Numba-CUDA allocations through rmm, as an External Memory Management plugin.
 
 Either ``NUMBA_CUDA_MEMORY_MANAGER=rmm.allocators.numba`` in the environment, or

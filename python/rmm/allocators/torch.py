@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch allocations through rmm: ``torch.cuda.memory.change_current_allocator(rmm_torch_allocator)``.
 
 PyTorch calls the allocate/free pair compiled into rmm's extension (no Python on that path), which

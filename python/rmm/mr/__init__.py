@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Memory resources, and the resource each device allocates from.
 
 Every class is the C++ library's resource of the same name: ``PoolMemoryResource`` is

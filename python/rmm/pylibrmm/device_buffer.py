@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """rmm.DeviceBuffer: untyped device memory from the current (or a given) resource."""
 
 from rmm._rmm import DeviceBuffer, copy_device_to_ptr, copy_host_to_ptr, copy_ptr_to_host

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The debug logger's level (RMM_DEBUG_LOG_LEVEL sets it at start; RMM_DEBUG_LOG_FILE its file)."""
 
 from rmm._rmm import (

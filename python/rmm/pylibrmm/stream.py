@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """CUDA streams: rmm's own (Stream()), the default streams, and other libraries' streams.
 
 Stream(obj) wraps a CuPy, Numba or cuda-python stream (through ``__cuda_stream__``, CuPy's ``ptr``

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* The control functions of librmm_shim.so: callable from C, through dlsym(RTLD_DEFAULT, ...) in a
  * program running under the shim, or through Python's ctypes:
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A device's virtual address range: one large MAP_NORESERVE reservation carved up best-fit, so
 // device pointers look like a GPU's (small cudaMalloc blocks 512 bytes apart, as on the H200),
 // cost nothing until touched, and are recognisable as device addresses even after they are freed.

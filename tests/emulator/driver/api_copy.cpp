@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entry points: memcpy and memset, synchronous and stream-ordered, with bounds checks on device memory.
 #include "common.hpp"
 #include "context.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entry points: devices, primary contexts, the context stack, peer access.
 #include "common.hpp"
 #include "capture.hpp"

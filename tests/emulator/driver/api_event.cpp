@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entry points: events.
 #include "common.hpp"
 #include "capture.hpp"

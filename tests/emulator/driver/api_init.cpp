@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entry points: initialisation, version, error strings, cuGetProcAddress.
 #include "common.hpp"
 #include "errors.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pre-CUDA-3.2 entry points with 32-bit device pointers and sizes. Real libcuda still exports
 // them (a raw dlsym("cuMemAlloc") finds this ABI, not cuMemAlloc_v2); here they exist so that
 // lookups resolve as on real CUDA, and refuse to work: no emulated address fits in 32 bits.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entry points: synchronous allocation, memory information, pointer attributes, prefetch/advise.
 #include "common.hpp"
 #include "capture.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entry points: streams, host functions, capture queries.
 #include "common.hpp"
 #include "capture.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entry points: texture objects over linear and pitched device memory, as far as creating one
 // checks its memory: the address must be device memory aligned to the device's texture alignment
 // (an H200 refuses a 256-aligned address with CUDA_ERROR_INVALID_VALUE), and the range must lie in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Entry points: virtual memory management (reservations, physical allocations, mappings, access),
 // and the tables behind them (see vmm.hpp). Everything is guarded by memory_mutex(); tearing a
 // mapping down also holds vmm_mapping_mutex() exclusively, so no queued copy is inside it then.

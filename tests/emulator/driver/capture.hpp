@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // What a stream capture forbids the rest of the process, as an H200 (driver 580) enforces it:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by every translation unit of the emulated driver (libcuda.so.1).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Emulator settings: the RMM_EMU_* environment variables and their run-time twins (rmm_emu_set).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Contexts: one primary context per device, the per-thread current-context stack, and the
 // legacy default stream's implicit synchronization with the context's blocking streams.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The emulator's control API (include/rmm_emu/control.h).
 #include "../include/rmm_emu/control.h"
 

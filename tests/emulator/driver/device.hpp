@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One emulated GPU: capacity, address space, primary context and memory pools.
 #pragma once
 

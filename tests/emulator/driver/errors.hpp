@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names and descriptions of the CUresult codes, for cuGetErrorName / cuGetErrorString.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Events: a marker at a stream position. Complete once the stream reaches it; never-recorded
 // events count as complete, as on the H200.
 #pragma once

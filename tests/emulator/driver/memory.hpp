@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The table of live allocations and the synchronous allocate/free paths. Device memory comes from
 // the device's address space and counts against its capacity; managed and pinned host memory come
 // from the host and count against nothing. VMM mappings (vmm.hpp) are entered here too.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stream-ordered memory pools (cuMemAllocAsync / cuMemAllocFromPoolAsync / cuMemFreeAsync).
 //
 // A pool reserves device memory in chunks (at least 32 MiB, multiples of 2 MiB, as the H200 does)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuGetProcAddress: the driver's table of entry points by base name, version and stream flavour.
 #pragma once
 

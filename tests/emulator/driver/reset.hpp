@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuDevicePrimaryCtxReset: what cudaDeviceReset does to a device.
 #pragma once
 

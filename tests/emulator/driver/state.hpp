@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Process-wide driver state: initialisation and the device table.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams: an in-order queue of host-executed operations, drained by the stream's own worker
 // thread. Positions count operations; "stream S reached position P" is the unit of all ordering
 // (events, cross-stream waits, stream-ordered frees).

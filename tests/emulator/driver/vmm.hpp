@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Virtual memory management (cuMemAddressReserve / cuMemCreate / cuMemMap / cuMemSetAccess ...).
 //
 // A reservation is a PROT_NONE, MAP_NORESERVE range of host address space. A physical allocation

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime API: memcpy and memset, plus their per-thread-default-stream (_ptds/_ptsz) exports.
 #include "rt.hpp"
 

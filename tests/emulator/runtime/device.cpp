@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime API: devices, versions, device-wide synchronization and reset, peer access.
 #include "rt.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Error codes: names and descriptions, the driver-to-runtime mapping, the per-thread last error.
 #include "rt.hpp"
 

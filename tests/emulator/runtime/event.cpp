@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime API: events, plus their _ptsz exports.
 #include "rt.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lazy initialisation: find the driver the way NVIDIA's libcudart does, register the exit handler.
 #include "rt.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime API: what nvcc-generated code calls (fat-binary registration, launch configuration,
 // launches), driver entry points, and the pure helpers. Registration is accepted so nvcc-built
 // programs load; launches fail, because device code cannot run here.

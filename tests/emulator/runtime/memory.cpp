@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime API: synchronous allocation, memory information, pointer attributes, prefetch and advice.
 #include "rt.hpp"
 

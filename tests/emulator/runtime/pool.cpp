@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime API: stream-ordered allocation and memory pools.
 #include "rt.hpp"
 

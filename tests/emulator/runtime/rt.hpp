@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by every translation unit of the emulated runtime (libcudart.so.13).
 //
 // The runtime keeps no memory or stream state: every call goes to the driver through entry points

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime API: streams, host functions, capture queries, plus their _ptsz exports.
 #include "rt.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runtime API: texture objects, handed to the driver's cuTexObjectCreate, which checks the memory.
 #include "rt.hpp"
 

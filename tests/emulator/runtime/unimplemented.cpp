@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rest of NVIDIA's libcudart.so.13 exports: present so that any program linked against the real
 // library loads, and each fails loudly (once, on stderr) with cudaErrorNotSupported when called.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // main() of the emulator tests: refuses to run anywhere but on the emulator.
 #include "emu_test.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the emulator's own tests. The test programs link NVIDIA's libcudart and reach
 // the emulator only through LD_LIBRARY_PATH, as the project's tests do.
 #pragma once

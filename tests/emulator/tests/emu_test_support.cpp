@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "emu_test.hpp"
 
 #include <fcntl.h>

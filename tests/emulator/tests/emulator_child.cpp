@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helper program for the emulator tests: scenarios that need a process of their own (environment
 // read at initialisation, exit behaviour, lookups seen by an LD_PRELOAD library, fork).
 // Usage: emulator_child <mode> [args]; prints results on stdout, one "key value" per line.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built by nvcc (-cudart shared) for the emulator tests: its fat binary registers at start-up like
 // any CUDA program's, memory calls work, and the kernel launches fail with cudaErrorNotSupported.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Devices: count and capacity from the environment, per-thread current device, attributes.
 #include "emu_test.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Error reporting: sticky per-thread last error, names and strings, unemulated functions.
 #include "emu_test.hpp"
 

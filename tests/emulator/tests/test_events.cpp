@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Events: completion at their stream position, cross-stream and cross-device waits, timing.
 #include "emu_test.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Process exit: calls after the runtime's exit handler, and pending stream work at exit.
 #include "emu_test.hpp"
 

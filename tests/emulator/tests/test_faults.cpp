@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fault injection and configuration errors.
 #include "emu_test.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fidelity: the probe that recorded the H200's behaviour (probe/h200_reference.txt) must report
 // the same error code for every call when it runs on the emulator.
 #include "emu_test.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cuGetProcAddress: version selection, per-thread flavours, failures; the driver before cuInit.
 #include "emu_test.hpp"
 

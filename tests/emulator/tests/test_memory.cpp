@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Synchronous memory: zero sizes, alignment, pointer attributes, invalid frees, copy bounds,
 // capacity accounting and out-of-memory, poison bytes.
 #include "emu_test.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The controls that let tests of stream-ordered code decide from state instead of timing: whether a
 // stream waits on another stream's work, how many host threads wait for stream work, pausing a
 // thread inside cuEventRecord, and recycled stream handles.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stream-ordered pools: the H200's accounting, stream-ordered reuse, pool lifetime, attributes.
 #include "emu_test.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime's driver lookups, as an LD_PRELOADed dlsym override (the shim's way in) sees them.
 #include "emu_test.hpp"
 

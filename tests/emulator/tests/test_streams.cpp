@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams: asynchronous in-order execution, the delay knob, legacy default stream semantics,
 // per-thread default streams, destruction with pending work.
 #include "emu_test.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Many threads at once: allocation, copies and stream work must stay consistent.
 #include "emu_test.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Virtual memory management through driver entry points obtained from the runtime
 // (cudaGetDriverEntryPointByVersion), as a library that does not link libcuda reaches them.
 #include "emu_test.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Written against the RMM documentation: resources, the current device resource, a device_buffer.
 #include <rmm/cuda_device.hpp>
 #include <rmm/cuda_stream.hpp>

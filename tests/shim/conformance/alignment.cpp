@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cudaMalloc's alignment, as programs rely on it: every result is aligned to at least the device's
 // texture alignment (a texture object over linear memory needs it), whatever the size and however
 // the memory was asked for.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stream capture as programs use it: graph memory nodes on two streams joined inside a capture,
 // frees of memory allocated outside a graph, and other threads allocating while one thread
 // captures. Each variant prints how its capture ended and whether the graph ran and left the

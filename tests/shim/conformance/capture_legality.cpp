@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which driver calls a thread may make while a stream captures: the calls a memory manager makes
 // on a program's behalf (events on the legacy stream, queries, fences, synchronization, virtual
 // memory management), each made from the capturing thread and from another one, in every capture

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // What the conformance programs print. Each is an ordinary CUDA program, knowing nothing of rmm,

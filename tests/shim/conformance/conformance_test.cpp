@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The conformance programs (this folder), each run as it is and under the shim: every `check`
 // line must be the same in both runs. IPC, which the emulator does not model, runs on a GPU only;
 // the others run on both backends (what the emulator lacks, such as pitched memory, the same way

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The errors a program sees, as it sees them natively: a request the device cannot meet returns
 // out-of-memory and sets the runtime's last error (cudaGetLastError returns it once, then
 // cudaSuccess); frees of pointers nobody allocated, of interior pointers and double frees get the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA IPC as the CUDA samples use it: processes forked before CUDA starts, the parent allocates
 // and exports a block, each child opens it, checks what the parent wrote and writes its own slice,
 // and the parent checks every slice. Also: the exporting process opening its own handle, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A device kept near its capacity by many threads: 16 threads, each holding up to 1/16 of 85% of
 // the device's free memory (or of the fraction given as the argument) in blocks of random sizes
 // (up to all of its share), freeing and allocating again. Natively cudaMalloc never fails here, since what is live

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a program can ask about memory cudaMalloc gave it, and the allocation calls next to it:
 // pointer attributes, address ranges, buffer ids, pitched and 3D allocations, pinned and
 // registered host memory, memory information, copies between blocks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cudaDeviceReset destroys every allocation, stream and event of the device: memory allocated
 // after it must be usable, and a free of memory from before it gets the runtime's own answer.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A CUDA program with kernels, knowing nothing of rmm, built three ways by nvcc (static runtime,
 // shared runtime, per-thread default stream): the shim must see every one of its allocations
 // however it reaches the driver. Scenarios (argv[1]):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shim under a CUDA program with kernels, built three ways (static runtime, shared runtime,
 // per-thread default stream): every allocation is seen and counted however the program reaches
 // the driver, and a block still written by a kernel is never handed to a new owner.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A CUDA tensor handed to a child process with torch.multiprocessing, changed there in place,
 and checked in the parent: PyTorch exports the segment its caching allocator got from cudaMalloc
 with cudaIpcGetMemHandle and sends the tensor's offset in it. Prints `ipc=ok` when the parent sees

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A few training steps of a small convolutional network with PyTorch's caching allocator off
 (every tensor is a cudaMalloc / cudaFree). Prints the loss after each step with full precision, so
 a run under the preload shim can be compared with a run without it. Deterministic settings."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The one reading of a yes-or-no value from text, shared by every environment variable and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The keys of the [shim] table, written once: each key's name, C++ type and default are one line of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Over-aligned host allocations from an allocator that knows no alignment (malloc, cudaMallocHost):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The error macros. Included by <rmm/error.hpp>; include that instead.

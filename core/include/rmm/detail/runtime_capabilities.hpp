@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // What the driver, the runtime and the current device can do, asked at run time: code built

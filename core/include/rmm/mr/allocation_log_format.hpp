@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The allocation event log's CSV format, written by logging_resource_adaptor and read by

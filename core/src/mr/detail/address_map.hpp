@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Open-addressing hash map from a device address to a node pointer. The sub-allocators look up

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The free memory of one owner (a stream's arena, or the pool's clean reserve): free ranges

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "expandable_region.hpp"
 
 #include "../../detail/cuda_driver.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // A reserved range of device virtual addresses backed by physical memory mapped at its end on

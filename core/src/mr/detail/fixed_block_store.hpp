@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The free memory of one owner for fixed_size_memory_resource: a stack of equal blocks. Push and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // What stream_ordered_suballocator asks of a free store, the object that keeps the free memory of

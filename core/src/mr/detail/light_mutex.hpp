@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The lock of a stream's arena, taken twice per allocation and free pair: an uncontended lock or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The units free stores and the suballocator exchange: an address range, and the sorted starts of

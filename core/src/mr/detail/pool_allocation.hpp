@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Stream-ordered allocation from a CUDA memory pool (cuMemAllocFromPoolAsync / cuMemFreeAsync),

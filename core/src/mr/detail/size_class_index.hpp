@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Size-class index of free blocks with O(1) good-fit search (two-level segregated fit, TLSF).

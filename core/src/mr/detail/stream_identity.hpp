@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // A stream handle is not a stream's identity: the driver hands a destroyed stream's handle to the

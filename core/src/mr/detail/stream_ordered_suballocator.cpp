@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Instantiates the engine once per free store, from the three headers that define its members.
 
 #include "stream_ordered_suballocator_arenas.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // The engine behind pool_memory_resource, arena_memory_resource and fixed_size_memory_resource: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // stream_ordered_suballocator: finding a stream's arena, moving memory between arenas, and

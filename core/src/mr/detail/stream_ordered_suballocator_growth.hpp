@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // stream_ordered_suballocator: growing from upstream, reclaiming all free memory behind one device

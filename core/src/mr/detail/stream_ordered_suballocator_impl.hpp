@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // Template definitions of stream_ordered_suballocator: construction, the common path and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Handing a C++ rmm::device_buffer to Python without copying its memory.
 //

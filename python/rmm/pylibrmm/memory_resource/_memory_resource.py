@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The module RMM's Python package defines its resources in: the same classes, and _flush_logs."""
 
 from rmm.mr import *  # noqa: F401,F403

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Control API of the rmm CUDA emulator (tests/emulator). Exported by the emulated libcuda.so.1;
  * test code finds it at run time, so the same binary also runs on a real driver:
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 // CCCL's memory-resource concepts and types (3.5 or newer; see cmake/RmmCccl.cmake).
