@@ -79,7 +79,7 @@ rmm::mr::any_device_resource& device_stacks::get(int device)
   auto fresh         = std::make_unique<stack>();
   fresh->alignment   = block_alignment(device);
   fresh->layers      = rmm::config::build_layers(settings().stack, cuda_device_id{device});
-  fresh->parks_frees = is_suballocator(fresh->layers.front());
+  fresh->keeps_frees = is_suballocator(fresh->layers.front());
   auto* const log    = make_log(device);
   auto* built        = fresh.release();  // never destroyed: dropped at exit, not freed
   logs_[static_cast<std::size_t>(device)].store(log, std::memory_order_release);

@@ -66,10 +66,10 @@ class device_stacks {
   /// Whether frees of `device` may wait in the freeing thread's cache (thread_cache.hpp): only when
   /// the stack's top layer is a sub-allocator, with nothing above it that counts, logs, limits or
   /// tracks each call (it would miss the calls the cache serves).
-  [[nodiscard]] bool parks_frees(int device) const noexcept
+  [[nodiscard]] bool keeps_frees(int device) const noexcept
   {
     auto const* s = built(device);
-    return s != nullptr && s->parks_frees;
+    return s != nullptr && s->keeps_frees;
   }
 
   /// What the sub-allocators of `device`'s stack hold, summed over its layers; nullopt when the
@@ -88,7 +88,7 @@ class device_stacks {
  private:
   struct stack {
     std::vector<rmm::mr::any_device_resource> layers;  // top first; layers[0] is the stack
-    bool parks_frees{false};
+    bool keeps_frees{false};
     std::size_t alignment{256};
   };
   [[nodiscard]] stack* built(int device) const noexcept

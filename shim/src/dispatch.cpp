@@ -126,7 +126,7 @@ void log_event(shim_state& s,
 
 /// Where a block the shim handed out lies in its stack: the stack's pointer and size (a kept or
 /// deferred block is in these terms too).
-parked_block stack_block(shim_state const& s, std::uintptr_t ptr, block_owner const& owner) noexcept
+kept_block stack_block(shim_state const& s, std::uintptr_t ptr, block_owner const& owner) noexcept
 {
   auto const alignment = s.stacks.alignment(owner.device);
   auto const bytes     = rmm::align_up(owner.size, alignment) + (owner.over_allocated ? alignment : 0);
@@ -183,7 +183,7 @@ CUresult hand_out(shim_state& s,
                   CUdeviceptr* out,
                   rmm::mr::any_device_resource& stack,
                   CUstream stream,
-                  bool kept_block = false)
+                  block_source source = block_source::stack)
 {
   auto const address = reinterpret_cast<std::uintptr_t>(block.ptr);
   block_owner const owner{bytes, device, kind, block.over_allocated, block.offset, next_buffer_id()};
@@ -202,7 +202,7 @@ CUresult hand_out(shim_state& s,
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   *out = static_cast<CUdeviceptr>(address);
-  s.count.served_allocation(device, bytes, kept_block);
+  s.count.served_allocation(device, bytes, source);
   log_event(s, device, log_action::allocate, block.ptr, bytes, stream);
   return CUDA_SUCCESS;
 }
@@ -250,20 +250,25 @@ std::optional<bool> capturing(CUstream stream) noexcept
   return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
+/// How much is known of a freed pointer before its record is searched.
+enum class pointer_check : bool {
+  none,      ///< nothing yet: the range of the shim's blocks is checked first
+  in_range,  ///< the hook found it inside that range (foreign_free): the record is searched at once
+};
+
 /// Takes a block the shim handed out back from the ownership record and counts its free; nothing
 /// (and the reason counted) when the shim is off or the pointer is not one of its blocks.
-/// `in_range`: the hook already found the pointer inside the range of the shim's blocks
-/// (foreign_free), so the record is searched at once.
 [[gnu::always_inline]] inline std::optional<block_owner> claim_block(shim_state& s,
                                                                      CUdeviceptr ptr,
-                                                                     bool in_range = false) noexcept
+                                                                     pointer_check known = pointer_check::none) noexcept
 {
   if (!settings().enabled) {
     s.count.passed(pass_reason::disabled);
     return std::nullopt;
   }
   auto const address = static_cast<std::uintptr_t>(ptr);
-  auto const owner   = in_range ? s.ownership.extract_recorded(address) : s.ownership.extract(address);
+  auto const owner =
+    known == pointer_check::in_range ? s.ownership.extract_recorded(address) : s.ownership.extract(address);
   if (!owner) {
     s.count.passed(pass_reason::foreign_pointer);
     return std::nullopt;
@@ -306,7 +311,7 @@ void fence_late_non_blocking_stream(shim_state& s, int device) noexcept
 
 /// Gives a freed block to its stack as cudaFree promises: in the legacy stream's order when that
 /// order suffices (`legacy_order`), else through the device's epochs.
-void return_to_stack(shim_state& s, parked_block const& block, bool legacy_order) noexcept
+void return_to_stack(shim_state& s, kept_block const& block, bool legacy_order) noexcept
 {
   auto* stack = s.stacks.find(block.device);
   if (stack == nullptr) { return; }  // never: the block came from a built stack
@@ -327,7 +332,7 @@ void return_to_stack(shim_state& s, parked_block const& block, bool legacy_order
 
 /// Gives a block a thread kept to its stack, as the free that kept it would have, in the order
 /// that suffices now (a non-blocking stream may have appeared, a capture begun, since).
-void give_back(shim_state& s, parked_block const& block) noexcept
+void give_back(shim_state& s, kept_block const& block) noexcept
 {
   return_to_stack(s, block, in_legacy_order(s, block.device));
 }
@@ -338,7 +343,7 @@ void give_back_kept(shim_state& s, int device) noexcept
   if (auto const kept = thread_cache::take_any(device)) [[unlikely]] { give_back(s, *kept); }
 }
 
-void give_back_swept(parked_block const& block) noexcept { give_back(state(), block); }
+void give_back_swept(kept_block const& block) noexcept { give_back(state(), block); }
 
 /// The device whose stack serves an allocation request, or nothing (the reason counted) for a
 /// null out-pointer or zero bytes, or a current context that is not a device's primary one.
@@ -373,7 +378,7 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes)
       own_work_scope const own_work;
       fence_late_non_blocking_stream(s, *device);
       return hand_out(s, {reinterpret_cast<void*>(*kept), 0, false}, bytes, *device, block_kind::stream_ordered, out,
-                      *s.stacks.find(*device), CU_STREAM_LEGACY, true);
+                      *s.stacks.find(*device), CU_STREAM_LEGACY, block_source::kept);
     }
   }
   give_back_kept(s, *device);
@@ -414,7 +419,7 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr)
   }
   if (passing_through()) { return std::nullopt; }
   auto& s          = state();
-  auto const owner = claim_block(s, ptr, true);  // the hook checked the range (foreign_free)
+  auto const owner = claim_block(s, ptr, pointer_check::in_range);  // the hook checked it (foreign_free)
   if (!owner) { return std::nullopt; }
   if (exiting()) { return CUDA_SUCCESS; }  // dropped with the process: no CUDA call during exit
   sampled_timer const timer{owner->device};
@@ -426,16 +431,16 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr)
   if (s.exports.any() && s.exports.hold_freed(static_cast<std::uintptr_t>(ptr), block)) [[unlikely]] {
     return CUDA_SUCCESS;  // another process has it open: reused once the last one closed it
   }
-  if (legacy_order && !owner->over_allocated && s.stacks.parks_frees(owner->device)) {
+  if (legacy_order && !owner->over_allocated && s.stacks.keeps_frees(owner->device)) {
     // Kept for this thread's next allocation of the same size; what it displaces goes back.
-    if (auto const back = thread_cache::park(block)) { give_back(s, *back); }
+    if (auto const back = thread_cache::keep(block)) { give_back(s, *back); }
     return CUDA_SUCCESS;
   }
   return_to_stack(s, block, legacy_order);
   return CUDA_SUCCESS;
 }
 
-void give_back_at_thread_end(parked_block const& block) noexcept
+void give_back_at_thread_end(kept_block const& block) noexcept
 {
   if (!settings().enabled || exiting()) { return; }  // dropped with the process: no CUDA call during exit
   give_back(state(), block);
@@ -635,7 +640,7 @@ std::optional<CUresult> serve_ipc_close(CUdeviceptr ptr)
   return state().imports.close(ptr);
 }
 
-void give_back_exported(parked_block const& block) noexcept
+void give_back_exported(kept_block const& block) noexcept
 {
   if (!settings().enabled || exiting()) { return; }
   own_work_scope const own_work;
@@ -724,7 +729,7 @@ void note_device_reset(CUdevice device) noexcept
   if (!settings().enabled || !has_device_slot(device)) { return; }
   auto& s = state();
   // Kept blocks first: a thread's next allocation must not take one.
-  (void)thread_cache::sweep(device, [](parked_block const&) noexcept {});
+  (void)thread_cache::sweep(device, [](kept_block const&) noexcept {});
   s.stacks.forget(device);
   auto const [blocks, bytes] = s.ownership.forget_device(device);
   s.deferred.forget_device(device);

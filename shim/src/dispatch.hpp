@@ -65,7 +65,7 @@ enum class pool_request : bool { device_current, named_default };
 
 /// A thread that kept a block (thread_cache.hpp) ended: the block goes back to its stack, unless
 /// the process is exiting.
-void give_back_at_thread_end(parked_block const& block) noexcept;
+void give_back_at_thread_end(kept_block const& block) noexcept;
 
 /// Gives every block the program's threads keep on `device` (every device for -1) back to its
 /// stack: before a stack grows, and when the program asks for memory back. Returns the bytes.
@@ -103,7 +103,7 @@ void adjust_pointer_attribute(void* data, CUpointer_attribute attribute, CUdevic
                                                      unsigned int flags);
 [[nodiscard]] std::optional<CUresult> serve_ipc_close(CUdeviceptr ptr);
 /// An exported block the program freed, once the last process that opened it closed it.
-void give_back_exported(parked_block const& block) noexcept;
+void give_back_exported(kept_block const& block) noexcept;
 
 /// What the program did with its streams and pools, which the free policy and the async path
 /// need to know.

@@ -115,7 +115,7 @@ CUresult ipc_exports::export_block(std::uintptr_t start, std::size_t size, int d
   return CUDA_SUCCESS;
 }
 
-bool ipc_exports::hold_freed(std::uintptr_t start, parked_block const& block) noexcept
+bool ipc_exports::hold_freed(std::uintptr_t start, kept_block const& block) noexcept
 {
   std::lock_guard lock{mutex_};
   auto const found =
@@ -189,7 +189,7 @@ void ipc_exports::answer(int connection) noexcept
   }
   if (request.kind == ipc::request_kind::close) {
     found->opened = std::max(0, found->opened - 1);
-    std::optional<parked_block> back;
+    std::optional<kept_block> back;
     if (found->opened == 0 && found->freed) {
       back = found->block;
       exports_.erase(found);

@@ -6,7 +6,7 @@
 // while another process still has it open is not reused until the last of them closes it (the
 // memory of a native cudaMalloc lives on in the processes that opened it, too).
 
-#include "thread_cache.hpp"  // parked_block
+#include "thread_cache.hpp"  // kept_block
 
 #include <cuda.h>
 
@@ -21,7 +21,7 @@ namespace rmm::shim {
 class ipc_exports {
  public:
   /// Gives back a freed block once no other process has it open (called on the serving thread).
-  using give_back_fn = void (*)(parked_block const& block) noexcept;
+  using give_back_fn = void (*)(kept_block const& block) noexcept;
 
   explicit ipc_exports(give_back_fn give_back) noexcept : give_back_{give_back} {}
   ipc_exports(ipc_exports const&)            = delete;
@@ -35,7 +35,7 @@ class ipc_exports {
 
   /// The program freed the block at `start`: true when another process has it open, and then
   /// `block` (where it lies in its stack) waits for the last close; false when it may be reused.
-  [[nodiscard]] bool hold_freed(std::uintptr_t start, parked_block const& block) noexcept;
+  [[nodiscard]] bool hold_freed(std::uintptr_t start, kept_block const& block) noexcept;
 
   /// A device reset destroyed the memory of `device`'s exports: their handles open nothing from
   /// now on, and a block exported held for a close is dropped with the rest of the stack.
@@ -60,7 +60,7 @@ class ipc_exports {
     std::vector<place> places;
     int opened;  // processes that have it open now
     bool freed;  // the program freed it; it waits for the last close
-    parked_block block;
+    kept_block block;
   };
 
   /// The places under [start, start + size), or the reason there are none.

@@ -177,9 +177,9 @@ char const* json_name(pass_reason reason) noexcept
   return "unknown";
 }
 
-void counters::served_allocation(int device, std::size_t bytes, bool kept_block) noexcept
+void counters::served_allocation(int device, std::size_t bytes, block_source source) noexcept
 {
-  add(device, allocations, 1, allocated_bytes, bytes, kept_block ? kept_reuses : fields, 1);
+  add(device, allocations, 1, allocated_bytes, bytes, source == block_source::kept ? kept_reuses : fields, 1);
   if (has_device_slot(device)) {
     auto const d    = static_cast<std::size_t>(device);
     auto const live = live_[d].fetch_add(bytes, std::memory_order_relaxed) + bytes;

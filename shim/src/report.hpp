@@ -38,10 +38,13 @@ enum class pass_reason : std::uint8_t {
 [[nodiscard]] char const* to_string(pass_reason reason) noexcept;  ///< for people
 [[nodiscard]] char const* json_name(pass_reason reason) noexcept;  ///< for the JSON report
 
+/// Where a served allocation's block came from: the stack, or the block the calling thread freed
+/// last and kept (thread_cache.hpp).
+enum class block_source : bool { stack, kept };
+
 class counters {
  public:
-  /// `kept_block`: served with the block the calling thread freed last (thread_cache.hpp).
-  void served_allocation(int device, std::size_t bytes, bool kept_block = false) noexcept;
+  void served_allocation(int device, std::size_t bytes, block_source source = block_source::stack) noexcept;
   void served_free(int device, std::size_t bytes) noexcept;
   void failed_allocation(int device) noexcept;
   /// `device` was reset: its `blocks` live blocks (`bytes`) went with its memory.

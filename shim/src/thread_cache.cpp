@@ -40,13 +40,13 @@ detail::kept_blocks* detail::register_thread() noexcept
   return kept;
 }
 
-std::size_t thread_cache::sweep(int device, void (*give_back)(parked_block const& block) noexcept) noexcept
+std::size_t thread_cache::sweep(int device, void (*give_back)(kept_block const& block) noexcept) noexcept
 {
   constexpr std::size_t batch = 64;  // given back with no lock held, a batch at a time
   std::size_t bytes           = 0;
   auto& r                     = the_registry();
   for (std::size_t next = 0;;) {
-    std::array<parked_block, batch> taken{};
+    std::array<kept_block, batch> taken{};
     std::size_t count = 0;
     bool more         = false;
     {

@@ -24,7 +24,7 @@
 
 namespace rmm::shim {
 
-struct parked_block {
+struct kept_block {
   std::uintptr_t ptr;
   std::size_t size;
   int device;
@@ -48,7 +48,7 @@ inline thread_local bool kept_ended = false;
 [[nodiscard]] kept_blocks* register_thread() noexcept;
 
 inline constexpr unsigned size_bits = 24;
-[[nodiscard]] inline parked_block decode(std::uint64_t word, int device) noexcept
+[[nodiscard]] inline kept_block decode(std::uint64_t word, int device) noexcept
 {
   return {static_cast<std::uintptr_t>(word >> size_bits) << 8,
           static_cast<std::size_t>(word & ((std::uint64_t{1} << size_bits) - 1)) + 1, device};
@@ -74,7 +74,7 @@ class thread_cache {
   }
 
   /// Whatever the calling thread keeps on `device`, taken out.
-  [[nodiscard]] static std::optional<parked_block> take_any(int device) noexcept
+  [[nodiscard]] static std::optional<kept_block> take_any(int device) noexcept
   {
     auto* const blocks = detail::kept;
     if (blocks == nullptr || device < 0 || device >= detail::kept_devices) { return std::nullopt; }
@@ -88,7 +88,7 @@ class thread_cache {
   /// Keeps `block` for the calling thread. Returns the block the caller gives back instead: the one
   /// `block` displaces, or `block` itself when it cannot be kept (too large, an address that does
   /// not fit the word, the thread ending, no memory to watch the thread's end with).
-  [[nodiscard]] static std::optional<parked_block> park(parked_block block) noexcept
+  [[nodiscard]] static std::optional<kept_block> keep(kept_block block) noexcept
   {
     if (block.size == 0 || block.size > max_bytes || block.device < 0 || block.device >= detail::kept_devices ||
         (block.ptr & 0xFF) != 0 || (block.ptr >> 48) != 0 || detail::kept_ended) {
@@ -109,7 +109,7 @@ class thread_cache {
 
   /// Takes every thread's kept block on `device` (every device for -1) and passes each to
   /// `give_back` (a plain function, called with no lock held). Returns the bytes given back.
-  static std::size_t sweep(int device, void (*give_back)(parked_block const& block) noexcept) noexcept;
+  static std::size_t sweep(int device, void (*give_back)(kept_block const& block) noexcept) noexcept;
 
   /// Bytes every thread keeps on `device`.
   [[nodiscard]] static std::size_t kept_bytes(int device) noexcept;

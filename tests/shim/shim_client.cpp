@@ -351,7 +351,7 @@ std::size_t reported_free()
   return free;
 }
 
-int parked_blocks()
+int kept_blocks()
 {
   // Run over a pool of exactly 32 MiB: a request for all of it succeeds only once every block a
   // thread kept for its next allocation is back in the pool.
@@ -362,7 +362,7 @@ int parked_blocks()
   check(cudaMalloc(&again, 1 << 20), "cudaMalloc (same size)");
   std::printf("same_size_reused=%d\n", again == first ? 1 : 0);
   check(cudaFree(again), "cudaFree");
-  std::size_t const free_parked = reported_free();
+  std::size_t const free_while_kept = reported_free();
   // A second free of the same pointer is refused, and the block is never handed out twice.
   auto const twice = cudaFree(again);
   (void)cudaGetLastError();
@@ -380,8 +380,8 @@ int parked_blocks()
   (void)cudaGetLastError();
   if (whole != nullptr) { check(cudaFree(whole), "cudaFree (whole pool)"); }
   // Too large to keep: back in the pool at once.
-  std::size_t const free_unparked = reported_free();
-  std::printf("free_counts_kept_block=%d\n", free_parked == free_unparked ? 1 : 0);
+  std::size_t const free_after_give_back = reported_free();
+  std::printf("free_counts_kept_block=%d\n", free_while_kept == free_after_give_back ? 1 : 0);
   // A thread that ends gives its kept block back.
   std::thread{[] {
     void* mine = nullptr;
@@ -1165,8 +1165,8 @@ int main(int argc, char** argv)
     result = many_threads();
   } else if (scenario == "fork") {
     result = fork_child();
-  } else if (scenario == "parked-blocks") {
-    result = parked_blocks();
+  } else if (scenario == "kept-blocks") {
+    result = kept_blocks();
   } else if (scenario == "free-at-thread-exit") {
     result = free_at_thread_exit();
   } else if (scenario == "first-call-in-key-destructor") {

@@ -263,7 +263,7 @@ std::string one_block_pool()
 
 TEST(Shim, AThreadKeepsItsLastFreedBlockOnlyUntilARequestItCannotServe)
 {
-  auto const r = run("parked-blocks", {{"RMM_CONFIG", one_block_pool()}});
+  auto const r = run("kept-blocks", {{"RMM_CONFIG", one_block_pool()}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("same_size_reused"), "1") << r.output;
   EXPECT_GE(r.reported("kept_block_reuses"), 1) << "the second allocation took the block its thread kept: " << r.report;
@@ -291,9 +291,9 @@ TEST(Shim, ABlockAnotherThreadKeepsIsTakenBackBeforeThePoolGrowsAndCountsAsFree)
 
 TEST(Shim, WithTheEventLogOnAKeptBlockIsLoggedAsEveryOtherCall)
 {
-  std::string const log = ::testing::TempDir() + "shim_parked_log_" + std::to_string(::getpid()) + ".csv";
+  std::string const log = ::testing::TempDir() + "shim_kept_log_" + std::to_string(::getpid()) + ".csv";
   std::remove(log.c_str());
-  auto const r = run("parked-blocks", {{"RMM_CONFIG", one_block_pool()}, {"RMM_SHIM_LOG_FILE", log}});
+  auto const r = run("kept-blocks", {{"RMM_CONFIG", one_block_pool()}, {"RMM_SHIM_LOG_FILE", log}});
   ASSERT_EQ(r.status, 0) << r.output;
   auto const events = rmm::trace::read_log(log);
   std::remove(log.c_str());
