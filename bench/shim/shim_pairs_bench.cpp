@@ -17,6 +17,7 @@
 //   the two run in alternation in one process, so their difference is the shim's share of a
 //   foreign free without the spread between processes (natively it is zero).
 // - malloc_free_pair_threads: the pair from 8 threads at once.
+// - malloc_free_pair_beside_streams/N: the pair of 4 KiB while N idle non-blocking streams exist.
 
 #include "../driver_entry_point.hpp"
 
@@ -29,6 +30,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 namespace {
 
@@ -51,6 +53,23 @@ void malloc_free_pair(benchmark::State& state)
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(malloc_free_pair)->Arg(256)->Arg(4096)->Arg(1 << 20)->Arg(16 << 20);
+
+/// The pair while the program keeps idle non-blocking streams, as PyTorch keeps a pool of 32:
+/// under the shim every free then goes through an epoch, whose closing queries and fences each of them.
+void malloc_free_pair_beside_streams(benchmark::State& state)
+{
+  std::vector<cudaStream_t> streams(static_cast<std::size_t>(state.range(0)));
+  for (auto& s : streams) { check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+  for (auto _ : state) {
+    void* ptr = nullptr;
+    check(cudaMalloc(&ptr, 4096), "cudaMalloc");
+    check(cudaFree(ptr), "cudaFree");
+  }
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  for (auto s : streams) { check(cudaStreamDestroy(s), "cudaStreamDestroy"); }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(malloc_free_pair_beside_streams)->Arg(4)->Arg(32);
 
 using rmm::bench::driver_entry_point;
 

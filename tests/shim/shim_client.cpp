@@ -864,7 +864,7 @@ std::string ends_of(void* block, std::size_t size)
 }
 
 constexpr std::size_t block_size      = 32 << 20;  // the one block of the tests' one-block pool
-constexpr std::size_t frees_per_epoch = 32;        // the shim closes an epoch every 32 frees
+constexpr std::size_t frees_per_epoch = 32;        // the shim closes an epoch every 32 frees (few streams)
 
 /// The first owner's block, with a write of 0xAA to it queued on `stream` behind `held`.
 void* first_owner_with_a_pending_write(gate& held, cudaStream_t stream)
@@ -1029,6 +1029,25 @@ int fenced_reuse()
   std::printf("new_owner_sees=%s\n", ends_of(first, small).c_str());
   check(cudaFree(whole), "cudaFree");
   check(cudaStreamDestroy(idle), "cudaStreamDestroy");
+  return 0;
+}
+
+/// Pairs of cudaMalloc and cudaFree beside RMM_TEST_STREAMS idle non-blocking streams: every free
+/// goes through an epoch, and the report counts how many epochs were closed.
+int epochs_beside_streams()
+{
+  char const* count = std::getenv("RMM_TEST_STREAMS");
+  std::vector<cudaStream_t> streams(count != nullptr ? std::strtoul(count, nullptr, 10) : 32);
+  for (auto& s : streams) {
+    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  }
+  for (int pair = 0; pair < 1024; ++pair) {
+    void* p = nullptr;
+    check(cudaMalloc(&p, 4096), "cudaMalloc");
+    check(cudaFree(p), "cudaFree");
+  }
+  for (auto s : streams) { check(cudaStreamDestroy(s), "cudaStreamDestroy"); }
   return 0;
 }
 
@@ -1203,6 +1222,8 @@ int main(int argc, char** argv)
     result = destroyed_stream_still_writing();
   } else if (scenario == "oldest-epoch-first") {
     result = oldest_epoch_first();
+  } else if (scenario == "epochs-beside-streams") {
+    result = epochs_beside_streams();
   } else if (scenario == "fenced-reuse") {
     result = fenced_reuse();
   } else if (scenario == "stream-ordered-free-then-malloc") {
