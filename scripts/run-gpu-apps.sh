@@ -4,12 +4,13 @@
 # own allocator, with it switched off (every tensor or array a cudaMalloc), and switched off under
 # the preload shim with its built-in stack (rmm-run --report --log); each shim run's log is then
 # replayed through a pool (rmm-replay), which must find the peak the report counted. Programs:
-# bench/apps/*.py (PyTorch ResNet-50 and GPT-2, CuPy, JAX, Numba) and examples/alloc_churn (static
-# CUDA runtime); a program that cannot run here (no GPU, its framework missing) says so and is
-# skipped. Needs the GPU build (build-gpu, preset gpu). Results: $OUT (or build-gpu/apps): one JSON
-# line per run in runs.jsonl, the shim's reports, logs and replays, and the table in apps.md.
+# bench/apps/*.py (PyTorch ResNet-50, GPT-2 and ViT, CuPy, JAX, Numba) and examples/alloc_churn
+# (static CUDA runtime); a program that cannot run here (no GPU, its framework missing) says so and
+# is skipped. Needs the GPU build (build-gpu, preset gpu). Results: $OUT (or build-gpu/apps): one
+# JSON line per run in runs.jsonl, the shim's reports, logs and replays, and the table in apps.md.
 # usage: scripts/run-gpu-apps.sh [PROGRAM...]     (default: all; names as in bench/apps, or alloc_churn)
 # RMM_APPS_ROUNDS: processes per way where several are run (default 3).
+# RMM_APPS_WAYS: run only these ways (e.g. "own shim"; default every way).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-build-gpu/apps}
@@ -22,8 +23,8 @@ apps=$PWD/bench/apps
 programs=("$@")
 rounds=$(seq "${RMM_APPS_ROUNDS:-3}")
 cupy_rounds=$(seq $((${RMM_APPS_ROUNDS:-3} + 2)))  # its processes differ more
-((${#programs[@]})) || programs=(torch_resnet50 torch_gpt2 cupy_mix jax_mlp jax_transformer jax_torch_exchange
-  numba_arrays alloc_churn)
+((${#programs[@]})) || programs=(torch_resnet50 torch_gpt2 torch_vit cupy_mix jax_mlp jax_transformer
+  jax_torch_exchange numba_arrays alloc_churn)
 export PYTHONUNBUFFERED=1 PYTHONPATH="$apps${PYTHONPATH:+:$PYTHONPATH}"
 if [[ ! -x $rmm_run || ! -x $rmm_replay ]]; then
   echo "run-gpu-apps.sh: build-gpu/tools has no rmm-run or rmm-replay: build build-gpu first" \
@@ -37,6 +38,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee "$ou
 # A later run of one way overwrites the earlier one's output, report, log and replay.
 run() {
   local program=$1 way=$2; shift 2
+  [[ -z ${RMM_APPS_WAYS:-} || " $RMM_APPS_WAYS " == *" $way "* ]] || return 0
   local tag=$program-$way report=$out/$program-$way.report.json log=$out/$program-$way.log.csv
   local replay=$out/$program-$way.replay.json
   local command=(python3 "$apps/$program.py" "$way")
@@ -60,7 +62,7 @@ run() {
 
 for program in "${programs[@]}"; do
   case $program in
-    torch_resnet50 | torch_gpt2)
+    torch_resnet50 | torch_gpt2 | torch_vit)
       # A process's step time moves by up to 20% from one to the next: three of each, alternating.
       for round in $rounds; do
         run "$program" own

@@ -7,8 +7,8 @@ Each driver runs a fixed number of warm-up steps, then timed steps, and prints
     RESULT {"program": ..., "way": ..., "step_ms": median, "result": ..., ...}
 
 for scripts/run-gpu-apps.sh to collect. The device's used memory is sampled through NVML every
-millisecond on a thread of its own; its peak, minus what was used before the program allocated
-anything, is the program's footprint as the device sees it."""
+millisecond on a thread of its own; its peak, minus what was used once the CUDA context existed and
+before the program allocated anything, is the program's footprint as the device sees it."""
 import ctypes
 import importlib.util
 import json
@@ -46,11 +46,15 @@ def _missing_device():
 
 
 class DeviceMemorySampler:
-    """Peak of the device's used memory while running, above what was used at start."""
+    """Peak of the device's used memory while running, above what was used at start. The start is
+    taken once the device's CUDA context exists (made then if the program has not made it yet), so
+    that what the context itself takes is no part of the footprint; a driver starts the sampler
+    before its first allocation, so that every way counts its model, data and pools alike."""
 
     def __init__(self, device=0, period_s=0.001):
         self.peak = 0
         self.base = 0
+        self._device = device
         self._stop = threading.Event()
         self._thread = None
         try:
@@ -65,7 +69,9 @@ class DeviceMemorySampler:
     def used(self):
         return self._nvml.nvmlDeviceGetMemoryInfo(self._handle).used if self._nvml else 0
 
-    def __enter__(self):
+    def start(self):
+        if self._nvml:
+            _retain_primary_context(self._device)
         self.base = self.used()
         self.peak = self.base
         if self._nvml:
@@ -78,15 +84,30 @@ class DeviceMemorySampler:
             self.peak = max(self.peak, self.used())
             time.sleep(self._period)
 
-    def __exit__(self, *exc):
+    def stop(self):
         self._stop.set()
         if self._thread:
             self._thread.join()
         self.peak = max(self.peak, self.used())
 
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
     @property
     def footprint(self):
         return self.peak - self.base
+
+
+def _retain_primary_context(device):
+    """Makes the device's primary context, the one the CUDA runtime and the frameworks share, where
+    there is none yet; nothing of the program's is allocated in it."""
+    driver = ctypes.CDLL("libcuda.so.1")
+    ordinal, context = ctypes.c_int(0), ctypes.c_void_p()
+    if driver.cuInit(0) == 0 and driver.cuDeviceGet(ctypes.byref(ordinal), device) == 0:
+        driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), ordinal)
 
 
 def time_steps(step, warmup, steps, synchronize):

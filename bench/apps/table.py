@@ -2,7 +2,7 @@
 """The table of scripts/run-gpu-apps.sh (markdown), from its runs.jsonl, and each program's ratios to
 its own allocator. A program run in several processes per way (where one process says little)
 shows the median of their step times, the list beside it, and the ratios compare the medians of
-step time and peak memory; the rest of a row comes from the way's last run.
+step time, peak memory and footprint; the rest of a row comes from the way's last run.
 usage: table.py RUNS"""
 import json
 import statistics
@@ -32,6 +32,12 @@ def peak(group):
     return statistics.median(peaks) if peaks else None
 
 
+def median(group, key):
+    """The median of one figure over a way's runs that have it, or None."""
+    values = [r[key] for r in group if r.get(key)]
+    return statistics.median(values) if values else None
+
+
 print("| program | way | step ms (median) | result | peak memory MiB: framework / sampled / shim reserved | "
       "shim: served (log) / peak live MiB |")
 print("| --- | --- | --- | --- | --- | --- |")
@@ -58,21 +64,28 @@ for (program, way), group in ways.items():
 
 # The targets: the shim's step time against the framework's own allocator as shipped, and its peak
 # memory against the framework's own allocator growing on demand where there is such a way (JAX).
+# Beside them the footprints measured alike both ways, through NVML, with the framework's own peak
+# reserved: NVML sees the device whole, so its ratio stands where allocations passed the shim by.
 print()
-print("| program | shim / own: step time | shim / own: peak memory |")
-print("| --- | --- | --- |")
+print("| program | shim / own: step time | shim / own: peak memory | "
+      "footprint MiB: own framework reserved / own NVML / shim NVML | shim NVML footprint / own NVML footprint |")
+print("| --- | --- | --- | --- | --- |")
 for (program, way), group in ways.items():
     own = ways.get((program, "own"))
     if not way.startswith("shim") or step_ms(group) is None or not own or step_ms(own) is None:
         continue
-    own_memory = peak(ways.get((program, "own_growing"), own))
+    reference = ways.get((program, "own_growing"), own)
+    own_memory = peak(reference)
     memory = f"{peak(group) / own_memory:.2f}" if peak(group) and own_memory else "-"
+    own_nvml, shim_nvml = median(reference, "sampled_peak"), median(group, "sampled_peak")
+    footprints = " / ".join(mib(n) for n in (median(reference, "framework_peak_reserved"), own_nvml, shim_nvml))
+    nvml = f"{shim_nvml / own_nvml:.2f}" if shim_nvml and own_nvml else "-"
     # Memory the program mapped itself or took from a pool of its own never reaches the shim's stack.
     passed = group[-1].get("shim_passed_through", {})
     unserved = sum(passed.get(k, 0) for k in ("virtual_memory", "program_pool", "managed"))
     if unserved:
         memory = f"- ({unserved} allocations not served)"
-    print(f"| {program} ({way}) | {step_ms(group) / step_ms(own):.2f} | {memory} |")
+    print(f"| {program} ({way}) | {step_ms(group) / step_ms(own):.2f} | {memory} | {footprints} | {nvml} |")
 
 # Nothing lost: every allocation and free the shim served is a row of its log, what passed it by is
 # counted by reason (a foreign pointer: a free of memory it did not hand out), and the log replayed

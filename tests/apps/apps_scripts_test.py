@@ -12,8 +12,8 @@ import unittest
 from pathlib import Path
 
 APPS = Path(__file__).resolve().parents[2] / "bench" / "apps"
-DRIVERS = ["torch_resnet50", "torch_gpt2", "cupy_mix", "jax_mlp", "jax_transformer", "jax_torch_exchange",
-           "numba_arrays"]
+DRIVERS = ["torch_resnet50", "torch_gpt2", "torch_vit", "cupy_mix", "jax_mlp", "jax_transformer",
+           "jax_torch_exchange", "numba_arrays"]
 SKIPPED = 77
 MiB = 2**20
 
@@ -112,6 +112,22 @@ class Table(unittest.TestCase):
         self.assertIn("| prog (shim) | 1.05 | 0.90 |", table)  # memory against the growing allocator
         self.assertIn("| prog (shim_platform) | 1.50 | - (5 allocations not served) |", table)
         self.assertIn("| prog | shim_platform | 3.00 | 1.5 | - / - / 450 | 9 (?) / 440 |", table)
+
+    def test_footprints_side_by_side_and_their_ratio(self):
+        for sampled in (300, 240, 250):
+            self.collect("prog", "own", 0, self.result(2.0, framework_peak_reserved=260 * MiB,
+                                                       sampled_peak=sampled * MiB))
+        report = {"devices": [{"allocations": 9, "frees": 9, "peak_reserved_bytes": 234 * MiB,
+                               "peak_live_bytes": 200 * MiB, "failures": 0}],
+                  "passed_through": {"null_or_empty": 0}}
+        for sampled in (270, 280):
+            self.collect("prog", "shim", 0, self.result(2.0, sampled_peak=sampled * MiB), report)
+        self.collect("prog", "shim_platform", 0, self.result(2.0, sampled_peak=500 * MiB),
+                     dict(report, passed_through={"virtual_memory": 5}))
+        table = self.table()
+        # The medians: own 250 MiB sampled, the shim 275; NVML sees what passed the shim by too.
+        self.assertIn("| prog (shim) | 1.00 | 0.90 | 260 / 250 / 275 | 1.10 |", table)
+        self.assertIn("| prog (shim_platform) | 1.00 | - (5 allocations not served) | 260 / 250 / 500 | 2.00 |", table)
 
     def test_processes_of_one_way_show_their_median_and_list(self):
         for step in (0.7, 0.4, 0.5):
