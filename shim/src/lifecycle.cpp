@@ -3,7 +3,6 @@
 // child, and the report when the process ends (no CUDA call: the driver may be gone by then).
 
 #include "dispatch.hpp"
-#include "hook_table.hpp"
 #include "log_files.hpp"
 #include "settings.hpp"
 #include "state.hpp"
@@ -34,17 +33,6 @@ void print_start()
   fmt::print(stderr, "rmm shim: resource stack (built on each device at its first allocation):\n{}",
              rmm::config::describe(settings().stack));
   fmt::print(stderr, "rmm shim: free policy {}\n", rmm::config::name_of(settings().free_policy));
-}
-
-void print_hooks()
-{
-  fmt::print(stderr, "rmm shim: how the program reached the wrappers:\n");
-  for (auto const& entry : wrapped_entry_points()) {
-    auto const by_dlsym   = times_installed(entry, found_through::dlsym);
-    auto const by_resolve = times_installed(entry, found_through::get_proc_address);
-    if (entry.exported_name.empty()) { continue; }
-    fmt::print(stderr, "  {:<28} dlsym {:>3}, cuGetProcAddress {:>3}\n", entry.exported_name, by_dlsym, by_resolve);
-  }
 }
 
 /// Before a pool grows, the frees waiting for the device to finish with their memory are handed
@@ -101,7 +89,6 @@ __attribute__((destructor)) void finish()
   if (!settings().enabled) { return; }
   auto& s = state();
   s.stacks.flush_logs();
-  if (settings().verbose) { print_hooks(); }
   // A process that never reached CUDA (a shell or `timeout` around the program, a helper it
   // spawns) reports only when asked to be verbose: its report would say nothing, and written to
   // the report file it would replace the report of the process that did the work.

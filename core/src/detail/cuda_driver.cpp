@@ -138,7 +138,13 @@ bool exiting(CUresult result) noexcept
 cuda_driver const& cuda_driver_table()
 {
   auto const& b = bind_default();
-  if (b.init_result != CUDA_SUCCESS) [[unlikely]] { throw_cu_error(b.init_result, "cuInit(0)", __FILE__, __LINE__); }
+  if (b.init_result != CUDA_SUCCESS) [[unlikely]] {
+    // The machine's doing, not the library's: say what to check, with no source location.
+    throw rmm::cuda_error{fmt::format(
+      "CUDA error: the CUDA driver could not be initialized (cuInit: {}): check that this machine has an NVIDIA GPU "
+      "(nvidia-smi), that CUDA_VISIBLE_DEVICES does not hide every device, and that the driver supports CUDA 13",
+      describe_cu_result(b.init_result))};
+  }
   return b.table;
 }
 
