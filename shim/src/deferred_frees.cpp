@@ -22,7 +22,7 @@ void deferred_frees::defer(int device, std::uintptr_t ptr, std::size_t size)
     d.open.bytes += size;
     d.pending_bytes += size;
     ++d.frees;
-    if (d.open.blocks.size() < epoch_length(d)) { return; }
+    if (d.open.blocks.size() < frees_per_epoch) { return; }
     switch (close_open(device, d, fenced)) {
       case closed_as::still_open: return;  // a capture is in progress: keep collecting
       case closed_as::fenced: break;

@@ -16,7 +16,6 @@
 #include "devices.hpp"
 #include <cuda.h>
 
-#include <algorithm>
 #include <array>
 #include <atomic>
 #include <optional>
@@ -117,15 +116,13 @@ class deferred_frees {
   void capture_checked(CUstream stream, std::uint64_t thread, bool still_capturing) noexcept;
   [[nodiscard]] bool capturing() const noexcept { return captures_.load(std::memory_order_acquire) > 0; }
 
-  /// An epoch closes after `min_frees_per_epoch` frees, or `frees_per_stream_per_epoch` per
-  /// non-blocking stream where that is more: closing costs two driver calls per such stream (a query
-  /// and a fence), so a program with many of them (PyTorch keeps 32) pays no more per free than one
-  /// with a few. Before the stack grows, the open epoch is closed whatever its length (reclaim), so
-  /// longer epochs cost no memory at the peak.
-  static constexpr std::size_t min_frees_per_epoch        = 32;
-  static constexpr std::size_t frees_per_stream_per_epoch = 8;
-  static constexpr std::size_t epochs_before_reclaim      = 4;
-  static constexpr std::size_t epochs_before_wait         = 16;
+  /// Frees per epoch. Longer epochs would cost fewer fences with many non-blocking streams, but the
+  /// blocks they hold back scatter the allocations made meanwhile: with epochs of 8 frees per stream
+  /// (256 beside PyTorch's 32 streams), a ViT in bf16 reserved 1.54x its peak live on the H200,
+  /// against 1.23x with 32 (docs/apps.md).
+  static constexpr std::size_t frees_per_epoch       = 32;
+  static constexpr std::size_t epochs_before_reclaim = 4;
+  static constexpr std::size_t epochs_before_wait    = 16;
 
  private:
   struct block {
@@ -176,11 +173,6 @@ class deferred_frees {
   /// Forgets the destroyed streams that finished; streams_mutex_ held.
   void forget_drained() noexcept;
   void recycle(per_device& d, epoch& e);
-  [[nodiscard]] static std::size_t epoch_length(per_device const& d) noexcept
-  {
-    auto const streams = static_cast<std::size_t>(std::max(d.non_blocking_streams.load(std::memory_order_relaxed), 0));
-    return std::max(min_frees_per_epoch, frees_per_stream_per_epoch * streams);
-  }
 
   give_back_fn give_back_;
   std::array<per_device, max_devices> devices_;

@@ -864,7 +864,7 @@ std::string ends_of(void* block, std::size_t size)
 }
 
 constexpr std::size_t block_size      = 32 << 20;  // the one block of the tests' one-block pool
-constexpr std::size_t frees_per_epoch = 32;        // the shim closes an epoch every 32 frees (few streams)
+constexpr std::size_t frees_per_epoch = 32;        // the shim closes an epoch every 32 frees
 
 /// The first owner's block, with a write of 0xAA to it queued on `stream` behind `held`.
 void* first_owner_with_a_pending_write(gate& held, cudaStream_t stream)

@@ -366,29 +366,33 @@ TEST(Shim, WithNonBlockingStreamsIdleAnEpochIsReusedAtOnceBehindAFenceOnThem)
   EXPECT_EQ(r.reported("device_waits"), 0) << r.report;
 }
 
-TEST(Shim, ManyNonBlockingStreamsMakeEpochsLongerNotMoreExpensivePerFree)
+TEST(Shim, AnEpochHolds32FreesHoweverManyNonBlockingStreamsTheDeviceHas)
 {
-  // Closing an epoch queries and fences every non-blocking stream: with 32 of them an epoch holds
-  // 8 frees per stream (256), with 4 the minimum of 32.
-  for (auto const& [streams, epochs] : {std::pair{"32", 1024 / 256}, std::pair{"4", 1024 / 32}}) {
+  // Longer epochs would query and fence the streams less often, but what they hold back scatters
+  // the allocations made meanwhile (deferred_frees.hpp): the length does not grow with the streams.
+  for (auto const* streams : {"4", "32"}) {
     auto const r = run("epochs-beside-streams", {{"RMM_TEST_STREAMS", streams}});
     ASSERT_EQ(r.status, 0) << r.output;
     EXPECT_EQ(r.reported("frees_through_epochs"), 1024) << r.report;
-    EXPECT_EQ(r.reported("fenced_epochs") + r.reported("waited_epochs"), epochs) << streams << " streams: " << r.report;
+    EXPECT_EQ(r.reported("fenced_epochs") + r.reported("waited_epochs"), 1024 / 32)
+      << streams << " streams: " << r.report;
   }
 }
 
 TEST(Shim, ALogReplayedBesideManyIdleNonBlockingStreamsReservesLittleMoreThanItsPeak)
 {
   // PyTorch's ResNet-50 with its cache off, replayed with cudaMalloc / cudaFree: without
-  // non-blocking streams every free is reused at once; beside 32 of them, through epochs closed
-  // every 256 frees or before the pool grows.
-  for (auto const& [streams, bound] : {std::pair{"0", 1.04}, std::pair{"32", 1.10}}) {
+  // non-blocking streams every free is reused at once (1.016x here). Beside 32 of them every free
+  // goes through an epoch, closed every 32 frees or before the pool grows; how many epochs wait for
+  // the emulator's stream threads moves the peak between 1.06x and 1.17x, so only a pool that
+  // stopped getting its epochs back fails here (the GPU figures are in docs/apps.md).
+  for (auto const& [streams, bound] : {std::pair{"0", 1.04}, std::pair{"32", 1.25}}) {
     auto const r =
       run_program(RMM_SHIM_TRACE_CLIENT, std::string{RMM_TEST_TRACES} + "/torch_resnet50.csv.gz " + streams);
     ASSERT_EQ(r.status, 0) << r.output;
     auto const peak_live = std::stoll(r.value("peak_live"));
     ASSERT_EQ(r.reported("peak_live_bytes"), peak_live) << r.report;
+    EXPECT_EQ(r.reported("frees_through_epochs"), std::string{streams} == "0" ? 0 : r.reported("frees")) << r.report;
     EXPECT_LE(static_cast<double>(r.reported("peak_reserved_bytes")), bound * static_cast<double>(peak_live))
       << streams << " streams: " << r.report;
   }
