@@ -35,6 +35,10 @@ if under_shim and os.path.exists(report_path):
         line["shim_peak_live"] = device["peak_live_bytes"]
         line["shim_failures"] = device["failures"]
     line["shim_passed_through"] = shim.get("passed_through", {})
+    # The program's own cuMemCreate / cuMemRelease and their time: what a cache of them could save.
+    line["shim_physical_allocations"] = shim.get("physical_allocations", {})
+    if devices:
+        line["shim_ns_per_call"] = devices[0].get("ns_per_call")
 if under_shim:
     logs = [p for p in [log_path.replace("%d", "0"), log_path] if os.path.exists(p)]
     if logs:

@@ -716,6 +716,12 @@ void note_passed_by(pass_reason reason, std::size_t bytes) noexcept
   state().count.passed_by(reason, bytes);
 }
 
+void note_physical_allocation_call(physical_call call, std::uint64_t nanoseconds) noexcept
+{
+  if (!settings().enabled || exiting()) { return; }
+  state().count.physical_allocation_call(call, nanoseconds);
+}
+
 void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept
 {
   if (!settings().enabled || !has_device_slot(device)) { return; }

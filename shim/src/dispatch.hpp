@@ -12,7 +12,9 @@
 
 #include <cuda.h>
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -171,6 +173,26 @@ CUresult passed_by(pass_reason reason, std::size_t bytes, Call&& real)
   bool const inner  = passing_through();
   auto const result = pass_through(std::forward<Call>(real));
   if (result == CUDA_SUCCESS && !inner) { note_passed_by(reason, bytes); }
+  return result;
+}
+
+/// Counts a successful cuMemCreate or cuMemRelease the program made itself, and how long it took.
+void note_physical_allocation_call(physical_call call, std::uint64_t nanoseconds) noexcept;
+
+/// Runs `real`, such a call, with the shim out of the way, timed; counted when it succeeded,
+/// unless it is the inner half of a call already passed through. A physical allocation of `bytes`
+/// is also memory that passed the shim by (pass_reason::virtual_memory).
+template <class Call>
+CUresult timed_physical_allocation_call(physical_call call, std::size_t bytes, Call&& real)
+{
+  bool const inner  = passing_through();
+  auto const start  = std::chrono::steady_clock::now();
+  auto const result = pass_through(std::forward<Call>(real));
+  if (result == CUDA_SUCCESS && !inner) {
+    auto const took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+    note_physical_allocation_call(call, static_cast<std::uint64_t>(took.count()));
+    if (call == physical_call::create) { note_passed_by(pass_reason::virtual_memory, bytes); }
+  }
   return result;
 }
 

@@ -189,7 +189,18 @@ RMM_SHIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
                                      CUmemAllocationProp const* prop,
                                      unsigned long long flags)
 {
-  return counted_pass_by(pass_reason::virtual_memory, bytes, real()->mem_create, handle, bytes, prop, flags);
+  auto const create = real()->mem_create;
+  if (create == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  return rmm::shim::timed_physical_allocation_call(rmm::shim::physical_call::create, bytes,
+                                                   [&] { return create(handle, bytes, prop, flags); });
+}
+
+RMM_SHIM_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+  auto const release = real()->mem_release;
+  if (release == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  return rmm::shim::timed_physical_allocation_call(rmm::shim::physical_call::release, 0,
+                                                   [&] { return release(handle); });
 }
 
 RMM_SHIM_EXPORT CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool)

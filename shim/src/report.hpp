@@ -42,6 +42,9 @@ enum class pass_reason : std::uint8_t {
 /// last and kept (thread_cache.hpp).
 enum class block_source : bool { stack, kept };
 
+/// The driver calls that make and destroy a physical allocation the program maps itself.
+enum class physical_call : std::uint8_t { create, release };
+
 class counters {
  public:
   void served_allocation(int device, std::size_t bytes, block_source source = block_source::stack) noexcept;
@@ -53,6 +56,13 @@ class counters {
   /// An allocation of `bytes` the shim does not serve by design (managed memory, a pool the
   /// program made, memory it maps itself): counted under `reason`, its bytes summed.
   void passed_by(pass_reason reason, std::size_t bytes) noexcept;
+  /// One successful cuMemCreate or cuMemRelease of the program's own (virtual memory management),
+  /// and the nanoseconds it took: what a cache of physical allocations could save at most.
+  void physical_allocation_call(physical_call call, std::uint64_t nanoseconds) noexcept;
+  struct physical_calls {
+    std::uint64_t creates{}, releases{}, ns{};
+  };
+  [[nodiscard]] physical_calls physical_allocation_calls() const noexcept;
   /// Nanoseconds of one sampled call (the caller samples: see should_time()).
   void timed(int device, std::uint64_t nanoseconds) noexcept;
   /// True for one call in `time_sample_rate`: timing every call would cost more than counting.
@@ -87,6 +97,8 @@ class counters {
   std::array<std::atomic<std::size_t>, max_devices> peak_{};
   std::array<std::atomic<std::size_t>, max_devices> peak_since_reset_{};
   std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(pass_reason::count)> passed_bytes_{};
+  std::array<std::atomic<std::uint64_t>, 2> physical_calls_{};  // indexed by physical_call
+  std::atomic<std::uint64_t> physical_ns_{0};
   std::array<std::atomic<std::size_t>, max_devices> resets_{};
   std::array<std::atomic<std::size_t>, max_devices> reset_blocks_{};
   std::array<std::atomic<std::size_t>, max_devices> reset_bytes_{};

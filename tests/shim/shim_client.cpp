@@ -546,7 +546,8 @@ int passed_by()
   CUmemGenericAllocationHandle handle{};
   check(cuMemCreate(&handle, granularity, &prop, 0), "cuMemCreate");
   check(cuMemRelease(handle), "cuMemRelease");
-  // A call the driver refuses allocated nothing: not counted.
+  // Calls the driver refuses made or destroyed nothing: not counted.
+  std::printf("refused_release=%d\n", cuMemRelease(handle) != CUDA_SUCCESS);
   std::printf("refused_create=%d\n", cuMemCreate(&handle, granularity + 1, &prop, 0) != CUDA_SUCCESS);
   return 0;
 }

@@ -208,6 +208,11 @@ TEST(Shim, MemoryTheShimDoesNotServeIsCountedByKind)
   EXPECT_NE(r.report.find(R"("passed_by_bytes":{"program_pool":1048576,"managed":1048576,"virtual_memory":)"),
             std::string::npos)
     << "the bytes of each kind: " << r.report;
+  // The program's own physical allocation, made and released once, and timed: what a cache of
+  // them could save.
+  EXPECT_EQ(r.value("refused_release"), "1") << "a handle released already";
+  EXPECT_NE(r.report.find(R"("physical_allocations":{"creates":1,"releases":1,"ns":)"), std::string::npos) << r.report;
+  EXPECT_GT(r.reported("ns"), 0) << r.report;
 }
 
 TEST(Shim, ABlockKeptByAThreadNeverSeenEndingIsStillGivenBack)
