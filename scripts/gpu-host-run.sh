@@ -9,7 +9,8 @@
 #   tests        the whole suite on the GPU (JUnit and log to $OUT)
 #   shim-bench   the static-runtime pair benchmark plain, under the shim, switched off, and logging;
 #                alloc_churn plain and under rmm-run
-#   shim-compare the served pairs under this tree's shim and the baseline's, rounds alternating
+#   shim-compare the served pairs (alone and beside idle non-blocking streams) under this tree's shim
+#                and the baseline's, rounds alternating
 #   passthrough  the pass-through calls (null and unknown frees) natively, under the shim and switched
 #                off, five processes each, interleaved, with the minimum and median of their medians
 #   engine-bench random_allocations and stream_churn, this tree against the baseline
@@ -85,7 +86,7 @@ for stage in "$@"; do
       for round in 1 2 3 4 5; do
         for tree in new base; do
           shim=$PWD/build-gpu/shim/librmm_shim.so; [[ $tree == base ]] && shim=$base_shim
-          LD_PRELOAD=$shim $bench/shim_pairs_bench --benchmark_filter='malloc_free_pair/|malloc_async_pair' \
+          LD_PRELOAD=$shim $bench/shim_pairs_bench --benchmark_filter='malloc_free_pair/|malloc_free_pair_beside|malloc_async_pair' \
             --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
             $(json "shimcmp_${tree}_$round") 2>&1 | awk -v t=$tree -v r=$round '/median/ {print t, r, $1, $(NF-4), $(NF-3)}'
         done

@@ -161,6 +161,26 @@ def torch_allocator_for_way():
     torch.cuda.memory.change_current_allocator(rmm_torch_allocator)
 
 
+def train_torch(program, loss_of_step, optimizer, warmup, steps, sampled):
+    """Times `steps` PyTorch training steps after `warmup` untimed ones, each the loss of
+    `loss_of_step(i)` (its forward pass) backward and an `optimizer` step, stops `sampled` (a started
+    DeviceMemorySampler) and reports the last loss with the allocator's and the device's peaks."""
+    import torch
+
+    last = {}
+
+    def step(i):
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_of_step(i)
+        loss.backward()
+        optimizer.step()
+        last["loss"] = loss
+
+    times = time_steps(step, warmup, steps, torch.cuda.synchronize)
+    sampled.stop()
+    report(program, way(), times, f"{last['loss'].item():.8e}", **torch_peaks(), sampled_peak=sampled.footprint)
+
+
 def torch_peaks():
     """The allocator's peak figures: PyTorch's own, or the rmm pool's under way `python`."""
     import torch

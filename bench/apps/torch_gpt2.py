@@ -38,22 +38,13 @@ model = GPT().cuda()
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
 generator = torch.Generator().manual_seed(1)
 lengths = [int(n) for n in torch.randint(128, 1025, (40,), generator=generator)]
-last = {}
 
 
-def step(i):
+def loss_of_step(i):
     n = lengths[i % len(lengths)]
     tokens = torch.randint(0, vocab, (8, n + 1), device="cuda", generator=None)
-    optimizer.zero_grad(set_to_none=True)
     logits = model(tokens[:, :-1])
-    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), tokens[:, 1:].reshape(-1))
-    loss.backward()
-    optimizer.step()
-    last["loss"] = loss
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, vocab), tokens[:, 1:].reshape(-1))
 
 
-times = harness.time_steps(step, 5, 20, torch.cuda.synchronize)
-sampled.stop()
-harness.report("pytorch_gpt2", harness.way(), times, f"{last['loss'].item():.8e}",
-               **harness.torch_peaks(),
-               sampled_peak=sampled.footprint)
+harness.train_torch("pytorch_gpt2", loss_of_step, optimizer, 5, 20, sampled)

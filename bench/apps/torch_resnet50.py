@@ -21,19 +21,10 @@ model = torchvision.models.resnet50(num_classes=1000).cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 images = torch.randn(32, 3, 224, 224, device="cuda")
 labels = torch.randint(0, 1000, (32,), device="cuda")
-last = {}
 
 
-def step(_):
-    optimizer.zero_grad(set_to_none=True)
-    loss = torch.nn.functional.cross_entropy(model(images), labels)
-    loss.backward()
-    optimizer.step()
-    last["loss"] = loss
+def loss_of_step(_):
+    return torch.nn.functional.cross_entropy(model(images), labels)
 
 
-times = harness.time_steps(step, 5, 20, torch.cuda.synchronize)
-sampled.stop()
-harness.report("pytorch_resnet50", harness.way(), times, f"{last['loss'].item():.8e}",
-               **harness.torch_peaks(),
-               sampled_peak=sampled.footprint)
+harness.train_torch("pytorch_resnet50", loss_of_step, optimizer, 5, 20, sampled)

@@ -40,22 +40,13 @@ class ViT(torch.nn.Module):
 
 model = ViT().cuda()
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-last = {}
 
 
-def step(_):
+def loss_of_step(_):
     images = torch.randn(batch, 3, size, size, device="cuda")
     labels = torch.randint(0, classes, (batch,), device="cuda")
-    optimizer.zero_grad(set_to_none=True)
     with torch.autocast("cuda", dtype=torch.bfloat16):
-        loss = torch.nn.functional.cross_entropy(model(images), labels)
-    loss.backward()
-    optimizer.step()
-    last["loss"] = loss
+        return torch.nn.functional.cross_entropy(model(images), labels)
 
 
-times = harness.time_steps(step, 10, 200, torch.cuda.synchronize)
-sampled.stop()
-harness.report("pytorch_vit", harness.way(), times, f"{last['loss'].item():.8e}",
-               **harness.torch_peaks(),
-               sampled_peak=sampled.footprint)
+harness.train_torch("pytorch_vit", loss_of_step, optimizer, 10, 200, sampled)

@@ -4,22 +4,18 @@
 // PyTorch keeps its pool of them). Run under the shim, whose report then says what the stack
 // reserved for the log's peak of live bytes.
 //
-//   trace_client LOG STREAMS [KERNEL_US]
+//   trace_client LOG STREAMS
 //
-// STREAMS non-blocking streams are created before the first allocation. With KERNEL_US, each
-// allocation is followed by a host function of that many microseconds on the legacy stream, so the
-// host runs ahead of the "device" as it does in a training loop. Prints peak_live=BYTES.
+// STREAMS non-blocking streams are created before the first allocation. Prints peak_live=BYTES.
 
 #include "allocation_log.hpp"
 
 #include <cuda_runtime_api.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -32,17 +28,12 @@ void check(cudaError_t status, char const* what)
   std::exit(1);
 }
 
-void CUDART_CB busy_host(void* microseconds)
-{
-  std::this_thread::sleep_for(std::chrono::microseconds{reinterpret_cast<std::uintptr_t>(microseconds)});
-}
-
 }  // namespace
 
 int main(int argc, char** argv)
 {
-  if (argc < 3 || argc > 4) {
-    std::fprintf(stderr, "usage: trace_client LOG STREAMS [KERNEL_US]\n");
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: trace_client LOG STREAMS\n");
     return 2;
   }
   std::vector<rmm::trace::event> events;
@@ -52,8 +43,7 @@ int main(int argc, char** argv)
     std::fprintf(stderr, "trace_client: %s\n", e.what());
     return 2;
   }
-  int const stream_count         = std::atoi(argv[2]);
-  std::uintptr_t const kernel_us = argc == 4 ? std::strtoull(argv[3], nullptr, 10) : 0;
+  int const stream_count = std::atoi(argv[2]);
 
   check(cudaSetDevice(0), "cudaSetDevice");
   std::vector<cudaStream_t> streams(static_cast<std::size_t>(stream_count));
@@ -69,10 +59,6 @@ int main(int argc, char** argv)
       live[e.pointer] = {ptr, e.size};
       live_bytes += e.size;
       peak_live = std::max(peak_live, live_bytes);
-      if (kernel_us != 0) {
-        check(cudaLaunchHostFunc(cudaStreamLegacy, busy_host, reinterpret_cast<void*>(kernel_us)),
-              "cudaLaunchHostFunc");
-      }
     } else if (e.kind == rmm::trace::action::free) {
       auto const found = live.find(e.pointer);
       if (found == live.end()) { continue; }  // allocated before the log began
