@@ -10,7 +10,7 @@
 #   shim-bench   the static-runtime pair benchmark plain, under the shim, switched off, and logging;
 #                alloc_churn plain and under rmm-run
 #   shim-compare the served pairs (alone and beside idle non-blocking streams) under this tree's shim
-#                and the baseline's, rounds alternating
+#                and the baseline's, in rounds (RMM_COMPARE_ROUNDS, default 5) alternating on one core
 #   passthrough  the pass-through calls (null and unknown frees) natively, under the shim and switched
 #                off, five processes each, interleaved, with the minimum and median of their medians
 #   engine-bench random_allocations and stream_churn, this tree against the baseline
@@ -83,14 +83,16 @@ for stage in "$@"; do
       # host drift hits both alike; the medians of each process are summarized per case.
       base_shim=$here/base/build-base/shim/librmm_shim.so
       [[ -f $base_shim ]] || { echo "no baseline shim (run the base stage)"; continue; }
-      for round in 1 2 3 4 5; do
+      pin=(); command -v taskset > /dev/null && pin=(taskset -c 1)
+      for round in $(seq "${RMM_COMPARE_ROUNDS:-5}"); do
         for tree in new base; do
           shim=$PWD/build-gpu/shim/librmm_shim.so; [[ $tree == base ]] && shim=$base_shim
-          LD_PRELOAD=$shim $bench/shim_pairs_bench --benchmark_filter='malloc_free_pair/|malloc_free_pair_beside|malloc_async_pair' \
+          "${pin[@]}" env LD_PRELOAD=$shim $bench/shim_pairs_bench --benchmark_filter='malloc_free_pair/|malloc_free_pair_beside|malloc_async_pair' \
             --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
             $(json "shimcmp_${tree}_$round") 2>&1 | awk -v t=$tree -v r=$round '/median/ {print t, r, $1, $(NF-4), $(NF-3)}'
         done
-      done ;;
+      done
+      python3 scripts/rounds_summary.py "$results" shimcmp | tee "$results/shim-compare.txt" ;;
     passthrough)
       # A pass-through costs tens of nanoseconds and one process's placement moves that by as
       # much: five processes per way, the ways interleaved, so that host drift hits them all.
@@ -134,7 +136,7 @@ for stage in "$@"; do
             $(json "random_${tree}_$round") 2>&1 | awk -v t=$tree -v r=$round '/median/ {print t, r, $1, $NF}'
         done
       done
-      python3 scripts/random_summary.py "$results" | tee "$results/random.txt"
+      python3 scripts/rounds_summary.py "$results" random | tee "$results/random.txt"
       $bench/cuda_calls_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 2>&1 | grep median ;;
     bench) OUT=$results scripts/run-gpu-benchmarks.sh > "$results/bench.log" 2>&1; echo "bench rc=$?" ;;
     apps)
