@@ -39,6 +39,9 @@ constexpr std::array<shim_key_text, shim_key_count> shim_key_texts{{
   {shim_key::free_policy, value_kind::choice,
    "when memory freed with cudaFree/cuMemFree is reused: \"device_wide\" once all work submitted before the free "
    "completed, \"stream_ordered\" at once in the legacy default stream's order"},
+  {shim_key::watch_streams, value_kind::boolean,
+   "see the work submitted to non-blocking streams, so that a free costs nothing for a stream idle since it was "
+   "last asked; false asks every one at each epoch"},
 }};
 
 static_assert(

@@ -21,8 +21,8 @@ RMM_SHIM_EXPORT int rmm_shim_print_report(char const* path)
   auto& s           = rmm::shim::state();
   auto const detail = rmm::shim::settings().verbose ? report_detail::verbose : report_detail::summary;
   auto const error  = path == nullptr ? rmm::shim::write_report(stderr, rmm::shim::report_format::text, detail, s.count,
-                                                                s.stacks, s.deferred)
-                                      : rmm::shim::save_report(path, s.count, s.stacks, s.deferred);
+                                                                s.stacks, s.deferred, s.streams)
+                                      : rmm::shim::save_report(path, s.count, s.stacks, s.deferred, s.streams);
   if (error == 0) { return 0; }
   errno = error;
   return -1;

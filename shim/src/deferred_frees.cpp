@@ -9,7 +9,10 @@
 
 namespace rmm::shim {
 
-deferred_frees::deferred_frees(give_back_fn give_back) : give_back_{std::move(give_back)} {}
+deferred_frees::deferred_frees(give_back_fn give_back, program_streams& streams)
+  : give_back_{std::move(give_back)}, streams_{streams}
+{
+}
 
 void deferred_frees::defer(int device, std::uintptr_t ptr, std::size_t size)
 {
@@ -22,6 +25,7 @@ void deferred_frees::defer(int device, std::uintptr_t ptr, std::size_t size)
     d.open.bytes += size;
     d.pending_bytes += size;
     ++d.frees;
+    d.open_frees.store(d.open.blocks.size(), std::memory_order_relaxed);
     if (d.open.blocks.size() < frees_per_epoch) { return; }
     switch (close_open(device, d, fenced)) {
       case closed_as::still_open: return;  // a capture is in progress: keep collecting
@@ -50,9 +54,9 @@ void deferred_frees::give_back_in_legacy_order(int device, std::vector<block> co
 auto deferred_frees::close_open(int device, per_device& d, std::vector<block>& fenced_blocks) -> closed_as
 {
   auto& e = d.open;
-  if (capturing()) { return closed_as::still_open; }
-  // Checked before streams_mutex_ is taken (drained() takes it too).
-  bool const may_fence = !d.stream_ordered_frees.load(std::memory_order_acquire) && drained(device);
+  if (streams_.capturing()) { return closed_as::still_open; }
+  // Checked before the streams are (drained() and idle() take the streams' lock).
+  bool const may_fence = fenced_reuse(device) && streams_.drained(device);
   auto const* driver   = real();
   scoped_device_context const on_device{device};
   auto const next_event = [&]() -> CUevent {
@@ -74,41 +78,39 @@ auto deferred_frees::close_open(int device, per_device& d, std::vector<block>& f
     e.events.push_back(event);
     return true;
   };
-  // The legacy stream waits for all earlier work of every blocking stream of the context.
-  bool recorded = record_on(CU_STREAM_LEGACY);
-  bool fenced   = false;
-  {
-    std::lock_guard streams{streams_mutex_};  // a stream is not destroyed while recorded on
-    bool all_idle = true;
-    for (auto const& [stream, owner] : non_blocking_streams_) {
-      if (!recorded) { break; }
-      if (owner != device || driver->stream_query(stream) == CUDA_SUCCESS) { continue; }  // idle: nothing to fence
-      all_idle = false;
-      recorded = record_on(stream);
-    }
-    // No non-blocking stream still runs work submitted before these frees: only the legacy
-    // stream's work may use the blocks. Work a non-blocking stream runs from now on waits for it.
-    if (recorded && all_idle && may_fence) {
-      fenced = std::all_of(non_blocking_streams_.begin(), non_blocking_streams_.end(), [&](auto const& s) {
-        return s.second != device || driver->stream_wait_event(s.first, e.events.front(), 0) == CUDA_SUCCESS;
-      });
-    }
-  }
-  if (!recorded) {
+  auto const reopen = [&] {
     d.spare_events.insert(d.spare_events.end(), e.events.begin(), e.events.end());
     e.events.clear();
     return closed_as::still_open;
+  };
+  std::vector<CUstream> busy;
+  bool const all_idle = streams_.idle(device, program_streams::ask_streams::when_needed, &busy);
+  bool fenced         = false;
+  if (all_idle && may_fence) {
+    // No non-blocking stream still runs work submitted before these frees: only the legacy
+    // stream's work may use the blocks. Work a non-blocking stream runs from now on waits for it:
+    // a watched stream behind the fence it gets once a block is taken (dispatch.cpp), otherwise
+    // behind an event each waits for now.
+    fenced = streams_.watching() || (record_on(CU_STREAM_LEGACY) && streams_.fence_all(device, e.events.front()));
+  }
+  if (!fenced) {
+    if (streams_.capturing()) { return reopen(); }  // begun meanwhile: nothing on the legacy stream now
+    // The legacy stream waits for all earlier work of every blocking stream of the context.
+    bool const recorded = (!e.events.empty() || record_on(CU_STREAM_LEGACY)) && streams_.record_on(busy, record_on);
+    if (!recorded) { return reopen(); }
   }
   if (fenced) {
     recycle(d, e);  // a wait already made keeps the state the event had when it was made
     d.pending_bytes -= e.bytes;
     fenced_blocks = std::move(e.blocks);
     e             = {};
+    d.open_frees.store(0, std::memory_order_relaxed);
     d.fenced_epochs.fetch_add(1, std::memory_order_relaxed);
     return closed_as::fenced;
   }
   d.closed.push_back(std::move(e));
   e = {};
+  d.open_frees.store(0, std::memory_order_relaxed);
   d.waited_epochs.fetch_add(1, std::memory_order_relaxed);
   return closed_as::waiting;
 }
@@ -136,7 +138,7 @@ std::size_t deferred_frees::reclaim(int device, reclaim_wait wait)
   std::optional<epoch> waited;
   {
     std::lock_guard lock{d.mutex};
-    while (!d.closed.empty() && completed(d.closed.front()) && drained(device)) {
+    while (!d.closed.empty() && completed(d.closed.front()) && streams_.drained(device)) {
       auto& e = d.closed.front();
       ready.insert(ready.end(), e.blocks.begin(), e.blocks.end());
       recycle(d, e);
@@ -155,7 +157,7 @@ std::size_t deferred_frees::reclaim(int device, reclaim_wait wait)
     // Not under the lock: frees on this device go on while the host waits for the GPU.
     auto const start = std::chrono::steady_clock::now();
     for (auto const event : waited->events) { (void)real()->event_synchronize(event); }
-    wait_drained(device);
+    streams_.wait_drained(device);
     auto const waited_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
     d.waits.fetch_add(1, std::memory_order_relaxed);
@@ -187,19 +189,13 @@ void deferred_frees::forget_device(int device) noexcept
 {
   if (!has_device_slot(device)) { return; }
   auto& d = devices_[static_cast<std::size_t>(device)];
-  {
-    std::lock_guard lock{d.mutex};
-    d.open = {};
-    d.closed.clear();
-    d.spare_events.clear();
-    d.pending_bytes = 0;
-    d.stream_ordered_frees.store(false, std::memory_order_seq_cst);  // the new stack has no unfenced block
-  }
-  std::lock_guard streams{streams_mutex_};
-  std::erase_if(non_blocking_streams_, [device](auto const& s) { return s.second == device; });
-  std::erase_if(draining_, [device](draining_stream const& s) { return s.device == device; });
-  draining_count_.store(static_cast<int>(draining_.size()), std::memory_order_release);
-  d.non_blocking_streams.store(0, std::memory_order_seq_cst);
+  std::lock_guard lock{d.mutex};
+  d.open = {};
+  d.closed.clear();
+  d.spare_events.clear();
+  d.pending_bytes = 0;
+  d.open_frees.store(0, std::memory_order_relaxed);
+  d.stream_ordered_frees.store(false, std::memory_order_seq_cst);  // the new stack has no unfenced block
 }
 
 std::size_t deferred_frees::pending_bytes(int device) const noexcept
@@ -210,106 +206,21 @@ std::size_t deferred_frees::pending_bytes(int device) const noexcept
   return d.pending_bytes;
 }
 
-void deferred_frees::stream_created(CUstream stream, unsigned int flags, int device)
-{
-  if ((flags & CU_STREAM_NON_BLOCKING) == 0) { return; }  // blocking: the legacy stream's event covers it
-  if (!has_device_slot(device)) { return; }
-  // Counted before the fence is recorded: an allocation that saw no non-blocking stream either
-  // took its block before the fence (which then covers the block's earlier work) or sees the count
-  // when it checks again (dispatch.cpp).
-  devices_[static_cast<std::size_t>(device)].non_blocking_streams.fetch_add(1, std::memory_order_seq_cst);
-  devices_[static_cast<std::size_t>(device)].streams_created.fetch_add(1, std::memory_order_relaxed);
-  {
-    std::lock_guard lock{streams_mutex_};
-    non_blocking_streams_.emplace_back(stream, device);
-  }
-  // Blocks handed out in the legacy stream's order may still be used by work queued before this
-  // stream existed; the stream does not take part in the legacy stream's synchronization.
-  // While a capture is in progress nothing may touch the legacy stream: no fence (docs/shim.md).
-  if (capturing()) { return; }
-  auto const* driver = real();
-  CUevent fence{};
-  bool fenced = driver->event_create(&fence, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS;
-  if (fenced) {
-    fenced = driver->event_record(fence, CU_STREAM_LEGACY) == CUDA_SUCCESS &&
-             driver->stream_wait_event(stream, fence, 0) == CUDA_SUCCESS;
-    (void)driver->event_destroy(fence);  // the wait keeps what it needs
-  }
-  if (!fenced) { (void)driver->ctx_synchronize(); }  // no event to fence with: wait instead
-}
-
-void deferred_frees::stream_destroyed(CUstream stream) noexcept
-{
-  capture_checked(stream, 0, false);  // a stream destroyed while capturing captures no more
-  std::lock_guard lock{streams_mutex_};
-  auto const found = std::find_if(non_blocking_streams_.begin(), non_blocking_streams_.end(),
-                                  [stream](auto const& s) { return s.first == stream; });
-  if (found == non_blocking_streams_.end()) { return; }
-  auto const device = found->second;
-  non_blocking_streams_.erase(found);
-  // Work the program queued before destroying the stream still runs: the stream counts until then.
-  auto const* driver = real();
-  CUstreamCaptureStatus status{CU_STREAM_CAPTURE_STATUS_NONE};
-  if (driver->stream_is_capturing(stream, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE) {
-    // Not even asked: a query of a capturing stream ends its capture. Whatever the stream ran before
-    // its capture may still run, and nothing can watch it: the stream counts for good.
-    return;
-  }
-  if (driver->stream_query(stream) == CUDA_ERROR_NOT_READY) {
-    CUevent done{};
-    if (driver->event_create(&done, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) {
-      if (driver->event_record(done, stream) == CUDA_SUCCESS) {
-        try {
-          draining_.push_back({done, device});
-          draining_count_.store(static_cast<int>(draining_.size()), std::memory_order_release);
-          return;
-        } catch (...) {  // out of host memory: wait for the stream below
-        }
-      }
-      (void)driver->event_destroy(done);
-    }
-    (void)driver->stream_synchronize(stream);  // nothing to watch it with: wait for it here
-  }
-  devices_[static_cast<std::size_t>(device)].non_blocking_streams.fetch_sub(1, std::memory_order_seq_cst);
-}
-
 bool deferred_frees::legacy_order_suffices(int device) noexcept
 {
-  if (capturing() || !has_device_slot(device)) { return false; }
-  auto& d = devices_[static_cast<std::size_t>(device)];
-  if (d.non_blocking_streams.load(std::memory_order_seq_cst) == 0) { return true; }
-  (void)drained(device);
-  return d.non_blocking_streams.load(std::memory_order_seq_cst) == 0;
-}
-
-bool deferred_frees::drained(int device) noexcept
-{
-  if (draining_count_.load(std::memory_order_acquire) == 0) { return true; }
-  std::lock_guard lock{streams_mutex_};
-  forget_drained();
-  return std::none_of(draining_.begin(), draining_.end(), [device](auto const& s) { return s.device == device; });
-}
-
-void deferred_frees::wait_drained(int device) noexcept
-{
-  if (draining_count_.load(std::memory_order_acquire) == 0) { return; }
-  std::lock_guard lock{streams_mutex_};  // rare: a destroyed stream still running when memory ran short
-  for (auto const& s : draining_) {
-    if (s.device == device) { (void)real()->event_synchronize(s.done); }
+  if (streams_.capturing() || !has_device_slot(device)) { return false; }
+  if (streams_.non_blocking(device) == 0) [[likely]] { return true; }
+  if (!streams_.watching()) {
+    (void)streams_.drained(device);  // a destroyed stream that finished no longer counts
+    return streams_.non_blocking(device) == 0;
   }
-  forget_drained();
-}
-
-void deferred_frees::forget_drained() noexcept
-{
-  auto const* driver = real();
-  std::erase_if(draining_, [&](draining_stream const& s) {
-    if (driver->event_query(s.done) == CUDA_ERROR_NOT_READY) { return false; }
-    (void)driver->event_destroy(s.done);
-    devices_[static_cast<std::size_t>(s.device)].non_blocking_streams.fetch_sub(1, std::memory_order_seq_cst);
-    return true;
-  });
-  draining_count_.store(static_cast<int>(draining_.size()), std::memory_order_release);
+  // Streams are asked only while no free waits in the open epoch: while one does, a busy stream
+  // was found there, and the epoch's close asks again (a query per free would cost more than
+  // the epoch saves).
+  auto const& d  = devices_[static_cast<std::size_t>(device)];
+  auto const ask = d.open_frees.load(std::memory_order_relaxed) == 0 ? program_streams::ask_streams::when_needed
+                                                                     : program_streams::ask_streams::never;
+  return streams_.idle(device, ask);
 }
 
 std::size_t deferred_frees::frees_through_epochs(int device) const noexcept
@@ -320,16 +231,12 @@ std::size_t deferred_frees::frees_through_epochs(int device) const noexcept
   return d.frees;
 }
 
-std::size_t deferred_frees::non_blocking_streams_created(int device) const noexcept
-{
-  if (!has_device_slot(device)) { return 0; }
-  return devices_[static_cast<std::size_t>(device)].streams_created.load(std::memory_order_relaxed);
-}
-
 bool deferred_frees::fenced_reuse(int device) const noexcept
 {
-  if (capturing() || !has_device_slot(device)) { return false; }
-  return !devices_[static_cast<std::size_t>(device)].stream_ordered_frees.load(std::memory_order_acquire);
+  if (streams_.capturing() || !has_device_slot(device)) { return false; }
+  // Watched streams wait behind a fence for blocks a stream-ordered free put there too.
+  return streams_.watching() ||
+         !devices_[static_cast<std::size_t>(device)].stream_ordered_frees.load(std::memory_order_acquire);
 }
 
 void deferred_frees::note_stream_ordered_free(int device) noexcept
@@ -351,27 +258,6 @@ deferred_frees::device_waits deferred_frees::waits(int device) const noexcept
   if (!has_device_slot(device)) { return {0, 0}; }
   auto const& d = devices_[static_cast<std::size_t>(device)];
   return {d.waits.load(std::memory_order_relaxed), d.wait_ns.load(std::memory_order_relaxed)};
-}
-
-void deferred_frees::capture_noted(CUstream stream, std::uint64_t thread) noexcept
-{
-  std::lock_guard lock{captures_mutex_};
-  std::pair const key{stream, thread};
-  if (std::find(capturing_.begin(), capturing_.end(), key) != capturing_.end()) { return; }  // begun twice
-  try {
-    capturing_.push_back(key);
-  } catch (...) {  // out of host memory: the capture goes unnoticed, as before the shim watched them
-    return;
-  }
-  captures_.store(static_cast<int>(capturing_.size()), std::memory_order_release);
-}
-
-void deferred_frees::capture_checked(CUstream stream, std::uint64_t thread, bool still_capturing) noexcept
-{
-  if (still_capturing) { return; }
-  std::lock_guard lock{captures_mutex_};
-  std::erase(capturing_, std::pair{stream, thread});
-  captures_.store(static_cast<int>(capturing_.size()), std::memory_order_release);
 }
 
 }  // namespace rmm::shim

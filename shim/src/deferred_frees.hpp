@@ -4,16 +4,17 @@
 // The device-wide free policy. cudaFree and cuMemFree promise that the memory is no longer in use
 // by any work submitted before them, on any stream, and real programs rely on it (PyTorch with its
 // cache off frees a tensor while kernels reading it are still queued). Synchronizing the device at
-// each free would keep that promise at a high price; instead the frees of each device are collected
-// into epochs. An epoch is closed with an event recorded on the legacy default stream (which waits
-// for every blocking stream). When no non-blocking stream has work at that moment, none can still
-// use the epoch's blocks: each is made to wait for the legacy event (a fence), and the blocks go
-// back to the stack at once, in the legacy stream's order, for allocations taken in that order.
-// Otherwise the busy non-blocking streams get events too, and the blocks go back once all the
+// each free would keep that promise at a high price. Instead, a block goes back to the stack at
+// once, in the legacy default stream's order (which waits for every blocking stream), whenever no
+// non-blocking stream can still run work submitted before the free (program_streams.hpp knows,
+// mostly without asking the driver); the non-blocking streams' later work waits behind a fence.
+// Otherwise the frees of each device are collected into epochs. An epoch is closed with an event
+// on the legacy stream and on each busy non-blocking stream, and its blocks go back once all the
 // events have completed. Closing costs a few driver calls per epoch, not per free; nothing is
 // waited for until the stack would otherwise have to grow.
 
 #include "devices.hpp"
+#include "program_streams.hpp"
 #include <cuda.h>
 
 #include <array>
@@ -42,7 +43,7 @@ class deferred_frees {
   /// Called with no lock held.
   using give_back_fn = std::function<void(int device, std::uintptr_t ptr, std::size_t size, bool in_legacy_order)>;
 
-  explicit deferred_frees(give_back_fn give_back);
+  deferred_frees(give_back_fn give_back, program_streams& streams);
   deferred_frees(deferred_frees const&)            = delete;
   deferred_frees& operator=(deferred_frees const&) = delete;
 
@@ -61,37 +62,25 @@ class deferred_frees {
   /// Bytes freed on `device` and not yet given back.
   [[nodiscard]] std::size_t pending_bytes(int device) const noexcept;
 
-  /// The program's streams: non-blocking ones need an event of their own in each epoch. A new
-  /// non-blocking stream is made to wait for the legacy stream's work so far (see below).
-  void stream_created(CUstream stream, unsigned int flags, int device);
-  void stream_destroyed(CUstream stream) noexcept;
-
-  /// True while `device` has no non-blocking stream (none alive, none destroyed with work still
-  /// running) and no capture is in progress. Every stream of the program then takes part in the
-  /// legacy stream's implicit synchronization, so ordering a free on the legacy stream keeps
-  /// cudaFree's promise, and a block taken in the legacy stream's order is safe for every stream:
-  /// memory is reused at once, as in the stream-ordered policy. A non-blocking stream created later
-  /// first waits for the legacy stream's work submitted before it existed. One atomic load.
+  /// True while no non-blocking stream of `device` can still run work submitted before now (none
+  /// exists, or none had work since it was last found idle) and no capture is in progress. Every
+  /// other stream takes part in the legacy stream's implicit synchronization, so ordering a free on
+  /// the legacy stream keeps cudaFree's promise, and a block taken in that order is safe for every
+  /// stream (the non-blocking ones' later work waits behind a fence, dispatch.cpp): memory is reused
+  /// at once, as in the stream-ordered policy. Without non-blocking streams, one atomic load.
   [[nodiscard]] bool legacy_order_suffices(int device) noexcept;
 
   /// True while allocations on `device` may be taken in the legacy stream's order although it has
   /// non-blocking streams: every block there was either freed before those streams existed (their
-  /// creation fence covers it) or given back from a fenced epoch. A stream-ordered free
-  /// (cudaFreeAsync) puts blocks there without a fence, so the first one ends this for the device
-  /// (note_stream_ordered_free), as does a capture in progress.
+  /// creation fence covers it) or given back from a fenced epoch. Without the streams' watch, a
+  /// stream-ordered free (cudaFreeAsync) puts blocks there without a fence, so the first one ends
+  /// this for the device (note_stream_ordered_free); with it, the watched streams' next work waits
+  /// behind a fence for those blocks too. A capture in progress ends it while it lasts.
   [[nodiscard]] bool fenced_reuse(int device) const noexcept;
   void note_stream_ordered_free(int device) noexcept;
 
-  /// Non-blocking streams of `device` alive or still running work.
-  [[nodiscard]] int non_blocking_streams(int device) const noexcept
-  {
-    return devices_[static_cast<std::size_t>(device)].non_blocking_streams.load(std::memory_order_seq_cst);
-  }
-
-  /// For the report: frees of `device` that went through epochs, and the non-blocking streams the
-  /// program created on it.
+  /// For the report: frees of `device` that went through epochs.
   [[nodiscard]] std::size_t frees_through_epochs(int device) const noexcept;
-  [[nodiscard]] std::size_t non_blocking_streams_created(int device) const noexcept;
   /// For the report: how often the host waited for the device to finish with freed memory of
   /// `device`, and for how long in all.
   struct device_waits {
@@ -106,15 +95,6 @@ class deferred_frees {
     std::size_t waited;
   };
   [[nodiscard]] epoch_counts epochs(int device) const noexcept;
-
-  /// Stream captures in progress in the process: while any is, no epoch is closed and nothing is
-  /// ordered on the legacy stream (work there would invalidate a capture of a blocking stream).
-  /// `stream` with `thread` names a capture (`thread` tells the per-thread default streams apart,
-  /// 0 for other streams). Noted before the capture may begin, checked when it may have ended (or
-  /// did not begin): forgotten once the driver says the stream no longer captures.
-  void capture_noted(CUstream stream, std::uint64_t thread) noexcept;
-  void capture_checked(CUstream stream, std::uint64_t thread, bool still_capturing) noexcept;
-  [[nodiscard]] bool capturing() const noexcept { return captures_.load(std::memory_order_acquire) > 0; }
 
   /// Frees per epoch. Longer epochs would cost fewer fences with many non-blocking streams, but the
   /// blocks they hold back scatter the allocations made meanwhile: with epochs of 8 frees per stream
@@ -140,8 +120,7 @@ class deferred_frees {
     std::deque<epoch> closed;  // oldest first
     std::vector<CUevent> spare_events;
     std::size_t pending_bytes{0};
-    std::atomic<int> non_blocking_streams{0};  // alive, or destroyed with work still running
-    std::atomic<std::size_t> streams_created{0};
+    std::atomic<std::size_t> open_frees{0};         // open.blocks.size(), read without the lock
     std::size_t frees{0};                           // ever deferred
     std::atomic<bool> stream_ordered_frees{false};  // a cudaFreeAsync was served: no fenced reuse
     std::atomic<std::size_t> fenced_epochs{0};
@@ -149,11 +128,6 @@ class deferred_frees {
     std::atomic<std::size_t> waits{0};
     std::atomic<std::uint64_t> wait_ns{0};
   };
-  struct draining_stream {
-    CUevent done;  // recorded on the stream when the program destroyed it
-    int device;
-  };
-
   /// How an epoch was closed: not at all (a capture is in progress, or no event could be recorded),
   /// fenced (its blocks may be reused at once in the legacy stream's order), or with events to wait for.
   enum class closed_as { still_open, fenced, waiting };
@@ -165,24 +139,11 @@ class deferred_frees {
   /// more while cudaMalloc takes memory in that order); no lock held.
   void give_back_in_legacy_order(int device, std::vector<block> const& blocks);
   [[nodiscard]] bool completed(epoch const& e) const noexcept;
-  /// Whether every stream of `device` the program destroyed while it had work finished that work
-  /// (the epochs' events cannot cover it); forgets those that did. Takes streams_mutex_.
-  bool drained(int device) noexcept;
-  /// Waits until every destroyed stream of `device` finished its work.
-  void wait_drained(int device) noexcept;
-  /// Forgets the destroyed streams that finished; streams_mutex_ held.
-  void forget_drained() noexcept;
   void recycle(per_device& d, epoch& e);
 
   give_back_fn give_back_;
+  program_streams& streams_;
   std::array<per_device, max_devices> devices_;
-  std::mutex streams_mutex_;  // held while events are recorded on the program's streams
-  std::vector<std::pair<CUstream, int>> non_blocking_streams_;
-  std::vector<draining_stream> draining_;  // under streams_mutex_
-  std::atomic<int> draining_count_{0};     // its size, read without the lock
-  std::mutex captures_mutex_;
-  std::vector<std::pair<CUstream, std::uint64_t>> capturing_;  // under captures_mutex_
-  std::atomic<int> captures_{0};                               // its size, read without the lock
 };
 
 }  // namespace rmm::shim

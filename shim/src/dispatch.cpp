@@ -28,7 +28,7 @@ namespace rmm::shim {
 
 own_work_scope::own_work_scope() noexcept
 {
-  if (!state().deferred.capturing()) [[likely]] { return; }
+  if (!state().streams.capturing()) [[likely]] { return; }
   auto const* driver = real();
   relaxed_           = driver != nullptr && driver->exchange_capture_mode(&previous_) == CUDA_SUCCESS;
 }
@@ -279,12 +279,12 @@ enum class pointer_check : bool {
 
 /// Whether cudaMalloc and cudaFree on `device` are served in the legacy default stream's order:
 /// never while a stream captures (nothing may be ordered on the legacy stream then); otherwise
-/// always under the stream-ordered policy, and under the device-wide one while the device has no
-/// non-blocking stream, since every other stream then synchronizes with the legacy stream
-/// (legacy_order_suffices checks captures itself).
+/// always under the stream-ordered policy, and under the device-wide one while no non-blocking
+/// stream of the device can still run work submitted before now, since every other stream then
+/// synchronizes with the legacy stream (legacy_order_suffices checks captures itself).
 bool in_legacy_order(shim_state& s, int device) noexcept
 {
-  if (settings().free_policy == free_policy::stream_ordered) { return !s.deferred.capturing(); }
+  if (settings().free_policy == free_policy::stream_ordered) { return !s.streams.capturing(); }
   return s.deferred.legacy_order_suffices(device);
 }
 
@@ -296,17 +296,29 @@ bool in_fenced_legacy_order(shim_state& s, int device) noexcept
 }
 
 /// The host waits for the legacy stream's work so far (the rare race of an allocation with the
-/// creation of the device's first non-blocking stream).
+/// creation of the device's first non-blocking stream, or with the start of a capture).
 void wait_for_legacy_stream() noexcept { (void)real()->stream_synchronize(CU_STREAM_LEGACY); }
 
-/// After a block was taken in the legacy stream's order: waits for that stream when the device's
-/// first non-blocking stream appeared since the order was checked (its fence may predate the
-/// block's last use).
-void fence_late_non_blocking_stream(shim_state& s, int device) noexcept
+/// Which way a block was taken in the legacy stream's order.
+enum class legacy_take : bool {
+  unfenced,  ///< while no non-blocking stream could still run work (legacy_order_suffices)
+  fenced     ///< while some could, from memory fenced for them (fenced_reuse)
+};
+
+/// After a block was taken in the legacy stream's order, while old work on it may still run there
+/// (its free was ordered there, or the stack made the legacy stream wait for another stream's
+/// work on it): the device's non-blocking streams must not overtake that work. Watched streams wait
+/// behind a fence recorded before their next work. Without the watch, each got a fence when it was
+/// created or when the block's epoch closed; only a stream created since the order was checked
+/// may lack it, and then the host waits for the legacy stream.
+void after_legacy_take(shim_state& s, int device, legacy_take how) noexcept
 {
-  if (settings().free_policy == free_policy::device_wide && s.deferred.non_blocking_streams(device) > 0) {
-    wait_for_legacy_stream();
+  if (settings().free_policy != free_policy::device_wide || s.streams.non_blocking(device) == 0) [[likely]] { return; }
+  if (s.streams.watching()) {
+    if (!s.streams.fence_later_work(device)) { wait_for_legacy_stream(); }  // a capture began meanwhile
+    return;
   }
+  if (how == legacy_take::unfenced) { wait_for_legacy_stream(); }
 }
 
 /// Gives a freed block to its stack as cudaFree promises: in the legacy stream's order when that
@@ -330,20 +342,28 @@ void return_to_stack(shim_state& s, kept_block const& block, bool legacy_order) 
   }
 }
 
-/// Gives a block a thread kept to its stack, as the free that kept it would have, in the order
-/// that suffices now (a non-blocking stream may have appeared, a capture begun, since).
+/// Gives a freed block to its stack in the order that suffices now.
 void give_back(shim_state& s, kept_block const& block) noexcept
 {
   return_to_stack(s, block, in_legacy_order(s, block.device));
 }
 
+/// Gives a block a thread kept to its stack, as the free that kept it would have: in the legacy
+/// stream's order, which sufficed then, unless a capture is in progress now (nothing may be
+/// ordered there). A non-blocking stream created since waited for the legacy work queued before
+/// it, which includes the block's last use.
+void give_back_kept_block(shim_state& s, kept_block const& block) noexcept
+{
+  return_to_stack(s, block, !s.streams.capturing());
+}
+
 /// Gives back what the calling thread keeps on `device`, before a request its block cannot serve.
 void give_back_kept(shim_state& s, int device) noexcept
 {
-  if (auto const kept = thread_cache::take_any(device)) [[unlikely]] { give_back(s, *kept); }
+  if (auto const kept = thread_cache::take_any(device)) [[unlikely]] { give_back_kept_block(s, *kept); }
 }
 
-void give_back_swept(kept_block const& block) noexcept { give_back(state(), block); }
+void give_back_swept(kept_block const& block) noexcept { give_back_kept_block(state(), block); }
 
 /// The device whose stack serves an allocation request, or nothing (the reason counted) for a
 /// null out-pointer or zero bytes, or a current context that is not a device's primary one.
@@ -376,7 +396,7 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes)
       // The block this thread freed last, of this size: reused in the order the stack would have.
       sampled_timer const timer{*device};
       own_work_scope const own_work;
-      fence_late_non_blocking_stream(s, *device);
+      after_legacy_take(s, *device, legacy_take::unfenced);
       return hand_out(s, {reinterpret_cast<void*>(*kept), 0, false}, bytes, *device, block_kind::stream_ordered, out,
                       *s.stacks.find(*device), CU_STREAM_LEGACY, block_source::kept);
     }
@@ -392,7 +412,7 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes)
   try {
     if (legacy_order) {
       auto const block = allocate_on(stack, bytes, alignment, CU_STREAM_LEGACY);
-      fence_late_non_blocking_stream(s, *device);
+      after_legacy_take(s, *device, legacy_take::unfenced);
       return hand_out(s, block, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
     }
     if (fenced_legacy_order) {
@@ -402,6 +422,7 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes)
       if (!s.deferred.fenced_reuse(*device)) {
         (void)real()->ctx_synchronize();  // a cudaFreeAsync meanwhile may have put an unfenced block there
       }
+      after_legacy_take(s, *device, legacy_take::fenced);
       return hand_out(s, block, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
     }
     auto const block = allocate_on(stack, bytes, alignment, std::nullopt);
@@ -433,7 +454,7 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr)
   }
   if (legacy_order && !owner->over_allocated && s.stacks.keeps_frees(owner->device)) {
     // Kept for this thread's next allocation of the same size; what it displaces goes back.
-    if (auto const back = thread_cache::keep(block)) { give_back(s, *back); }
+    if (auto const back = thread_cache::keep(block)) { give_back_kept_block(s, *back); }
     return CUDA_SUCCESS;
   }
   return_to_stack(s, block, legacy_order);
@@ -443,7 +464,7 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr)
 void give_back_at_thread_end(kept_block const& block) noexcept
 {
   if (!settings().enabled || exiting()) { return; }  // dropped with the process: no CUDA call during exit
-  give_back(state(), block);
+  give_back_kept_block(state(), block);
 }
 
 std::size_t give_back_kept_blocks(int device) noexcept
@@ -647,13 +668,25 @@ void give_back_exported(kept_block const& block) noexcept
   give_back(state(), block);
 }
 
+void note_unwatched_entry_point(char const* name, int version, char const* how) noexcept
+{
+  if (!settings().enabled) { return; }
+  std::string why;
+  try {
+    why = version > 0 ? fmt::format("{} (ABI {}) was handed out through {} unwrapped", name, version, how)
+                      : fmt::format("{} was handed out through {} unwrapped", name, how);
+  } catch (...) {  // out of host memory: the watch ends all the same
+  }
+  state().streams.lose_sight(std::move(why));
+}
+
 void note_stream_created(CUstream stream, unsigned int flags) noexcept
 {
   if (!settings().enabled) { return; }
   CUdevice device{};
   if (real()->ctx_get_device(&device) != CUDA_SUCCESS) { return; }
   try {
-    state().deferred.stream_created(stream, flags, device);
+    state().streams.created(stream, flags, device);
   } catch (...) {  // out of host memory: the stream gets no event of its own (legacy still covers blocking work)
   }
   // The stacks key their memory by the driver's stream id; a stream whose creation and destruction
@@ -674,7 +707,7 @@ void note_stream_destroyed(CUstream stream) noexcept
   if (!settings().enabled) { return; }
   rmm::mr::detail::forget_stream(stream);  // before its handle can be reused
   own_work_scope const own_work;
-  state().deferred.stream_destroyed(stream);
+  state().streams.destroyed(stream);
 }
 
 namespace {
@@ -694,7 +727,7 @@ void note_capture_beginning(CUstream stream, stream_flavour flavour) noexcept
 {
   if (!settings().enabled) { return; }
   auto const [handle, thread] = capture_key(stream, flavour);
-  state().deferred.capture_noted(handle, thread);
+  state().streams.capture_noted(handle, thread);
 }
 
 void note_capture_ended(CUstream stream, stream_flavour flavour) noexcept
@@ -704,7 +737,7 @@ void note_capture_ended(CUstream stream, stream_flavour flavour) noexcept
   CUstreamCaptureStatus status{CU_STREAM_CAPTURE_STATUS_NONE};
   bool const still =
     real()->stream_is_capturing(handle, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
-  state().deferred.capture_checked(handle, thread, still);
+  state().streams.capture_checked(handle, thread, still);
 }
 
 void note_passed_by(pass_reason reason, std::size_t bytes) noexcept
@@ -739,6 +772,7 @@ void note_device_reset(CUdevice device) noexcept
   s.stacks.forget(device);
   auto const [blocks, bytes] = s.ownership.forget_device(device);
   s.deferred.forget_device(device);
+  s.streams.forget_device(device);
   s.exports.forget_device(device);  // their memory is gone: their handles open nothing any more
   s.program_pool[static_cast<std::size_t>(device)].store(false, std::memory_order_relaxed);
   s.default_pools.forget(device);

@@ -107,6 +107,10 @@ void adjust_pointer_attribute(void* data, CUpointer_attribute attribute, CUdevic
 /// An exported block the program freed, once the last process that opened it closed it.
 void give_back_exported(kept_block const& block) noexcept;
 
+/// The program was handed the driver's own `name` (at `version`, 0 for dlsym; found through `how`),
+/// which may submit work the shim cannot see: the watch of the non-blocking streams ends.
+void note_unwatched_entry_point(char const* name, int version, char const* how) noexcept;
+
 /// What the program did with its streams and pools, which the free policy and the async path
 /// need to know.
 void note_stream_created(CUstream stream, unsigned int flags) noexcept;

@@ -26,11 +26,15 @@ __attribute__((visibility("hidden"))) RMM_SHIM_BEFORE_SANITIZERS void* rmm_shim_
   if (found == nullptr || symbol == nullptr || symbol[0] != 'c' || symbol[1] != 'u') { return found; }
   if (!rmm::shim::settings().enabled) { return found; }
   auto const* entry = rmm::shim::wrapper_for_symbol(symbol);
-  if (entry == nullptr) { return found; }
+  if (entry == nullptr && !rmm::shim::may_submit_work(symbol)) { return found; }
   auto const* driver = rmm::shim::real();
   // Only the driver's own entry point: another library exporting the name (or the shim, for a
   // lookup in the global scope) is left alone.
   if (driver == nullptr || rmm::shim::real_dlsym(driver->library, symbol) != found) { return found; }
+  if (entry == nullptr || !rmm::shim::wraps(*entry, found)) {
+    rmm::shim::note_unwatched_entry_point(symbol, 0, "dlsym");  // may submit work, not wrapped
+    return found;
+  }
   rmm::shim::note_installed(*entry, rmm::shim::found_through::dlsym);
   return entry->wrapper;
 }

@@ -7,6 +7,7 @@
 #include "dispatch.hpp"
 #include "hook_table.hpp"
 #include "real_driver.hpp"
+#include "settings.hpp"
 #include "visibility.hpp"
 
 namespace {
@@ -17,13 +18,21 @@ using rmm::shim::real;
 constexpr auto default_stream = rmm::shim::stream_flavour::default_stream;
 constexpr auto per_thread     = rmm::shim::stream_flavour::per_thread;
 
-/// Hands out the wrapper instead of what the real resolver found, when the shim wraps it.
+/// Hands out the wrapper instead of what the real resolver found, when the shim wraps it. An entry
+/// point that may submit work and is handed out as the driver's own ends the watch of the streams.
 void substitute(char const* symbol, void** pfn, int version, cuuint64_t flags)
 {
-  if (pfn == nullptr || *pfn == nullptr || symbol == nullptr) { return; }
-  if (auto const* entry = rmm::shim::wrapper_for_proc(symbol, version, flags); entry != nullptr) {
+  if (pfn == nullptr || *pfn == nullptr || symbol == nullptr || !rmm::shim::settings().enabled) { return; }
+  auto const* entry = rmm::shim::wrapper_for_proc(symbol, version, flags);
+  if (entry != nullptr && rmm::shim::wraps(*entry, *pfn)) {
     *pfn = entry->wrapper;
     rmm::shim::note_installed(*entry, rmm::shim::found_through::get_proc_address);
+    return;
+  }
+  if (rmm::shim::may_submit_work(symbol)) {
+    bool const per_thread_flavour = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+    rmm::shim::note_unwatched_entry_point(symbol, version,
+                                          per_thread_flavour ? "cuGetProcAddress, per-thread" : "cuGetProcAddress");
   }
 }
 
@@ -224,6 +233,16 @@ RMM_SHIM_EXPORT CUresult cuStreamCreateWithPriority(CUstream* stream, unsigned i
   return result;
 }
 
+// A green context's streams are non-blocking, on the device of the green context.
+RMM_SHIM_EXPORT CUresult cuGreenCtxStreamCreate(CUstream* stream, CUgreenCtx green, unsigned int flags, int priority)
+{
+  auto const create = real()->green_ctx_stream_create;
+  if (create == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  auto const result = pass_through([&] { return create(stream, green, flags, priority); });
+  if (result == CUDA_SUCCESS) { rmm::shim::note_stream_created(*stream, flags | CU_STREAM_NON_BLOCKING); }
+  return result;
+}
+
 RMM_SHIM_EXPORT CUresult cuStreamDestroy_v2(CUstream stream)
 {
   rmm::shim::note_stream_destroyed(stream);  // before: the handle may be reused at once
@@ -243,6 +262,36 @@ RMM_SHIM_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamC
 {
   rmm::shim::note_capture_beginning(stream, per_thread);
   auto const result = pass_through([&] { return real()->stream_begin_capture_ptsz(stream, mode); });
+  rmm::shim::note_capture_ended(stream, per_thread);
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream stream,
+                                                     CUgraph graph,
+                                                     CUgraphNode const* dependencies,
+                                                     CUgraphEdgeData const* edges,
+                                                     std::size_t count,
+                                                     CUstreamCaptureMode mode)
+{
+  auto const begin = real()->stream_begin_capture_to_graph;
+  if (begin == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  rmm::shim::note_capture_beginning(stream, default_stream);
+  auto const result = pass_through([&] { return begin(stream, graph, dependencies, edges, count, mode); });
+  rmm::shim::note_capture_ended(stream, default_stream);
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream stream,
+                                                          CUgraph graph,
+                                                          CUgraphNode const* dependencies,
+                                                          CUgraphEdgeData const* edges,
+                                                          std::size_t count,
+                                                          CUstreamCaptureMode mode)
+{
+  auto const begin = real()->stream_begin_capture_to_graph_ptsz;
+  if (begin == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  rmm::shim::note_capture_beginning(stream, per_thread);
+  auto const result = pass_through([&] { return begin(stream, graph, dependencies, edges, count, mode); });
   rmm::shim::note_capture_ended(stream, per_thread);
   return result;
 }

@@ -22,5 +22,9 @@ extern "C" {
   std::remove_pointer_t<type> wrapper;
 #define RMM_SHIM_LEGACY_HOOK(wrapper, exported, name, first_version, end_version, flavour, real, type, need) \
   std::remove_pointer_t<type> wrapper __asm__(#exported);
+#define RMM_SHIM_SUBMISSION(wrapper, name, first_version, end_version, flavour, real, type) \
+  std::remove_pointer_t<type> wrapper;
+#define RMM_SHIM_LEGACY_SUBMISSION(wrapper, exported, name, first_version, end_version, flavour, real, type) \
+  std::remove_pointer_t<type> wrapper __asm__(#exported);
 #include "entry_points.def"
 }

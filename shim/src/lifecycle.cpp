@@ -53,7 +53,7 @@ bool give_back_waiting_frees(void*, rmm::cuda_device_id device, std::size_t) noe
 }
 
 /// A device synchronization would end every capture in progress as invalid, in every mode.
-bool no_capture_in_progress(void*, rmm::cuda_device_id) noexcept { return !state().deferred.capturing(); }
+bool no_capture_in_progress(void*, rmm::cuda_device_id) noexcept { return !state().streams.capturing(); }
 
 __attribute__((constructor(102))) void start()
 {
@@ -96,12 +96,12 @@ __attribute__((destructor)) void finish()
   if ((settings().stats_at_exit && reached) || settings().verbose) {
     auto const detail = settings().verbose ? report_detail::verbose : report_detail::summary;
     // Nowhere left to say it failed.
-    (void)write_report(stderr, report_format::text, detail, s.count, s.stacks, s.deferred);
+    (void)write_report(stderr, report_format::text, detail, s.count, s.stacks, s.deferred, s.streams);
   }
   if (auto const& pattern = settings().report_file; !pattern.empty() && reached) {
     // %p: this process (a forked child writes its own report); the report covers every device.
     auto const path = rmm::config::expand_file_name_pattern(pattern, static_cast<long>(::getpid()), 0);
-    if (auto const error = save_report(path, s.count, s.stacks, s.deferred); error != 0) {
+    if (auto const error = save_report(path, s.count, s.stacks, s.deferred, s.streams); error != 0) {
       fmt::print(stderr, "rmm shim: cannot write the report to {}: {}\n", path, std::strerror(error));
     }
   }

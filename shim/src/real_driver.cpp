@@ -42,6 +42,10 @@ bool bind_all(real_driver& d)
   all_required &= bind(d, d.real, #name, first_version, stream_flavour::flavour, requirement::need);
 #define RMM_SHIM_LEGACY_HOOK(wrapper, exported, name, first_version, end_version, flavour, real, type, need) \
   all_required &= bind(d, d.real, #name, first_version, stream_flavour::flavour, requirement::need);
+#define RMM_SHIM_SUBMISSION(wrapper, name, first_version, end_version, flavour, real, type) \
+  (void)bind(d, d.real, #name, first_version, stream_flavour::flavour, requirement::optional);
+#define RMM_SHIM_LEGACY_SUBMISSION(wrapper, exported, name, first_version, end_version, flavour, real, type) \
+  (void)bind(d, d.real, #name, first_version, stream_flavour::flavour, requirement::optional);
 #define RMM_SHIM_DRIVER_CALL(real, name, version, type, need) \
   all_required &= bind(d, d.real, #name, version, stream_flavour::default_stream, requirement::need);
 #include "entry_points.def"

@@ -39,6 +39,9 @@ struct real_driver {
 #define RMM_SHIM_HOOK(wrapper, name, first_version, end_version, flavour, real, type, need) type real{};
 #define RMM_SHIM_LEGACY_HOOK(wrapper, exported, name, first_version, end_version, flavour, real, type, need) \
   type real{};
+#define RMM_SHIM_SUBMISSION(wrapper, name, first_version, end_version, flavour, real, type) type real{};
+#define RMM_SHIM_LEGACY_SUBMISSION(wrapper, exported, name, first_version, end_version, flavour, real, type) \
+  type real{};
 #define RMM_SHIM_DRIVER_CALL(real, name, version, type, need) type real{};
 #include "entry_points.def"
 

@@ -2,6 +2,7 @@
 #include "report.hpp"
 
 #include "deferred_frees.hpp"
+#include "program_streams.hpp"
 #include "device_stacks.hpp"
 #include "hook_table.hpp"
 #include "thread_cache.hpp"
@@ -359,6 +360,7 @@ struct device_report {
   std::size_t non_blocking_streams_created{};
   deferred_frees::epoch_counts epochs{};
   deferred_frees::device_waits waits{};
+  program_streams::fence_counts fences{};  ///< for the watched non-blocking streams
 
   /// Per call, from the sampled calls.
   [[nodiscard]] double ns_per_call() const noexcept
@@ -404,9 +406,14 @@ struct report_contents {
   bool xla_loaded{};                                  ///< the process runs XLA (JAX, TensorFlow)
   counters::physical_calls physical{};                ///< the program's own cuMemCreate / cuMemRelease
   std::vector<hook_report> hooks;                     ///< wrappers handed out at least once
+  bool streams_watched{};                             ///< the non-blocking streams' work was seen
+  std::string streams_unwatched_because;              ///< why not, when it was not
 };
 
-report_contents collect_report(counters const& c, device_stacks const& stacks, deferred_frees const& pending)
+report_contents collect_report(counters const& c,
+                               device_stacks const& stacks,
+                               deferred_frees const& pending,
+                               program_streams const& streams)
 {
   report_contents report;
   report.pid = static_cast<long>(::getpid());
@@ -420,16 +427,19 @@ report_contents collect_report(counters const& c, device_stacks const& stacks, d
                               .kept_bytes                   = thread_cache::kept_bytes(device),
                               .waiting_bytes                = pending.pending_bytes(device),
                               .frees_through_epochs         = pending.frees_through_epochs(device),
-                              .non_blocking_streams_created = pending.non_blocking_streams_created(device),
+                              .non_blocking_streams_created = streams.created_count(device),
                               .epochs                       = pending.epochs(device),
-                              .waits                        = pending.waits(device)});
+                              .waits                        = pending.waits(device),
+                              .fences                       = streams.fences(device)});
   }
   for (std::size_t r = 0; r < reasons; ++r) {
     report.passes[r]       = c.passes(static_cast<pass_reason>(r));
     report.passed_bytes[r] = c.passed_bytes(static_cast<pass_reason>(r));
   }
-  report.xla_loaded = xla_loaded();
-  report.physical   = c.physical_allocation_calls();
+  report.xla_loaded                = xla_loaded();
+  report.physical                  = c.physical_allocation_calls();
+  report.streams_watched           = streams.watching();
+  report.streams_unwatched_because = streams.why_not_watching();
   for (auto const& entry : wrapped_entry_points()) {
     auto const by_dlsym   = times_installed(entry, found_through::dlsym);
     auto const by_resolve = times_installed(entry, found_through::get_proc_address);
@@ -514,6 +524,10 @@ std::string text_details(device_report const& d)
       "time{} ({:.2f} ms)\n",
       d.epochs.fenced, d.epochs.waited, d.waits.count, plural(d.waits.count), d.waited_ms());
   }
+  if (d.non_blocking_streams_created > 0 && (d.fences.recorded > 0 || d.fences.waited > 0)) {
+    text += fmt::format("    non-blocking streams fenced behind legacy-order reuse: {} fence{} recorded, {} wait{}\n",
+                        d.fences.recorded, plural(d.fences.recorded), d.fences.waited, plural(d.fences.waited));
+  }
   if (t.resets > 0) {
     text += fmt::format("    device resets: {} (they destroyed {} live block{}, {})\n", t.resets, t.reset_blocks,
                         plural(t.reset_blocks), format_bytes(t.reset_bytes));
@@ -543,6 +557,12 @@ std::string text_report(report_contents const& report, report_detail detail)
   text += text_virtual_memory_hint(report);
   text += text_physical_allocations(report);
   for (auto const& d : report.devices) { text += text_details(d); }
+  if (!report.streams_watched && !report.streams_unwatched_because.empty() &&
+      std::any_of(report.devices.begin(), report.devices.end(),
+                  [](device_report const& d) { return d.non_blocking_streams_created > 0; })) {
+    text += fmt::format("  non-blocking streams not watched: {}; every epoch queried and fenced them all\n",
+                        report.streams_unwatched_because);
+  }
   if (detail == report_detail::verbose) { text += text_hooks(report); }
   return text;
 }
@@ -573,6 +593,8 @@ void json_device(rmm::detail::json_writer& json, device_report const& d)
     .member("non_blocking_streams_created", d.non_blocking_streams_created)
     .member("fenced_epochs", d.epochs.fenced)
     .member("waited_epochs", d.epochs.waited)
+    .member("stream_fences_recorded", d.fences.recorded)
+    .member("stream_fence_waits", d.fences.waited)
     .member("device_waits", d.waits.count)
     .member("device_wait_ms", d.waited_ms(), 3)
     .member("resets", t.resets)
@@ -600,7 +622,10 @@ std::string json_report(report_contents const& report)
     .member("creates", report.physical.creates)
     .member("releases", report.physical.releases)
     .member("ns", report.physical.ns)
-    .end_object();
+    .end_object()
+    .key("streams_watched")
+    .boolean(report.streams_watched)
+    .member("streams_unwatched_because", report.streams_unwatched_because);
   json.key("hooks").begin_array();
   for (auto const& hook : report.hooks) {
     json.begin_object()
@@ -620,9 +645,10 @@ int write_report(std::FILE* out,
                  report_detail detail,
                  counters const& c,
                  device_stacks const& stacks,
-                 deferred_frees const& pending)
+                 deferred_frees const& pending,
+                 program_streams const& streams)
 {
-  auto const contents = collect_report(c, stacks, pending);
+  auto const contents = collect_report(c, stacks, pending, streams);
   auto const report   = format == report_format::json ? json_report(contents) : text_report(contents, detail);
   // Every byte reached the file, or the reason it did not (a full disk fails at the flush).
   errno = 0;
@@ -636,7 +662,8 @@ int write_report(std::FILE* out,
 int save_report(std::string const& path,
                 counters const& c,
                 device_stacks const& stacks,
-                deferred_frees const& pending) noexcept
+                deferred_frees const& pending,
+                program_streams const& streams) noexcept
 {
   try {
     // A device or a pipe (/dev/stderr, /dev/full) is written as it is.
@@ -644,7 +671,7 @@ int save_report(std::string const& path,
     if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) {
       std::FILE* out = std::fopen(path.c_str(), "w");
       if (out == nullptr) { return errno != 0 ? errno : EIO; }
-      int error = write_report(out, report_format::json, report_detail::verbose, c, stacks, pending);
+      int error = write_report(out, report_format::json, report_detail::verbose, c, stacks, pending, streams);
       if (std::fclose(out) != 0 && error == 0) { error = errno != 0 ? errno : EIO; }
       return error;
     }
@@ -653,7 +680,7 @@ int save_report(std::string const& path,
     auto const partial = fmt::format("{}.partial.{}", path, ::getpid());
     std::FILE* out     = std::fopen(partial.c_str(), "w");
     if (out == nullptr) { return errno != 0 ? errno : EIO; }
-    int error = write_report(out, report_format::json, report_detail::verbose, c, stacks, pending);
+    int error = write_report(out, report_format::json, report_detail::verbose, c, stacks, pending, streams);
     if (std::fclose(out) != 0 && error == 0) { error = errno != 0 ? errno : EIO; }
     if (error == 0 && std::rename(partial.c_str(), path.c_str()) != 0) { error = errno != 0 ? errno : EIO; }
     if (error != 0) { (void)std::remove(partial.c_str()); }

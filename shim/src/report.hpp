@@ -19,6 +19,7 @@ namespace rmm::shim {
 
 class device_stacks;
 class deferred_frees;
+class program_streams;
 
 /// Why a call went to the real function instead of the stack.
 enum class pass_reason : std::uint8_t {
@@ -122,13 +123,15 @@ enum class report_detail : std::uint8_t { summary, verbose };
                                report_detail detail,
                                counters const& c,
                                device_stacks const& stacks,
-                               deferred_frees const& pending);
+                               deferred_frees const& pending,
+                               program_streams const& streams);
 
 /// Writes the JSON report to the file `path`, whole or not at all (written beside it, then renamed
 /// over it). Returns 0, or the error (errno's value).
 [[nodiscard]] int save_report(std::string const& path,
                               counters const& c,
                               device_stacks const& stacks,
-                              deferred_frees const& pending) noexcept;
+                              deferred_frees const& pending,
+                              program_streams const& streams) noexcept;
 
 }  // namespace rmm::shim

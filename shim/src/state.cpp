@@ -2,6 +2,7 @@
 #include "state.hpp"
 
 #include "dispatch.hpp"
+#include "settings.hpp"
 
 #include <rmm/aligned.hpp>
 
@@ -17,17 +18,19 @@ shim_state* create() { return new shim_state; }  // never deleted: hooks run unt
 
 shim_state::shim_state()
   : deferred{[this](int device, std::uintptr_t ptr, std::size_t size, bool in_legacy_order) {
-      auto* stack = stacks.find(device);
-      if (stack == nullptr) { return; }
-      if (in_legacy_order) {
-        stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(ptr), size,
-                          rmm::CUDA_ALLOCATION_ALIGNMENT);
-      } else {
-        stack->deallocate_sync(reinterpret_cast<void*>(ptr), size, rmm::CUDA_ALLOCATION_ALIGNMENT);
-      }
-    }},
+               auto* stack = stacks.find(device);
+               if (stack == nullptr) { return; }
+               if (in_legacy_order) {
+                 stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(ptr), size,
+                                   rmm::CUDA_ALLOCATION_ALIGNMENT);
+               } else {
+                 stack->deallocate_sync(reinterpret_cast<void*>(ptr), size, rmm::CUDA_ALLOCATION_ALIGNMENT);
+               }
+             },
+             streams},
     exports{&give_back_exported}
 {
+  if (!settings().watch_streams) { streams.never_watch(); }
 }
 
 shim_state& detail::first_state() noexcept

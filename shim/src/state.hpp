@@ -12,6 +12,7 @@
 #include "ipc_exports.hpp"
 #include "ipc_imports.hpp"
 #include "ownership.hpp"
+#include "program_streams.hpp"
 #include "report.hpp"
 
 #include <array>
@@ -25,6 +26,7 @@ struct shim_state {
 
   ownership_table ownership;
   device_stacks stacks;
+  program_streams streams;  // what the program's streams are doing (before `deferred`, which uses it)
   deferred_frees deferred;
   counters count;
   ipc_exports exports;  // blocks this process exported (cuIpcGetMemHandle)

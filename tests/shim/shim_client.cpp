@@ -1106,6 +1106,144 @@ int reused_stream_handle()
   return 0;
 }
 
+/// A kernel that writes 0xAA to the first and last byte of a block: PTX, so that this program needs
+/// no device compiler (on a GPU only; the emulator runs no kernels).
+constexpr char mark_ends_ptx[] = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry mark_ends(.param .u64 block, .param .u64 size)
+{
+  .reg .b64 %rd<5>;
+  .reg .b16 %rs<2>;
+  ld.param.u64 %rd1, [block];
+  ld.param.u64 %rd2, [size];
+  cvta.to.global.u64 %rd3, %rd1;
+  mov.u16 %rs1, 170;
+  st.global.u8 [%rd3], %rs1;
+  add.s64 %rd4, %rd3, %rd2;
+  st.global.u8 [%rd4+-1], %rs1;
+  ret;
+}
+)";
+
+/// Submits work that writes (or reads) `block` to `stream`, through the entry point `way` names.
+void submit_through(std::string_view way, void* block, cudaStream_t stream)
+{
+  static std::vector<unsigned char> host(block_size, 0xAA);  // outlives the copies
+  auto const device_block = reinterpret_cast<CUdeviceptr>(block);
+  if (way == "memset") {
+    check(cudaMemsetAsync(block, 0xAA, block_size, stream), "cudaMemsetAsync");
+  } else if (way == "memcpy-host-to-device") {
+    check(cudaMemcpyAsync(block, host.data(), block_size, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (HtoD)");
+  } else if (way == "memcpy-device-to-host") {
+    check(cudaMemcpyAsync(host.data(), block, block_size, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (DtoH)");
+  } else if (way == "memcpy-within-device") {
+    check(cudaMemcpyAsync(block, static_cast<char*>(block) + block_size / 2, block_size / 2, cudaMemcpyDeviceToDevice,
+                          stream),
+          "cudaMemcpyAsync (DtoD)");
+  } else if (way == "driver-memset") {  // the driver's symbol, linked: reached through the shim's export
+    check(cuMemsetD32Async(device_block, 0xAAAAAAAA, block_size / 4, stream), "cuMemsetD32Async");
+  } else if (way == "driver-copy") {
+    check(cuMemcpyHtoDAsync(device_block, host.data(), block_size, stream), "cuMemcpyHtoDAsync");
+  } else if (way == "host-function") {
+    check(cudaLaunchHostFunc(
+            stream, [](void*) {}, nullptr),
+          "cudaLaunchHostFunc");
+  } else if (way == "callback") {
+    check(cudaStreamAddCallback(
+            stream, [](cudaStream_t, cudaError_t, void*) {}, nullptr, 0),
+          "cudaStreamAddCallback");
+  } else if (way == "kernel" || way == "driver-kernel" || way == "graph") {
+    cudaLibrary_t library{};
+    check(cudaLibraryLoadData(&library, mark_ends_ptx, nullptr, nullptr, 0, nullptr, nullptr, 0),
+          "cudaLibraryLoadData");
+    cudaKernel_t kernel{};
+    check(cudaLibraryGetKernel(&kernel, library, "mark_ends"), "cudaLibraryGetKernel");
+    std::size_t size  = block_size;
+    void* arguments[] = {&block, &size};
+    if (way == "kernel") {
+      check(cudaLaunchKernel(reinterpret_cast<void const*>(kernel), dim3{1}, dim3{1}, arguments, 0, stream),
+            "cudaLaunchKernel");
+    } else if (way == "driver-kernel") {
+      CUfunction function{};
+      check(cuKernelGetFunction(&function, reinterpret_cast<CUkernel>(kernel)), "cuKernelGetFunction");
+      check(cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, stream, arguments, nullptr), "cuLaunchKernel");
+    } else {
+      cudaGraph_t graph{};
+      check(cudaGraphCreate(&graph, 0), "cudaGraphCreate");
+      cudaKernelNodeParams node{};
+      node.func         = reinterpret_cast<void*>(kernel);
+      node.gridDim      = dim3{1};
+      node.blockDim     = dim3{1};
+      node.kernelParams = arguments;
+      cudaGraphNode_t added{};
+      check(cudaGraphAddKernelNode(&added, graph, nullptr, 0, &node), "cudaGraphAddKernelNode");
+      cudaGraphExec_t exec{};
+      check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+      check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    }
+  } else {
+    std::printf("FAIL: unknown way of submitting work '%.*s'\n", static_cast<int>(way.size()), way.data());
+    std::exit(2);
+  }
+}
+
+/// A non-blocking stream whose only work, submitted through `way`, uses the first owner's block
+/// behind a gate on the legacy stream (the stream waits for an event recorded after the gate,
+/// which is no work of the stream's own). The block is freed while that work is pending; the
+/// one-block pool can only give the next owner the same block, so cudaMalloc must not return
+/// before the gate opened and the work was done, and the new owner's write must be what remains.
+int work_through(std::string_view way)
+{
+  cudaStream_t stream{};
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  void* first = nullptr;
+  check(cudaMalloc(&first, block_size), "cudaMalloc (first owner)");
+  gate held;
+  held.hold(nullptr);
+  cudaEvent_t after_gate{};
+  check(cudaEventCreateWithFlags(&after_gate, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  check(cudaEventRecord(after_gate, nullptr), "cudaEventRecord");
+  check(cudaStreamWaitEvent(stream, after_gate, 0), "cudaStreamWaitEvent");
+  submit_through(way, first, stream);
+  auto opener  = open_later(held);
+  void* second = next_owner_of(first);
+  std::printf("malloc_waited_for_the_work=%d\n", held.open.load() ? 1 : 0);
+  check(cudaMemset(second, 0x55, block_size), "cudaMemset (second owner)");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  opener.join();
+  std::printf("second_owner_sees=%s\n", ends_of(second, block_size).c_str());
+  check(cudaFree(second), "cudaFree");
+  check(cudaEventDestroy(after_gate), "cudaEventDestroy");
+  check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  return 0;
+}
+
+/// The program is handed an entry point that submits work, which the shim does not wrap (the
+/// 32-bit ABI of cuMemcpyHtoDAsync): beside idle non-blocking streams, frees go through epochs again.
+int unwatched_entry_point()
+{
+  void* old_abi = nullptr;
+  CUdriverProcAddressQueryResult found{};
+  check(cuGetProcAddress("cuMemcpyHtoDAsync", &old_abi, 2000, CU_GET_PROC_ADDRESS_DEFAULT, &found),
+        "cuGetProcAddress (cuMemcpyHtoDAsync, 2000)");
+  std::printf("old_abi_found=%d\n", found == CU_GET_PROC_ADDRESS_SUCCESS && old_abi != nullptr ? 1 : 0);
+  std::vector<cudaStream_t> streams(4);
+  for (auto& s : streams) {
+    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  }
+  for (int pair = 0; pair < 64; ++pair) {
+    void* p = nullptr;
+    check(cudaMalloc(&p, 4096), "cudaMalloc");
+    check(cudaFree(p), "cudaFree");
+  }
+  for (auto s : streams) { check(cudaStreamDestroy(s), "cudaStreamDestroy"); }
+  return 0;
+}
+
 /// A stream used after the program destroyed it, where the driver checks handles (the emulator; a
 /// real driver may crash instead): the calls fail, and the block stays allocated.
 int destroyed_stream()
@@ -1229,6 +1367,11 @@ int main(int argc, char** argv)
     result = fenced_reuse();
   } else if (scenario == "stream-ordered-free-then-malloc") {
     result = stream_ordered_free_then_malloc();
+  } else if (scenario == "work-through") {
+    char const* way = std::getenv("RMM_TEST_WAY");  // how the work is submitted (submit_through)
+    result          = work_through(way != nullptr ? way : "");
+  } else if (scenario == "unwatched-entry-point") {
+    result = unwatched_entry_point();
   } else if (scenario == "reused-stream-handle") {
     result = reused_stream_handle();
   } else if (scenario == "destroyed-stream") {

@@ -47,13 +47,14 @@ inline constexpr std::array<std::string_view, 2> free_policy_names{"device_wide"
  * value before any file or variable sets one. A new key also needs its description in
  * config/src/shim_settings.cpp, which refuses to compile without it.
  */
-#define RMM_CONFIG_SHIM_KEYS(KEY)              \
-  KEY(enabled, bool, true)                     \
-  KEY(verbose, bool, false)                    \
-  KEY(stats_at_exit, bool, false)              \
-  KEY(report_file, std::string, std::string{}) \
-  KEY(log_file, std::string, std::string{})    \
-  KEY(free_policy, ::rmm::config::free_policy, ::rmm::config::free_policy::device_wide)
+#define RMM_CONFIG_SHIM_KEYS(KEY)                                                       \
+  KEY(enabled, bool, true)                                                              \
+  KEY(verbose, bool, false)                                                             \
+  KEY(stats_at_exit, bool, false)                                                       \
+  KEY(report_file, std::string, std::string{})                                          \
+  KEY(log_file, std::string, std::string{})                                             \
+  KEY(free_policy, ::rmm::config::free_policy, ::rmm::config::free_policy::device_wide) \
+  KEY(watch_streams, bool, true)
 
 /// The [shim] keys, one enumerator per key, in the order of RMM_CONFIG_SHIM_KEYS.
 enum class shim_key : unsigned char {
