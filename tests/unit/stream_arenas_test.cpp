@@ -148,9 +148,46 @@ TEST_F(StreamArenas, ArenaResourceThreadsComeAndGoWithoutAccumulatingArenas)
   EXPECT_LE(arena.statistics().stream_arenas, 260U);
 }
 
+/// Threads sharing one stream share its arena: memory one of them grows the pool by lands there,
+/// where another may take it first. Neither may be told that the pool is out of memory.
+TEST_F(StreamArenas, ThreadsSharingAStreamAreServedWhileTheyAllGrowThePool)
+{
+  std::atomic<int> failures{0};
+  for (unsigned round = 0; round < 20; ++round) {  // a race: each round is one more chance to lose it
+    rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};
+    rmm::cuda_stream shared;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < 16; ++t) {
+      threads.emplace_back([&, t] {
+        RMM_CUDA_TRY(cudaSetDevice(0));
+        std::mt19937 rng{round * 16 + t + 1};
+        std::vector<std::pair<void*, std::size_t>> blocks;
+        for (int op = 0; op < 400; ++op) {
+          if (blocks.size() < 24 && (blocks.empty() || rng() % 100 < 60)) {
+            auto const size = 256 + rng() % (4 * MiB);
+            try {
+              blocks.emplace_back(pool.allocate(shared.view(), size), size);
+            } catch (rmm::out_of_memory const&) {
+              ++failures;
+            }
+          } else {
+            auto const i = rng() % blocks.size();
+            pool.deallocate(shared.view(), blocks[i].first, blocks[i].second);
+            blocks[i] = blocks.back();
+            blocks.pop_back();
+          }
+        }
+        for (auto const& [ptr, size] : blocks) { pool.deallocate(shared.view(), ptr, size); }
+      });
+    }
+    for (auto& t : threads) { t.join(); }
+  }
+  EXPECT_EQ(failures.load(), 0) << "allocations refused while the device had room";
+}
+
 /// 16 threads on random streams (their own, 8 shared, per-thread, legacy), up to 32 live blocks
 /// each. The pool must not grow far past what the threads hold.
-TEST_F(StreamArenas, ManyThreadsOnManyStreamsReserveAtMostTwiceTheirPeak)
+TEST_F(StreamArenas, ManyThreadsOnManyStreamsReserveAtMostHalfMoreThanTheirPeak)
 {
   rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 0};
   std::vector<rmm::cuda_stream> shared(8);
@@ -197,8 +234,8 @@ TEST_F(StreamArenas, ManyThreadsOnManyStreamsReserveAtMostTwiceTheirPeak)
   }
   for (auto& t : threads) { t.join(); }
   RMM_CUDA_TRY(cudaDeviceSynchronize());
-  // Growth is in steps of at least 32 MiB: allow one step on top of twice the peak.
-  EXPECT_LE(peak_reserved.load(), 2 * peak_live.load() + 32 * MiB)
+  // Growth is in steps of up to 32 MiB: allow one step on top of 1.5 times the peak.
+  EXPECT_LE(peak_reserved.load(), peak_live.load() * 3 / 2 + 32 * MiB)
     << "peak live " << peak_live.load() / MiB << " MiB, peak reserved " << peak_reserved.load() / MiB << " MiB";
 }
 

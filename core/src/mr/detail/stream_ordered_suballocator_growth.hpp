@@ -31,11 +31,12 @@ bool stream_ordered_suballocator<FreeStore>::should_synchronize_before_growing(h
                                                                                std::size_t bytes) const
 {
   if (scan.arenas > arenas_before_reclaim) { return true; }
-  // Growing while at least half of what the pool holds sits free in other streams' arenas would
-  // let the pool reach several times its peak use under many streams; one synchronization makes
-  // that memory clean instead.
+  // Memory free in other streams' arenas is usable here only behind their work. Once it is at
+  // least a growth step's worth (a sixteenth of the pool), one synchronization makes it clean
+  // instead: growing past it each time let 16 threads on random streams reserve about twice their
+  // peak use, and a sync is due only after that much more was freed on other streams again.
   auto const reserved = reserved_bytes_.load(std::memory_order_relaxed);
-  return scan.stranded_bytes >= bytes && scan.stranded_bytes >= reserved / 2;
+  return scan.stranded_bytes >= bytes && scan.stranded_bytes >= reserved / 16;
 }
 
 template <class FreeStore>
@@ -88,12 +89,20 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::grow_region(
 {
   // Growth extends the free block at the end of the region when the requester may use it at once
   // (its own, or clean), so only the difference is mapped. Fresh mappings have no pending work.
-  auto tail = extend_tail_block(requester, stream, bytes);
-  std::optional<memory_range> in_hole;
-  if (tail.missing > 0) { in_hole = map_new_memory(requester, stream, bytes, tail); }
-  auto taken = in_hole ? in_hole : take_from(requester, bytes);
-  if (&requester != &clean_ && tail.new_from) { place_rest(requester, *tail.new_from); }
-  return taken;
+  // That block is shared: another thread allocating on the same stream (or from the clean reserve)
+  // may take it before this one does. Then that thread was served, and this one grows again.
+  constexpr int rounds = 8;
+  for (int round = 0; round < rounds; ++round) {
+    auto tail = extend_tail_block(requester, stream, bytes);
+    std::optional<memory_range> in_hole;
+    if (tail.missing > 0) { in_hole = map_new_memory(requester, stream, bytes, tail); }
+    auto taken = in_hole ? in_hole : take_from(requester, bytes);
+    if (&requester != &clean_ && tail.new_from) { place_rest(requester, *tail.new_from); }
+    if (taken) { return taken; }
+    RMM_LOG_DEBUG("{}: another thread took the memory grown for a request of {}; growing again", options_.name,
+                  rmm::format_bytes(bytes));
+  }
+  return std::nullopt;
 }
 
 template <class FreeStore>
