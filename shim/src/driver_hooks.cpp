@@ -258,6 +258,31 @@ RMM_SHIM_EXPORT CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptur
   return result;
 }
 
+// The first ABI (CUDA 10.0, no mode argument): the runtime resolves it too, so it must be
+// wrapped for the shim to keep seeing every capture.
+
+// The first ABI (CUDA 10.0, no mode argument): the runtime resolves it too, so it must be
+// wrapped for the shim to keep seeing every capture.
+RMM_SHIM_EXPORT CUresult legacy_cuStreamBeginCapture(CUstream stream)
+{
+  auto const begin = real()->stream_begin_capture_v1;
+  if (begin == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  rmm::shim::note_capture_beginning(stream, default_stream);
+  auto const result = pass_through([&] { return begin(stream); });
+  rmm::shim::note_capture_ended(stream, default_stream);
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult legacy_cuStreamBeginCapture_ptsz(CUstream stream)
+{
+  auto const begin = real()->stream_begin_capture_v1_ptsz;
+  if (begin == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  rmm::shim::note_capture_beginning(stream, per_thread);
+  auto const result = pass_through([&] { return begin(stream); });
+  rmm::shim::note_capture_ended(stream, per_thread);
+  return result;
+}
+
 RMM_SHIM_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode)
 {
   rmm::shim::note_capture_beginning(stream, per_thread);

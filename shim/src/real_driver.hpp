@@ -22,8 +22,9 @@ extern "C" cudaError_t cudaFreeAsync_ptsz(void* ptr, cudaStream_t stream);
 namespace rmm::shim {
 
 // Legacy ABIs, whose typedefs cudaTypedefs.h keeps for the driver's own build.
-using legacy_ipc_open_mem_handle_fn = CUresult (*)(CUdeviceptr* dptr, CUipcMemHandle handle, unsigned int flags);
-using legacy_primary_ctx_reset_fn   = CUresult (*)(CUdevice device);
+using legacy_ipc_open_mem_handle_fn  = CUresult (*)(CUdeviceptr* dptr, CUipcMemHandle handle, unsigned int flags);
+using legacy_primary_ctx_reset_fn    = CUresult (*)(CUdevice device);
+using legacy_stream_begin_capture_fn = CUresult (*)(CUstream stream);
 
 /// Whether a wrapped entry point is the per-thread default stream flavour (_ptsz / _ptds).
 enum class stream_flavour : bool { default_stream, per_thread };

@@ -1244,6 +1244,46 @@ int unwatched_entry_point()
   return 0;
 }
 
+/// Asks the driver's resolver for every entry point NVIDIA's runtime asks for when it starts (the
+/// list recorded on a GPU host, RMM_TEST_LOOKUPS), old ABIs included, then frees beside idle
+/// non-blocking streams: none of those answers may end the watch of the streams.
+int lookups_of_the_runtime()
+{
+  char const* list = std::getenv("RMM_TEST_LOOKUPS");
+  std::FILE* f     = list != nullptr ? std::fopen(list, "r") : nullptr;
+  if (f == nullptr) {
+    std::printf("FAIL: RMM_TEST_LOOKUPS names no readable file\n");
+    return 1;
+  }
+  char line[512];
+  int asked = 0;
+  int found = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    char name[256];
+    int version              = 0;
+    unsigned long long flags = 0;
+    if (std::sscanf(line, "getproc %255s %d %llu", name, &version, &flags) != 3) { continue; }
+    void* fn = nullptr;
+    CUdriverProcAddressQueryResult status{};
+    ++asked;
+    if (cuGetProcAddress(name, &fn, version, flags, &status) == CUDA_SUCCESS && fn != nullptr) { ++found; }
+  }
+  std::fclose(f);
+  std::printf("asked=%d\nfound=%d\n", asked, found);
+  std::vector<cudaStream_t> streams(4);
+  for (auto& s : streams) {
+    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  }
+  for (int pair = 0; pair < 64; ++pair) {
+    void* p = nullptr;
+    check(cudaMalloc(&p, 4096), "cudaMalloc");
+    check(cudaFree(p), "cudaFree");
+  }
+  for (auto s : streams) { check(cudaStreamDestroy(s), "cudaStreamDestroy"); }
+  return 0;
+}
+
 /// A stream used after the program destroyed it, where the driver checks handles (the emulator; a
 /// real driver may crash instead): the calls fail, and the block stays allocated.
 int destroyed_stream()
@@ -1264,6 +1304,23 @@ int destroyed_stream()
 /// epoch holds: first with only blocking streams (frees in the legacy stream's order), then with a
 /// non-blocking stream too (frees in epochs). Work on the legacy stream while a blocking stream
 /// captures would invalidate the capture, so the shim must leave that stream alone until it ends.
+/// Begins a capture of `stream` through the runtime, or, with RMM_TEST_CAPTURE_ABI=10000, through
+/// the driver's first ABI of cuStreamBeginCapture (no mode: a global capture).
+cudaError_t begin_capture(cudaStream_t stream)
+{
+  char const* abi = std::getenv("RMM_TEST_CAPTURE_ABI");
+  if (abi == nullptr) { return cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed); }
+  using first_abi = CUresult (*)(CUstream);
+  void* fn        = nullptr;
+  CUdriverProcAddressQueryResult found{};
+  if (cuGetProcAddress("cuStreamBeginCapture", &fn, std::atoi(abi), CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
+        CUDA_SUCCESS ||
+      fn == nullptr) {
+    return cudaErrorSymbolNotFound;
+  }
+  return reinterpret_cast<first_abi>(fn)(stream) == CUDA_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+}
+
 int capture_of_a_blocking_stream()
 {
   cudaStream_t captured{};
@@ -1271,7 +1328,7 @@ int capture_of_a_blocking_stream()
   cudaStream_t side{};
   for (int round = 0; round < 2; ++round) {
     if (round == 1) { check(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
-    check(cudaStreamBeginCapture(captured, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+    check(begin_capture(captured), "cudaStreamBeginCapture");
     for (int i = 0; i < 200; ++i) {
       void* p = nullptr;
       check(cudaMalloc(&p, 4096), "cudaMalloc (while capturing)");
@@ -1372,6 +1429,8 @@ int main(int argc, char** argv)
     result          = work_through(way != nullptr ? way : "");
   } else if (scenario == "unwatched-entry-point") {
     result = unwatched_entry_point();
+  } else if (scenario == "lookups-of-the-runtime") {
+    result = lookups_of_the_runtime();
   } else if (scenario == "reused-stream-handle") {
     result = reused_stream_handle();
   } else if (scenario == "destroyed-stream") {

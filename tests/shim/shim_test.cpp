@@ -479,6 +479,16 @@ TEST(Shim, AnEntryPointThatSubmitsWorkHandedOutUnwrappedEndsTheWatchOfTheStreams
   EXPECT_EQ(r.reported("frees_through_epochs"), 64) << "idle streams are asked at each epoch again: " << r.report;
 }
 
+TEST(Shim, EveryEntryPointTheRuntimeLooksUpKeepsTheWatchOfTheStreams)
+{
+  // What NVIDIA's libcudart asks the resolver for as it starts, recorded on a GPU host.
+  auto const r = run("lookups-of-the-runtime", {{"RMM_TEST_LOOKUPS", RMM_TEST_LOOKUPS}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_GT(std::stoi("0" + r.value("asked")), 400) << r.output;
+  EXPECT_THAT(r.report, HasSubstr("\"streams_watched\":true")) << r.report;
+  EXPECT_EQ(r.reported("frees_through_epochs"), 0) << "idle watched streams cost a free nothing: " << r.report;
+}
+
 TEST(Shim, AfterAStreamOrderedFreeNoBlockIsReusedWithoutAFenceForTheNonBlockingStreams)
 {
   auto const r = run("stream-ordered-free-then-malloc", {{"RMM_CONFIG", one_block_pool()}});
@@ -525,6 +535,15 @@ TEST(Shim, ACaptureOfABlockingStreamIsNotInvalidatedByTheShimsOwnWork)
   EXPECT_EQ(r.value("capture_1"), "cudaSuccess") << "with a non-blocking stream (frees in epochs)";
   EXPECT_EQ(r.reported("allocations"), 600) << r.report;
   EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
+  EXPECT_GE(r.reported("frees_through_epochs"), 400) << "the frees made while capturing wait for an epoch";
+}
+
+TEST(Shim, ACaptureBegunThroughTheFirstDriverAbiIsSeenToo)
+{
+  auto const r = run("capture", {{"RMM_TEST_CAPTURE_ABI", "10000"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("capture_1"), "cudaSuccess") << "with a non-blocking stream (frees in epochs)";
+  EXPECT_THAT(r.report, HasSubstr("\"streams_watched\":true")) << r.report;
   EXPECT_GE(r.reported("frees_through_epochs"), 400) << "the frees made while capturing wait for an epoch";
 }
 

@@ -251,6 +251,15 @@ CUresult end_capture(CUstream h, bool per_thread, CUgraph* graph)
 
 }  // namespace
 
+// CUDA 10.0's ABI, without a mode: its captures are global, the mode CUDA 10.1 made the default.
+RMM_EMU_EXPORT CUresult cuStreamBeginCapture(CUstream h)
+{
+  return begin_capture(h, false, CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+RMM_EMU_EXPORT CUresult cuStreamBeginCapture_ptsz(CUstream h)
+{
+  return begin_capture(h, true, CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
 RMM_EMU_EXPORT CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode mode)
 {
   return begin_capture(h, false, mode);

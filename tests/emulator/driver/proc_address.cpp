@@ -195,6 +195,8 @@ std::vector<Entry> const& entries()
     RMM_EMU_PROC_PT(cuStreamSynchronize, 7000, ptsz, cuStreamSynchronize_ptsz),
     RMM_EMU_PROC(cuStreamQuery, 2000, cuStreamQuery),
     RMM_EMU_PROC_PT(cuStreamQuery, 7000, ptsz, cuStreamQuery_ptsz),
+    RMM_EMU_PROC(cuStreamBeginCapture, 10000, cuStreamBeginCapture),
+    RMM_EMU_PROC_PT(cuStreamBeginCapture, 10000, ptsz, cuStreamBeginCapture_ptsz),
     RMM_EMU_PROC(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2),
     RMM_EMU_PROC_PT(cuStreamBeginCapture, 10010, ptsz, cuStreamBeginCapture_v2_ptsz),
     RMM_EMU_PROC(cuStreamEndCapture, 10000, cuStreamEndCapture),
