@@ -19,6 +19,7 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -234,6 +235,8 @@ TEST_F(StreamArenas, ManyThreadsOnManyStreamsReserveAtMostHalfMoreThanTheirPeak)
   }
   for (auto& t : threads) { t.join(); }
   RMM_CUDA_TRY(cudaDeviceSynchronize());
+  RecordProperty("peak_live_bytes", std::to_string(peak_live.load()));
+  RecordProperty("peak_reserved_bytes", std::to_string(peak_reserved.load()));
   // Growth is in steps of up to 32 MiB: allow one step on top of 1.5 times the peak.
   EXPECT_LE(peak_reserved.load(), peak_live.load() * 3 / 2 + 32 * MiB)
     << "peak live " << peak_live.load() / MiB << " MiB, peak reserved " << peak_reserved.load() / MiB << " MiB";
