@@ -230,7 +230,10 @@ TEST_F(StreamArenas, ManyThreadsOnManyStreamsReserveAtMostHalfMoreThanTheirPeak)
           blocks.pop_back();
         }
       }
-      for (auto const& b : blocks) { pool.deallocate(b.stream, b.ptr, b.size); }
+      for (auto const& b : blocks) {  // other threads go on: what this one held is no longer live
+        pool.deallocate(b.stream, b.ptr, b.size);
+        live.fetch_sub(b.size);
+      }
     });
   }
   for (auto& t : threads) { t.join(); }
