@@ -46,6 +46,8 @@
   X(cuMemGetInfo_v2, cuMemGetInfo, 3020)                      \
   X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020)         \
   X(cuPointerGetAttribute, cuPointerGetAttribute, 4000)       \
+  X(cuMemcpyDtoH_v2, cuMemcpyDtoH, 3020)                      \
+  X(cuMemcpyHtoD_v2, cuMemcpyHtoD, 3020)                      \
   /* stream-ordered allocation */                             \
   X(cuMemPoolCreate, cuMemPoolCreate, 11020)                  \
   X(cuMemPoolDestroy, cuMemPoolDestroy, 11020)                \

@@ -27,6 +27,31 @@ void suballocator_resource<Derived, FreeStore>::release_mapped_memory_after_rese
 }
 
 template <class Derived, class FreeStore>
+bool suballocator_resource<Derived, FreeStore>::can_pause() const noexcept
+{
+  return engine_->can_pause();
+}
+
+template <class Derived, class FreeStore>
+auto suballocator_resource<Derived, FreeStore>::pause_device_memory(bool discard) -> paused_memory
+{
+  auto const done = engine_->pause(discard);
+  return {done.device_bytes, done.saved_bytes, done.pinned};
+}
+
+template <class Derived, class FreeStore>
+void suballocator_resource<Derived, FreeStore>::resume_device_memory()
+{
+  engine_->resume();
+}
+
+template <class Derived, class FreeStore>
+bool suballocator_resource<Derived, FreeStore>::paused() const noexcept
+{
+  return engine_->paused();
+}
+
+template <class Derived, class FreeStore>
 void* suballocator_resource<Derived, FreeStore>::do_allocate(std::size_t bytes, cuda_stream_view stream)
 {
   return engine_->allocate(bytes, stream);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "expandable_region.hpp"
+#include "expandable_region_contents.hpp"
 
 #include "../../detail/cuda_driver.hpp"
 #include "../../detail/device_context_scope.hpp"
@@ -138,8 +139,13 @@ expandable_region::~expandable_region()
     rmm::detail::device_context_scope const context{device_};
     RMM_CU_ASSERT_SUCCESS(cuCtxSynchronize());
   }
-  shrink_to(base_);
+  if (!suspended()) { shrink_to(base_); }  // a suspended region holds no device memory
   report("cuMemAddressFree", cu().cuMemAddressFree(static_cast<CUdeviceptr>(base_), addresses_));
+}
+
+CUmemAllocationProp expandable_region::allocation_properties() const noexcept
+{
+  return device_allocation(device_, shareable_);
 }
 
 bool expandable_region::movable(std::uintptr_t address) const noexcept
@@ -167,7 +173,7 @@ CUresult expandable_region::map_new(std::size_t first,
 {
   CUmemGenericAllocationHandle handle{};
   failed_call  = "cuMemCreate";
-  auto prop    = device_allocation(device_, shareable_);
+  auto prop    = allocation_properties();
   auto created = cu().cuMemCreate(&handle, granules * granularity_, &prop, 0);
   if (created != CUDA_SUCCESS && created != CUDA_ERROR_OUT_OF_MEMORY && shareable_) {
     // A driver that will not make this memory shareable (a container without the handle type):

@@ -95,6 +95,25 @@ class expandable_region {
   /// and no queued work may touch it any more. Returns the new end.
   std::uintptr_t shrink_to(std::uintptr_t from) noexcept;
 
+  /// What suspend() gave back and kept.
+  struct suspension {
+    std::size_t device_bytes{0};  ///< device memory given back
+    std::size_t saved_bytes{0};   ///< contents kept in host memory
+    bool pinned{true};            ///< the host copy is page-locked (else pageable: slower copies)
+  };
+  /// Gives all the region's device memory back while keeping its addresses: copies every mapped
+  /// byte outside `unused` (sorted, disjoint: the pool's free memory) to host memory unless
+  /// `discard`, then unmaps and releases every allocation, remembering where each was. No queued
+  /// work may touch the region, and nothing may use it until restore(). Nothing changes when it
+  /// throws: rmm::out_of_memory when there is no host memory for the contents, rmm::cuda_error
+  /// when a copy fails.
+  suspension suspend(std::vector<memory_range> const& unused, bool discard);
+  /// Maps new device memory where every allocation was and copies the kept contents back. All or
+  /// nothing: when the device cannot give all of it, what was created goes back, the contents stay
+  /// in host memory, and rmm::out_of_memory says how much was missing; a later call may succeed.
+  void restore();
+  [[nodiscard]] bool suspended() const noexcept { return suspended_ != nullptr; }
+
  private:
   static constexpr std::uint32_t hole = ~std::uint32_t{0};
   /// One physical allocation, mapped whole at slots [first, first + granules).
@@ -124,6 +143,14 @@ class expandable_region {
   [[nodiscard]] std::size_t slot_of(std::uintptr_t address) const noexcept { return (address - base_) / granularity_; }
   void trim_holes() noexcept;
 
+  /// What every physical allocation of the region is made with.
+  [[nodiscard]] CUmemAllocationProp allocation_properties() const noexcept;
+  /// Gives back what a restore() that could not finish created, unmapping the first `mapped`.
+  void undo_restore(std::vector<std::uint32_t> const& created, std::size_t mapped) noexcept;
+
+  /// The contents a suspended region keeps: each saved range at its offset in `host`.
+  struct saved_contents;
+
   int device_;
   std::uintptr_t base_;
   std::size_t addresses_;
@@ -134,7 +161,8 @@ class expandable_region {
   std::size_t mapped_granules_{0};
   std::vector<std::uint32_t> slots_;  // per granule of [base_, end()): its allocation, or hole
   std::vector<physical> physicals_;
-  std::vector<std::uint32_t> spare_;  // released entries of physicals_
+  std::vector<std::uint32_t> spare_;           // released entries of physicals_
+  std::unique_ptr<saved_contents> suspended_;  // set between suspend() and restore()
 };
 
 }  // namespace rmm::mr::detail

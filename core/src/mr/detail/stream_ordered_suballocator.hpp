@@ -110,6 +110,19 @@ class stream_ordered_suballocator {
     region_.reset();
   }
 
+  /// Whether pause() can give the pool's device memory back: only a pool that grows in one region
+  /// can, since its blocks keep their addresses while the memory under them is away.
+  [[nodiscard]] bool can_pause() const noexcept { return region_ != nullptr; }
+  /// Synchronizes the device, keeps the contents of every allocated byte in host memory (unless
+  /// `discard`) and gives all the pool's device memory back, keeping its addresses. The caller
+  /// keeps every other call out until resume(). Nothing changes when it throws: rmm::logic_error
+  /// when the pool cannot pause or is paused, else as expandable_region::suspend.
+  expandable_region::suspension pause(bool discard);
+  /// Maps the memory back at the same addresses with the contents pause() kept; throws as
+  /// expandable_region::restore, the pool then still paused.
+  void resume();
+  [[nodiscard]] bool paused() const noexcept { return region_ != nullptr && region_->suspended(); }
+
   [[nodiscard]] suballocator_statistics statistics() const;
   [[nodiscard]] std::size_t reserved_bytes() const noexcept { return reserved_bytes_.load(std::memory_order_relaxed); }
   [[nodiscard]] suballocator_options const& options() const noexcept { return options_; }

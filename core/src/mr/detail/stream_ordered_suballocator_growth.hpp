@@ -419,6 +419,34 @@ std::size_t stream_ordered_suballocator<FreeStore>::release()
 }
 
 template <class FreeStore>
+expandable_region::suspension stream_ordered_suballocator<FreeStore>::pause(bool discard)
+{
+  std::lock_guard lock{growth_mutex_};
+  if (!can_pause()) { throw rmm::logic_error{options_.name + " cannot pause: it does not grow in one address range"}; }
+  if (paused()) { throw rmm::logic_error{options_.name + " is paused already"}; }
+  {
+    rmm::detail::device_context_scope const context{device_};
+    // Nothing queued may touch the memory as it goes.
+    if (auto const r = rmm::detail::cuda_driver_table().cuCtxSynchronize(); r != CUDA_SUCCESS) {
+      throw rmm::cuda_error{fmt::format("{} cannot pause: waiting for device {} failed: {}", options_.name, device_,
+                                        rmm::detail::describe_cu_result(r))};
+    }
+  }
+  std::vector<memory_range> free;
+  for (auto const& owner : free_ranges_by_owner()) { free.insert(free.end(), owner.begin(), owner.end()); }
+  std::sort(free.begin(), free.end(), [](memory_range a, memory_range b) { return a.start < b.start; });
+  return region_->suspend(free, discard);
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::resume()
+{
+  std::lock_guard lock{growth_mutex_};
+  if (!paused()) { throw rmm::logic_error{options_.name + " is not paused"}; }
+  region_->restore();
+}
+
+template <class FreeStore>
 std::size_t stream_ordered_suballocator<FreeStore>::release_whole_chunks()
 {
   if constexpr (coalescing) {

@@ -33,6 +33,27 @@ class suballocator_resource : public device_memory_resource {
   /// (destroying it would destroy those events): leave it.
   void release_mapped_memory_after_reset() noexcept;
 
+  /// What pause_device_memory() gave back and kept.
+  struct paused_memory {
+    std::size_t device_bytes{0};  ///< device memory given back
+    std::size_t saved_bytes{0};   ///< contents kept in host memory
+    bool pinned{true};            ///< the host copy is page-locked
+  };
+  /// Whether pause_device_memory() can give this resource's device memory back: it maps its
+  /// memory into one reserved address range (a pool over `cuda` where the device supports it).
+  [[nodiscard]] bool can_pause() const noexcept;
+  /// For the preload shim's pause of a process: synchronizes the device, keeps the contents of every
+  /// allocated byte in host memory (unless `discard`) and gives all the device memory back while
+  /// every block keeps its address. Nothing may use the resource until resume_device_memory().
+  /// Throws, with nothing changed, when it cannot (rmm::logic_error: not pausable or paused;
+  /// rmm::out_of_memory: no host memory for the contents).
+  paused_memory pause_device_memory(bool discard);
+  /// Maps device memory back at the same addresses with the kept contents. All or nothing: throws
+  /// rmm::out_of_memory saying how much is missing, the resource still paused, when the device
+  /// cannot give it all.
+  void resume_device_memory();
+  [[nodiscard]] bool paused() const noexcept;
+
  protected:
   explicit suballocator_resource(std::shared_ptr<engine_type> engine) noexcept : engine_{std::move(engine)} {}
   [[nodiscard]] engine_type& engine() const noexcept { return *engine_; }

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+// Suspending an expandable region: its device memory given back with its addresses kept, and
+// mapped again at the same addresses with the same contents (a paused process's pools).
+
+#include "expandable_region.hpp"
+#include "expandable_region_contents.hpp"
+
+#include "../../detail/cuda_driver.hpp"
+#include "../../detail/device_context_scope.hpp"
+
+#include <rmm/error.hpp>
+#include <rmm/format_bytes.hpp>
+#include <rmm/logger.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <new>
+
+namespace rmm::mr::detail {
+
+namespace {
+
+rmm::detail::cuda_driver const& cu() { return rmm::detail::cuda_driver_table(); }
+
+std::string describe(char const* call, CUresult result)
+{
+  return std::string{call} + ": " + rmm::detail::describe_cu_result(result);
+}
+
+}  // namespace
+
+host_copy::host_copy(std::size_t bytes)
+{
+  if (bytes == 0) { return; }
+  void* p = nullptr;
+  if (cu().cuMemAllocHost_v2(&p, bytes) == CUDA_SUCCESS) {
+    data_ = static_cast<unsigned char*>(p);
+    return;
+  }
+  data_ = static_cast<unsigned char*>(std::malloc(bytes));  // NOLINT(cppcoreguidelines-no-malloc)
+  if (data_ == nullptr) {
+    throw rmm::out_of_memory{
+      fmt::format("no host memory for {} of device memory's contents", rmm::format_bytes_exact(bytes))};
+  }
+  pinned_ = false;
+}
+
+host_copy::~host_copy()
+{
+  if (data_ == nullptr) { return; }
+  if (pinned_) {
+    RMM_CU_ASSERT_SUCCESS(cuMemFreeHost(data_));
+  } else {
+    std::free(data_);  // NOLINT(cppcoreguidelines-no-malloc)
+  }
+}
+
+expandable_region::suspension expandable_region::suspend(std::vector<memory_range> const& unused, bool discard)
+{
+  if (suspended()) { throw rmm::logic_error{"the region is suspended already"}; }
+  auto saved = std::make_unique<saved_contents>();
+  std::vector<std::uint32_t> live;  // allocations, in address order
+  for (std::size_t slot = 0; slot < slots_.size();) {
+    auto const index = slots_[slot];
+    if (index == hole) {
+      ++slot;
+      continue;
+    }
+    live.push_back(index);
+    slot = physicals_[index].first + physicals_[index].granules;
+  }
+  // What to keep: each allocation's bytes outside the free ranges (a free range may span two).
+  auto free        = unused.begin();
+  auto const keep = [&saved](std::uintptr_t from, std::uintptr_t to) {
+    saved->ranges.push_back({from, to - from});
+    saved->bytes += to - from;
+  };
+  for (auto const index : live) {
+    if (discard) { break; }
+    auto const start = address_of(physicals_[index].first);
+    auto const end   = start + physicals_[index].granules * granularity_;
+    while (free != unused.end() && free->start + free->size <= start) { ++free; }
+    auto at = start;
+    for (auto f = free; f != unused.end() && f->start < end; ++f) {
+      if (f->start > at) { keep(at, f->start); }
+      at = std::max(at, std::min(end, f->start + f->size));
+    }
+    if (at < end) { keep(at, end); }
+  }
+  rmm::detail::device_context_scope const context{device_};
+  saved->host.emplace(saved->bytes);
+  std::size_t offset = 0;
+  for (auto const& r : saved->ranges) {
+    if (auto const result = cu().cuMemcpyDtoH_v2(saved->host->data() + offset, static_cast<CUdeviceptr>(r.start), r.size);
+        result != CUDA_SUCCESS) {
+      throw rmm::cuda_error{fmt::format("could not copy {} of device memory at {:#x} to the host: {}",
+                                        rmm::format_bytes_exact(r.size), r.start, describe("cuMemcpyDtoH", result))};
+    }
+    offset += r.size;
+  }
+  suspension result{0, saved->bytes, saved->host->pinned()};
+  for (auto const index : live) {
+    auto& p = physicals_[index];
+    if (auto const r = cu().cuMemUnmap(static_cast<CUdeviceptr>(address_of(p.first)), p.granules * granularity_);
+        r != CUDA_SUCCESS) {
+      RMM_LOG_ERROR("expandable pool region: {}", describe("cuMemUnmap", r));
+    }
+    if (auto const r = cu().cuMemRelease(p.handle); r != CUDA_SUCCESS) {
+      RMM_LOG_ERROR("expandable pool region: {}", describe("cuMemRelease", r));
+    }
+    p.handle = {};  // its place (first, granules, the slots) stays for restore()
+    result.device_bytes += p.granules * granularity_;
+  }
+  suspended_ = std::move(saved);
+  return result;
+}
+
+void expandable_region::undo_restore(std::vector<std::uint32_t> const& created, std::size_t mapped) noexcept
+{
+  for (std::size_t i = 0; i < created.size(); ++i) {
+    auto& p = physicals_[created[i]];
+    if (i < mapped) {
+      (void)cu().cuMemUnmap(static_cast<CUdeviceptr>(address_of(p.first)), p.granules * granularity_);
+    }
+    (void)cu().cuMemRelease(p.handle);
+    p.handle = {};
+  }
+}
+
+void expandable_region::restore()
+{
+  if (!suspended()) { throw rmm::logic_error{"the region is not suspended"}; }
+  rmm::detail::device_context_scope const context{device_};
+  std::vector<std::uint32_t> created;
+  std::size_t needed = 0;
+  for (std::uint32_t index = 0; index < physicals_.size(); ++index) {
+    if (physicals_[index].granules > 0) { needed += physicals_[index].granules * granularity_; }
+  }
+  created.reserve(physicals_.size());
+  std::size_t made = 0;
+  for (std::uint32_t index = 0; index < physicals_.size(); ++index) {
+    auto& p = physicals_[index];
+    if (p.granules == 0) { continue; }
+    auto const prop = allocation_properties();
+    if (auto const r = cu().cuMemCreate(&p.handle, p.granules * granularity_, &prop, 0); r != CUDA_SUCCESS) {
+      p.handle = {};
+      undo_restore(created, 0);
+      std::size_t free_bytes = 0;
+      std::size_t total      = 0;
+      (void)cu().cuMemGetInfo_v2(&free_bytes, &total);
+      auto const missing = needed > free_bytes ? needed - free_bytes : needed - made;
+      auto message       = fmt::format(
+        "device {} has {} free for the {} it held before the pause: {} missing ({})", device_,
+        rmm::format_bytes(free_bytes), rmm::format_bytes(needed), rmm::format_bytes(missing), describe("cuMemCreate", r));
+      if (r == CUDA_ERROR_OUT_OF_MEMORY) { throw rmm::out_of_memory{message}; }
+      throw rmm::bad_alloc{message};
+    }
+    created.push_back(index);
+    made += p.granules * granularity_;
+  }
+  for (std::size_t i = 0; i < created.size(); ++i) {
+    auto const& p = physicals_[created[i]];
+    auto const address = address_of(p.first);
+    auto const bytes   = p.granules * granularity_;
+    auto r             = cu().cuMemMap(static_cast<CUdeviceptr>(address), bytes, 0, p.handle, 0);
+    if (r == CUDA_SUCCESS) {
+      r = grant_access(address, bytes);
+      if (r != CUDA_SUCCESS) { (void)cu().cuMemUnmap(static_cast<CUdeviceptr>(address), bytes); }
+    }
+    if (r != CUDA_SUCCESS) {
+      undo_restore(created, i);
+      throw rmm::bad_alloc{fmt::format("could not map {} at {:#x} again: {}", rmm::format_bytes_exact(bytes), address,
+                                       describe("cuMemMap", r))};
+    }
+  }
+  std::size_t offset = 0;
+  for (auto const& r : suspended_->ranges) {
+    if (auto const result =
+          cu().cuMemcpyHtoD_v2(static_cast<CUdeviceptr>(r.start), suspended_->host->data() + offset, r.size);
+        result != CUDA_SUCCESS) {
+      undo_restore(created, created.size());
+      throw rmm::cuda_error{fmt::format("could not copy {} back to device memory at {:#x}: {}",
+                                        rmm::format_bytes_exact(r.size), r.start, describe("cuMemcpyHtoD", result))};
+    }
+    offset += r.size;
+  }
+  suspended_.reset();
+}
+
+}  // namespace rmm::mr::detail
