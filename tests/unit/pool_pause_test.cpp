@@ -103,8 +103,8 @@ TEST(PoolPause, ThePoolGivesItsMemoryBackAndResumesWithEveryAllocatedByteAsItWas
 
 TEST(PoolPause, DiscardingKeepsTheAddressesButNoContents)
 {
-  auto pool  = region_pool();
-  void* ptr  = pool.allocate_sync(3 * MiB);
+  auto pool         = region_pool();
+  void* ptr         = pool.allocate_sync(3 * MiB);
   auto const paused = pool.pause_device_memory(true);
   EXPECT_EQ(paused.saved_bytes, 0U);
   EXPECT_GT(paused.device_bytes, 0U);

@@ -72,7 +72,7 @@ expandable_region::suspension expandable_region::suspend(std::vector<memory_rang
     slot = physicals_[index].first + physicals_[index].granules;
   }
   // What to keep: each allocation's bytes outside the free ranges (a free range may span two).
-  auto free        = unused.begin();
+  auto free       = unused.begin();
   auto const keep = [&saved](std::uintptr_t from, std::uintptr_t to) {
     saved->ranges.push_back({from, to - from});
     saved->bytes += to - from;
@@ -93,7 +93,8 @@ expandable_region::suspension expandable_region::suspend(std::vector<memory_rang
   saved->host.emplace(saved->bytes);
   std::size_t offset = 0;
   for (auto const& r : saved->ranges) {
-    if (auto const result = cu().cuMemcpyDtoH_v2(saved->host->data() + offset, static_cast<CUdeviceptr>(r.start), r.size);
+    if (auto const result =
+          cu().cuMemcpyDtoH_v2(saved->host->data() + offset, static_cast<CUdeviceptr>(r.start), r.size);
         result != CUDA_SUCCESS) {
       throw rmm::cuda_error{fmt::format("could not copy {} of device memory at {:#x} to the host: {}",
                                         rmm::format_bytes_exact(r.size), r.start, describe("cuMemcpyDtoH", result))};
@@ -121,9 +122,7 @@ void expandable_region::undo_restore(std::vector<std::uint32_t> const& created, 
 {
   for (std::size_t i = 0; i < created.size(); ++i) {
     auto& p = physicals_[created[i]];
-    if (i < mapped) {
-      (void)cu().cuMemUnmap(static_cast<CUdeviceptr>(address_of(p.first)), p.granules * granularity_);
-    }
+    if (i < mapped) { (void)cu().cuMemUnmap(static_cast<CUdeviceptr>(address_of(p.first)), p.granules * granularity_); }
     (void)cu().cuMemRelease(p.handle);
     p.handle = {};
   }
@@ -151,9 +150,9 @@ void expandable_region::restore()
       std::size_t total      = 0;
       (void)cu().cuMemGetInfo_v2(&free_bytes, &total);
       auto const missing = needed > free_bytes ? needed - free_bytes : needed - made;
-      auto message       = fmt::format(
-        "device {} has {} free for the {} it held before the pause: {} missing ({})", device_,
-        rmm::format_bytes(free_bytes), rmm::format_bytes(needed), rmm::format_bytes(missing), describe("cuMemCreate", r));
+      auto message = fmt::format("device {} has {} free for the {} it held before the pause: {} missing ({})", device_,
+                                 rmm::format_bytes(free_bytes), rmm::format_bytes(needed), rmm::format_bytes(missing),
+                                 describe("cuMemCreate", r));
       if (r == CUDA_ERROR_OUT_OF_MEMORY) { throw rmm::out_of_memory{message}; }
       throw rmm::bad_alloc{message};
     }
@@ -161,7 +160,7 @@ void expandable_region::restore()
     made += p.granules * granularity_;
   }
   for (std::size_t i = 0; i < created.size(); ++i) {
-    auto const& p = physicals_[created[i]];
+    auto const& p      = physicals_[created[i]];
     auto const address = address_of(p.first);
     auto const bytes   = p.granules * granularity_;
     auto r             = cu().cuMemMap(static_cast<CUdeviceptr>(address), bytes, 0, p.handle, 0);
