@@ -8,6 +8,7 @@
 #include <rmm/environment_variables.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -20,10 +21,12 @@ namespace {
 
 /// What the reference says of a [shim] key; its name, type and default are in RMM_CONFIG_SHIM_KEYS.
 struct shim_key_text {
-  shim_key key;                   ///< the key, so that the table's order is checked
-  value_kind kind;                ///< the form of its value
-  std::string_view description;   ///< one sentence for the reference and `--check`
-  std::string_view when_unset{};  ///< what no value means, for a key without default
+  shim_key key;                     ///< the key, so that the table's order is checked
+  value_kind kind;                  ///< the form of its value
+  std::string_view description;     ///< one sentence for the reference and `--check`
+  std::string_view when_unset{};    ///< what no value means, for a key without default
+  std::int64_t minimum{0};          ///< an integer's smallest value
+  std::int64_t maximum{INT64_MAX};  ///< an integer's largest value
 };
 
 constexpr std::array<shim_key_text, shim_key_count> shim_key_texts{{
@@ -42,6 +45,15 @@ constexpr std::array<shim_key_text, shim_key_count> shim_key_texts{{
   {shim_key::watch_streams, value_kind::boolean,
    "see the work submitted to non-blocking streams, so that a free costs nothing for a stream idle since it was "
    "last asked; false asks every one at each epoch"},
+  {shim_key::control, value_kind::boolean,
+   "answer rmm-ctl (report, release, pause, resume) on a socket only this user can open"},
+  {shim_key::pause_timeout,
+   value_kind::integer,
+   "seconds an allocation made while the process is paused waits for the resume before it fails with out of "
+   "memory; 0 fails it at once",
+   {},
+   0,
+   31'536'000},
 }};
 
 static_assert(
@@ -66,6 +78,8 @@ constexpr bool kind_fits(value_kind kind) noexcept
 {
   if constexpr (std::is_same_v<T, bool>) {
     return kind == value_kind::boolean;
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    return kind == value_kind::integer;
   } else if constexpr (std::is_same_v<T, std::string>) {
     return kind == value_kind::file_name_pattern;
   } else if constexpr (choice_type<T>) {
@@ -99,6 +113,7 @@ static_assert(is_shim_override(rmm::name_of(rmm::env_var::shim_enabled), name_of
 
 // A typed value as the schema holds it, and back.
 parameter_value to_parameter(bool value) { return value; }
+parameter_value to_parameter(std::int64_t value) { return value; }
 parameter_value to_parameter(std::string const& value)
 {
   return value.empty() ? parameter_value{} : parameter_value{value};
@@ -112,6 +127,10 @@ parameter_value to_parameter(Enum value)
 void read_into(parameter_value const& value, bool& out)
 {
   if (auto const* typed = std::get_if<bool>(&value)) { out = *typed; }
+}
+void read_into(parameter_value const& value, std::int64_t& out)
+{
+  if (auto const* typed = std::get_if<std::int64_t>(&value)) { out = *typed; }
 }
 void read_into(parameter_value const& value, std::string& out)
 {
@@ -154,6 +173,8 @@ std::span<key_schema const> shim_schema()
                              .description   = text.description,                      \
                              .default_value = to_parameter(defaults.KEY_NAME),       \
                              .when_unset    = text.when_unset,                       \
+                             .minimum       = text.minimum,                          \
+                             .maximum       = text.maximum,                          \
                              .choices       = choices_of<KEY_TYPE>()});                    \
   }
     RMM_CONFIG_SHIM_KEYS(RMM_CONFIG_SHIM_KEY_SCHEMA)

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -42,8 +43,9 @@ inline constexpr std::array<std::string_view, 2> free_policy_names{"device_wide"
 /**
  * The [shim] keys, in the order the reference lists them: RMM_CONFIG_SHIM_KEYS(KEY) expands
  * KEY(name, type, default) once per key. `name` is the key as the file spells it (upper case after
- * RMM_SHIM_ in the environment); `type` what the shim reads (bool for a boolean, std::string for a
- * file name, empty when unset, an enumeration for a choice, its names in NAME_names); `default` the
+ * RMM_SHIM_ in the environment); `type` what the shim reads (bool for a boolean, std::int64_t for
+ * an integer, std::string for a file name, empty when unset, an enumeration for a choice, its names
+ * in NAME_names); `default` the
  * value before any file or variable sets one. A new key also needs its description in
  * config/src/shim_settings.cpp, which refuses to compile without it.
  */
@@ -54,7 +56,9 @@ inline constexpr std::array<std::string_view, 2> free_policy_names{"device_wide"
   KEY(report_file, std::string, std::string{})                                          \
   KEY(log_file, std::string, std::string{})                                             \
   KEY(free_policy, ::rmm::config::free_policy, ::rmm::config::free_policy::device_wide) \
-  KEY(watch_streams, bool, true)
+  KEY(watch_streams, bool, true)                                                        \
+  KEY(control, bool, true)                                                              \
+  KEY(pause_timeout, std::int64_t, 300)
 
 /// The [shim] keys, one enumerator per key, in the order of RMM_CONFIG_SHIM_KEYS.
 enum class shim_key : unsigned char {
