@@ -22,7 +22,7 @@ install(TARGETS rmm_config EXPORT rmm-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY config/include/rmm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS rmm-run rmm-replay RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS rmm-run rmm-ctl rmm-replay RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The preload shim, next to rmm-run's bin/ (rmm-run finds it there), and its control header.
 install(TARGETS rmm_shim LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(FILES shim/include/rmm/shim.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rmm)

@@ -52,7 +52,7 @@ for stage in "$@"; do
       # Only what the apps stage runs: the shim, rmm-run, rmm-replay and alloc_churn.
       cmake --preset gpu -DCMAKE_PREFIX_PATH="$here/prefix" -DZLIB_ROOT="$here/prefix" -DRMM_WARNINGS_AS_ERRORS=OFF \
         > "$results/configure.log" 2>&1 || { tail -30 "$results/configure.log"; exit 1; }
-      cmake --build --preset gpu -j 16 --target rmm_shim rmm-run rmm-replay alloc_churn > "$results/build.log" 2>&1 ||
+      cmake --build --preset gpu -j 16 --target rmm_shim rmm-run rmm-ctl rmm-replay alloc_churn > "$results/build.log" 2>&1 ||
         { grep -E "error|Error" -A5 "$results/build.log" | head -60; exit 1; }
       echo "tools built" ;;
     base)

@@ -15,12 +15,12 @@ export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
 
 echo "== configuring and building (first time: a few minutes)"
 cmake --preset default >/dev/null
-cmake --build --preset default --target alloc_churn alloc_churn_shared hello_rmm rmm-run rmm-replay rmm_shim rmm_emulator
+cmake --build --preset default --target alloc_churn alloc_churn_shared hello_rmm rmm-run rmm-ctl rmm-replay rmm_shim rmm_emulator
 
 where_things_are() {
   echo
   echo "== Built: build/tools/rmm-run, build/tools/rmm-replay, build/shim/librmm_shim.so, build/examples/hello_rmm/hello_rmm"
-  echo "== (after 'cmake --install build --prefix P': P/bin/rmm-run, P/bin/rmm-replay, P/lib/librmm_shim.so)"
+  echo "== (after 'cmake --install build --prefix P': P/bin/rmm-run, P/bin/rmm-ctl, P/bin/rmm-replay, P/lib/librmm_shim.so)"
 }
 
 steps=${STEPS:-30}

@@ -4,6 +4,7 @@
 #include "devices.hpp"
 #include "contexts.hpp"
 #include "dispatch.hpp"
+#include "pause_control.hpp"
 #include "settings.hpp"
 #include "state.hpp"
 #include "visibility.hpp"
@@ -12,17 +13,18 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <string>
 
 RMM_SHIM_EXPORT int rmm_shim_enabled(void) { return rmm::shim::settings().enabled ? 1 : 0; }
 
 RMM_SHIM_EXPORT int rmm_shim_print_report(char const* path)
 {
   using rmm::shim::report_detail;
-  auto& s           = rmm::shim::state();
-  auto const detail = rmm::shim::settings().verbose ? report_detail::verbose : report_detail::summary;
-  auto const error  = path == nullptr ? rmm::shim::write_report(stderr, rmm::shim::report_format::text, detail, s.count,
-                                                                s.stacks, s.deferred, s.streams)
-                                      : rmm::shim::save_report(path, s.count, s.stacks, s.deferred, s.streams);
+  auto& s            = rmm::shim::state();
+  auto const detail  = rmm::shim::settings().verbose ? report_detail::verbose : report_detail::summary;
+  auto const sources = rmm::shim::report_sources_of(s);
+  auto const error = path == nullptr ? rmm::shim::write_report(stderr, rmm::shim::report_format::text, detail, sources)
+                                     : rmm::shim::save_report(path, sources);
   if (error == 0) { return 0; }
   errno = error;
   return -1;
@@ -34,3 +36,40 @@ RMM_SHIM_EXPORT size_t rmm_shim_release(void)
   for (int device = 0; device < rmm::shim::max_devices; ++device) { bytes += rmm::shim::release_free_memory(device); }
   return bytes;
 }
+
+namespace {
+thread_local std::string last_message;  // rmm_shim_last_message
+
+int answer(rmm::shim::control_outcome&& outcome) noexcept
+{
+  try {
+    last_message = std::move(outcome.message);
+  } catch (...) {
+    last_message.clear();
+  }
+  return outcome.ok ? 0 : -1;
+}
+}  // namespace
+
+RMM_SHIM_EXPORT int rmm_shim_pause(unsigned int flags)
+{
+  if ((flags & ~RMM_SHIM_PAUSE_DISCARD) != 0) {
+    return answer({false, "rmm_shim_pause: unknown flags (the only one is RMM_SHIM_PAUSE_DISCARD)"});
+  }
+  try {
+    return answer(rmm::shim::pause_process((flags & RMM_SHIM_PAUSE_DISCARD) != 0));
+  } catch (std::exception const& e) {
+    return answer({false, std::string{"cannot pause: "} + e.what()});
+  }
+}
+
+RMM_SHIM_EXPORT int rmm_shim_resume(void)
+{
+  try {
+    return answer(rmm::shim::resume_process());
+  } catch (std::exception const& e) {
+    return answer({false, std::string{"cannot resume: "} + e.what()});
+  }
+}
+
+RMM_SHIM_EXPORT char const* rmm_shim_last_message(void) { return last_message.c_str(); }

@@ -48,6 +48,29 @@ bool is_suballocator(rmm::mr::any_device_resource const& layer) noexcept
          rmm::mr::detail::resource_cast<rmm::mr::binning_memory_resource>(layer) != nullptr;
 }
 
+/// The stack's lowest sub-allocator if it is a pool, else null; `name` says what it is.
+rmm::mr::pool_memory_resource* lowest_pool(std::vector<rmm::mr::any_device_resource> const& layers,
+                                           std::string_view& name) noexcept
+{
+  name = "none";
+  for (auto layer = layers.rbegin(); layer != layers.rend(); ++layer) {
+    if (auto* pool = rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(*layer)) {
+      name = "pool";
+      return pool;
+    }
+    if (rmm::mr::detail::resource_cast<rmm::mr::arena_memory_resource>(*layer) != nullptr) {
+      name = "arena";
+      return nullptr;
+    }
+    if (rmm::mr::detail::resource_cast<rmm::mr::fixed_size_memory_resource>(*layer) != nullptr ||
+        rmm::mr::detail::resource_cast<rmm::mr::binning_memory_resource>(*layer) != nullptr) {
+      name = "fixed_size";
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
 /// max(256, the device's texture alignment): what native cudaMalloc results are aligned to at
 /// least, whatever their size.
 std::size_t block_alignment(int device)
@@ -148,6 +171,58 @@ std::size_t device_stacks::release(int device)
     }
   }
   return released;
+}
+
+std::optional<std::string> device_stacks::why_not_pausable(int device) const
+{
+  auto const* s = built(device);
+  if (s == nullptr) { return std::nullopt; }
+  std::string_view lowest;
+  auto const* pool = lowest_pool(s->layers, lowest);
+  if (pool != nullptr && pool->can_pause()) { return std::nullopt; }
+  constexpr std::string_view needed =
+    "pausing needs the lowest sub-allocator to be a pool that grows in one address range (type = \"pool\" over "
+    "\"cuda\" on a device with virtual memory management, as the built-in stack)";
+  if (pool != nullptr) {
+    return fmt::format(
+      "device {}'s pool grows in separate allocations, which cannot be given back while blocks keep "
+      "their addresses; {}",
+      device, needed);
+  }
+  if (lowest == "none") {
+    return fmt::format("device {}'s stack has no pool: each block is an allocation of its own; {}", device, needed);
+  }
+  return fmt::format("device {}'s lowest sub-allocator is {}, which grows in separate allocations; {}", device, lowest,
+                     needed);
+}
+
+device_stacks::paused_memory device_stacks::pause(int device, bool discard)
+{
+  auto const* s = built(device);
+  if (s == nullptr) { return {}; }
+  std::string_view lowest;
+  auto* pool = lowest_pool(s->layers, lowest);
+  if (pool == nullptr) { throw rmm::logic_error{why_not_pausable(device).value_or("the stack cannot pause")}; }
+  auto const done = pool->pause_device_memory(discard);
+  return {done.device_bytes, done.saved_bytes, done.pinned};
+}
+
+void device_stacks::resume(int device)
+{
+  auto const* s = built(device);
+  if (s == nullptr) { return; }
+  std::string_view lowest;
+  auto* pool = lowest_pool(s->layers, lowest);
+  if (pool != nullptr && pool->paused()) { pool->resume_device_memory(); }
+}
+
+bool device_stacks::paused(int device) const noexcept
+{
+  auto const* s = built(device);
+  if (s == nullptr) { return false; }
+  std::string_view lowest;
+  auto const* pool = lowest_pool(s->layers, lowest);
+  return pool != nullptr && pool->paused();
 }
 
 void device_stacks::flush_logs() const noexcept

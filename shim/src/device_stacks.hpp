@@ -80,6 +80,25 @@ class device_stacks {
   /// Writes what the event logs and the stacks' logging layers hold (no CUDA).
   void flush_logs() const noexcept;
 
+  /// Why `device`'s stack cannot pause, for people; nothing when it can or was not built. Only a
+  /// stack whose lowest sub-allocator is a pool growing in one address range can: every block of
+  /// every layer above lies in that pool's memory.
+  [[nodiscard]] std::optional<std::string> why_not_pausable(int device) const;
+  /// What pausing `device`'s stack gave back and kept.
+  struct paused_memory {
+    std::size_t device_bytes{0};
+    std::size_t saved_bytes{0};
+    bool pinned{true};
+  };
+  /// Pauses `device`'s stack (its lowest pool: suballocator_resource::pause_device_memory); the
+  /// caller keeps every call out. Nothing when it was not built. Throws what the pool throws, with
+  /// nothing changed.
+  paused_memory pause(int device, bool discard);
+  /// Resumes `device`'s paused stack; nothing to do when it is not paused. Throws what the pool
+  /// throws (out of memory, saying how much is missing), the stack still paused.
+  void resume(int device);
+  [[nodiscard]] bool paused(int device) const noexcept;
+
   /// Forgets `device`'s stack after the device was reset: its memory is gone with the context, so
   /// the stack is dropped without a CUDA call (never destroyed), and the next allocation builds a
   /// new one. Its log stays.

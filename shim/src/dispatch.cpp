@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <utility>
 
 namespace rmm::shim {
 
@@ -75,7 +76,9 @@ rmm::mr::any_device_resource& stack_of(shim_state& s, int device)
   if (auto* built = s.stacks.find(device)) [[likely]] { return *built; }
   try {
     bind_library_to_real_driver();
-    return s.stacks.get(device);
+    auto& stack = s.stacks.get(device);
+    s.control.start();  // a process that allocates device memory can be asked about it
+    return stack;
   } catch (std::exception const& e) {
     std::fflush(stdout);
     fmt::print(stderr,
@@ -378,6 +381,40 @@ std::optional<int> device_to_serve(shim_state& s, CUdeviceptr const* out, std::s
   return device;
 }
 
+/// Enters the pause gate to allocate, waiting while the process is paused; nothing when the wait
+/// timed out.
+std::optional<pause_gate::pass> enter_to_allocate(shim_state& s) noexcept
+{
+  for (;;) {
+    auto pass = s.pause.gate.enter();
+    if (pass.inside()) [[likely]] { return std::optional<pause_gate::pass>{std::move(pass)}; }
+    if (!s.pause.wait_for_resume(settings().pause_timeout)) { return std::nullopt; }
+  }
+}
+
+/// Enters the pause gate to free `block`; nothing when the process is paused and the block is held
+/// for the resume instead.
+std::optional<pause_gate::pass> enter_to_free(shim_state& s, kept_block const& block) noexcept
+{
+  for (;;) {
+    auto pass = s.pause.gate.enter();
+    if (pass.inside()) [[likely]] { return std::optional<pause_gate::pass>{std::move(pass)}; }
+    if (s.pause.hold_free(block)) { return std::nullopt; }
+  }
+}
+
+/// An allocation that waited for the resume longer than the `pause_timeout` setting allows.
+CUresult paused_too_long(shim_state& s, int device, std::size_t bytes, CUstream stream) noexcept
+{
+  s.count.failed_allocation(device);
+  log_event(s, device, log_action::allocate_failure, nullptr, bytes, stream);
+  if (settings().verbose) {
+    fmt::print(stderr, "rmm shim: an allocation of {} bytes on device {} waited {} s for the process to resume\n",
+               bytes, device, settings().pause_timeout);
+  }
+  return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 }  // namespace
 
 std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes)
@@ -386,6 +423,8 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes)
   auto& s           = state();
   auto const device = device_to_serve(s, out, bytes);
   if (!device) { return std::nullopt; }
+  auto const pass = enter_to_allocate(s);
+  if (!pass) { return paused_too_long(s, *device, bytes, nullptr); }
   bool const legacy_order = in_legacy_order(s, *device);
   if (legacy_order) {
     // Kept in the stack's terms: its size is the request's, rounded up to the alignment.
@@ -449,6 +488,8 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr)
   log_event(s, owner->device, log_action::free, reinterpret_cast<void*>(ptr), owner->size,
             legacy_order ? CU_STREAM_LEGACY : nullptr);
   auto const block = stack_block(s, static_cast<std::uintptr_t>(ptr), *owner);
+  auto const pass  = enter_to_free(s, block);
+  if (!pass) { return CUDA_SUCCESS; }  // held for the resume
   if (s.exports.any() && s.exports.hold_freed(static_cast<std::uintptr_t>(ptr), block)) [[unlikely]] {
     return CUDA_SUCCESS;  // another process has it open: reused once the last one closed it
   }
@@ -464,7 +505,15 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr)
 void give_back_at_thread_end(kept_block const& block) noexcept
 {
   if (!settings().enabled || exiting()) { return; }  // dropped with the process: no CUDA call during exit
-  give_back_kept_block(state(), block);
+  auto& s         = state();
+  auto const pass = enter_to_free(s, block);
+  if (pass) { give_back_kept_block(s, block); }
+}
+
+void give_back_held_free(kept_block const& block) noexcept
+{
+  if (!settings().enabled || exiting()) { return; }
+  give_back(state(), block);
 }
 
 std::size_t give_back_kept_blocks(int device) noexcept
@@ -474,6 +523,14 @@ std::size_t give_back_kept_blocks(int device) noexcept
 }
 
 std::size_t release_free_memory(int device) noexcept
+{
+  if (!settings().enabled || exiting()) { return 0; }
+  auto const pass = state().pause.gate.enter();
+  if (!pass.inside()) { return 0; }  // paused: the stacks hold no device memory
+  return release_free_memory_at_rest(device);
+}
+
+std::size_t release_free_memory_at_rest(int device) noexcept
 {
   if (!settings().enabled || exiting()) { return 0; }
   auto& s = state();
@@ -511,6 +568,8 @@ std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
     s.count.passed(in_capture ? pass_reason::stream_capture : pass_reason::unknown_stream);
     return std::nullopt;
   }
+  auto const pass = enter_to_allocate(s);
+  if (!pass) { return paused_too_long(s, *device, bytes, stream); }
   give_back_kept(s, *device);
   arm_exit_marker();
   own_work_scope const own_work;
@@ -548,9 +607,11 @@ std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, strea
   if (exiting()) { return CUDA_SUCCESS; }
   sampled_timer const timer{owner->device};
   own_work_scope const own_work;
-  s.deferred.note_stream_ordered_free(owner->device);  // before the block can be taken in the legacy order
   log_event(s, owner->device, log_action::free, reinterpret_cast<void*>(ptr), owner->size, stream);
   auto const block = stack_block(s, static_cast<std::uintptr_t>(ptr), *owner);
+  auto const pass  = enter_to_free(s, block);
+  if (!pass) { return CUDA_SUCCESS; }                  // held for the resume
+  s.deferred.note_stream_ordered_free(owner->device);  // before the block can be taken in the legacy order
   if (s.exports.any() && s.exports.hold_freed(static_cast<std::uintptr_t>(ptr), block)) [[unlikely]] {
     return CUDA_SUCCESS;  // another process has it open: reused once the last one closed it
   }
@@ -563,6 +624,7 @@ std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, strea
 void adjust_memory_info(std::size_t* free, std::size_t* total) noexcept
 {
   if (free == nullptr || total == nullptr || passing_through() || !settings().enabled || exiting()) { return; }
+  if (state().pause.gate.closed()) { return; }  // paused: the driver's figure is the truth
   auto const device = current_primary_device();
   if (!device) { return; }
   auto& s = state();
@@ -635,6 +697,8 @@ std::optional<CUresult> serve_ipc_export(CUipcMemHandle* handle, CUdeviceptr ptr
   if (!block) { return std::nullopt; }
   // A stack without a sub-allocator hands out whole driver allocations: those export correctly.
   if (!s.stacks.statistics(block->second.device)) { return std::nullopt; }
+  auto const pass = enter_to_allocate(s);  // a paused block has no memory to share: wait for it
+  if (!pass) { return CUDA_ERROR_NOT_READY; }
   own_work_scope const own_work;
   try {
     return s.exports.export_block(block->first, block->second.size, block->second.device, handle);

@@ -74,8 +74,12 @@ void give_back_at_thread_end(kept_block const& block) noexcept;
 std::size_t give_back_kept_blocks(int device) noexcept;
 
 /// Gives every free byte of `device`'s stack back to the device (kept blocks and frees still
-/// waiting for their streams first). Returns the bytes.
+/// waiting for their streams first). Returns the bytes; none while the process is paused.
 std::size_t release_free_memory(int device) noexcept;
+/// release_free_memory for a caller that keeps every served call out (a pause).
+std::size_t release_free_memory_at_rest(int device) noexcept;
+/// A block freed while the process was paused goes back to its stack (at the resume).
+void give_back_held_free(kept_block const& block) noexcept;
 
 /// cuMemGetInfo / cudaMemGetInfo after the real call filled `free` and `total`: adds what the
 /// current device's stack holds unused and what waits to become reusable.

@@ -88,6 +88,7 @@ __attribute__((destructor)) void finish()
 {
   if (!settings().enabled) { return; }
   auto& s = state();
+  s.control.stop();
   s.stacks.flush_logs();
   // A process that never reached CUDA (a shell or `timeout` around the program, a helper it
   // spawns) reports only when asked to be verbose: its report would say nothing, and written to
@@ -96,12 +97,12 @@ __attribute__((destructor)) void finish()
   if ((settings().stats_at_exit && reached) || settings().verbose) {
     auto const detail = settings().verbose ? report_detail::verbose : report_detail::summary;
     // Nowhere left to say it failed.
-    (void)write_report(stderr, report_format::text, detail, s.count, s.stacks, s.deferred, s.streams);
+    (void)write_report(stderr, report_format::text, detail, report_sources_of(s));
   }
   if (auto const& pattern = settings().report_file; !pattern.empty() && reached) {
     // %p: this process (a forked child writes its own report); the report covers every device.
     auto const path = rmm::config::expand_file_name_pattern(pattern, static_cast<long>(::getpid()), 0);
-    if (auto const error = save_report(path, s.count, s.stacks, s.deferred, s.streams); error != 0) {
+    if (auto const error = save_report(path, report_sources_of(s)); error != 0) {
       fmt::print(stderr, "rmm shim: cannot write the report to {}: {}\n", path, std::strerror(error));
     }
   }

@@ -2,8 +2,9 @@
 #include "report.hpp"
 
 #include "deferred_frees.hpp"
-#include "program_streams.hpp"
 #include "device_stacks.hpp"
+#include "process_pause.hpp"
+#include "program_streams.hpp"
 #include "hook_table.hpp"
 #include "thread_cache.hpp"
 #include "thread_records.hpp"
@@ -408,13 +409,15 @@ struct report_contents {
   std::vector<hook_report> hooks;                     ///< wrappers handed out at least once
   bool streams_watched{};                             ///< the non-blocking streams' work was seen
   std::string streams_unwatched_because;              ///< why not, when it was not
+  process_pause::summary pause{};                     ///< the pause of the device memory
 };
 
-report_contents collect_report(counters const& c,
-                               device_stacks const& stacks,
-                               deferred_frees const& pending,
-                               program_streams const& streams)
+report_contents collect_report(report_sources const& sources)
 {
+  auto const& c       = sources.count;
+  auto const& stacks  = sources.stacks;
+  auto const& pending = sources.pending;
+  auto const& streams = sources.streams;
   report_contents report;
   report.pid = static_cast<long>(::getpid());
   for (int device = 0; device < max_devices; ++device) {
@@ -440,6 +443,7 @@ report_contents collect_report(counters const& c,
   report.physical                  = c.physical_allocation_calls();
   report.streams_watched           = streams.watching();
   report.streams_unwatched_because = streams.why_not_watching();
+  report.pause                     = sources.pause.status();
   for (auto const& entry : wrapped_entry_points()) {
     auto const by_dlsym   = times_installed(entry, found_through::dlsym);
     auto const by_resolve = times_installed(entry, found_through::get_proc_address);
@@ -547,6 +551,21 @@ std::string text_hooks(report_contents const& report)
   return fmt::format("  wrappers handed out: {}\n", list.empty() ? "none" : list);
 }
 
+/// The pause of the device memory, when there was one.
+std::string text_pause(process_pause::summary const& p)
+{
+  if (p.pauses == 0) { return {}; }
+  auto text = fmt::format(
+    "  {}: {} pause{}; the last gave back {} of device memory and kept {} of contents in {} host memory in {:.0f} ms",
+    p.paused ? "PAUSED" : "paused before", p.pauses, plural(p.pauses), rmm::format_bytes(p.device_bytes),
+    rmm::format_bytes(p.saved_bytes), p.pinned ? "page-locked" : "pageable", p.pause_ms);
+  if (!p.paused) { text += fmt::format(", resumed in {:.0f} ms", p.resume_ms); }
+  text +=
+    fmt::format("; {} allocation{} waited for a resume ({} timed out), {} free{} held now\n", p.waited_allocations,
+                plural(p.waited_allocations), p.timed_out_allocations, p.held_frees, plural(p.held_frees));
+  return text;
+}
+
 /// For people: what was served and the peaks first, what passed the shim by, then the details.
 std::string text_report(report_contents const& report, report_detail detail)
 {
@@ -557,6 +576,7 @@ std::string text_report(report_contents const& report, report_detail detail)
   text += text_virtual_memory_hint(report);
   text += text_physical_allocations(report);
   for (auto const& d : report.devices) { text += text_details(d); }
+  text += text_pause(report.pause);
   if (!report.streams_watched && !report.streams_unwatched_because.empty() &&
       std::any_of(report.devices.begin(), report.devices.end(),
                   [](device_report const& d) { return d.non_blocking_streams_created > 0; })) {
@@ -625,7 +645,22 @@ std::string json_report(report_contents const& report)
     .end_object()
     .key("streams_watched")
     .boolean(report.streams_watched)
-    .member("streams_unwatched_because", report.streams_unwatched_because);
+    .member("streams_unwatched_because", report.streams_unwatched_because)
+    .key("pause")
+    .begin_object()
+    .key("paused")
+    .boolean(report.pause.paused)
+    .member("pauses", report.pause.pauses)
+    .member("device_bytes", report.pause.device_bytes)
+    .member("saved_bytes", report.pause.saved_bytes)
+    .key("pinned")
+    .boolean(report.pause.pinned)
+    .member("pause_ms", report.pause.pause_ms, 1)
+    .member("resume_ms", report.pause.resume_ms, 1)
+    .member("held_frees", report.pause.held_frees)
+    .member("waited_allocations", report.pause.waited_allocations)
+    .member("timed_out_allocations", report.pause.timed_out_allocations)
+    .end_object();
   json.key("hooks").begin_array();
   for (auto const& hook : report.hooks) {
     json.begin_object()
@@ -640,16 +675,15 @@ std::string json_report(report_contents const& report)
 
 }  // namespace
 
-int write_report(std::FILE* out,
-                 report_format format,
-                 report_detail detail,
-                 counters const& c,
-                 device_stacks const& stacks,
-                 deferred_frees const& pending,
-                 program_streams const& streams)
+std::string render_report(report_format format, report_detail detail, report_sources const& sources)
 {
-  auto const contents = collect_report(c, stacks, pending, streams);
-  auto const report   = format == report_format::json ? json_report(contents) : text_report(contents, detail);
+  auto const contents = collect_report(sources);
+  return format == report_format::json ? json_report(contents) : text_report(contents, detail);
+}
+
+int write_report(std::FILE* out, report_format format, report_detail detail, report_sources const& sources)
+{
+  auto const report = render_report(format, detail, sources);
   // Every byte reached the file, or the reason it did not (a full disk fails at the flush).
   errno = 0;
   if (std::fwrite(report.data(), 1, report.size(), out) != report.size() || std::fflush(out) != 0 ||
@@ -659,11 +693,7 @@ int write_report(std::FILE* out,
   return 0;
 }
 
-int save_report(std::string const& path,
-                counters const& c,
-                device_stacks const& stacks,
-                deferred_frees const& pending,
-                program_streams const& streams) noexcept
+int save_report(std::string const& path, report_sources const& sources) noexcept
 {
   try {
     // A device or a pipe (/dev/stderr, /dev/full) is written as it is.
@@ -671,7 +701,7 @@ int save_report(std::string const& path,
     if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) && !S_ISDIR(info.st_mode)) {
       std::FILE* out = std::fopen(path.c_str(), "w");
       if (out == nullptr) { return errno != 0 ? errno : EIO; }
-      int error = write_report(out, report_format::json, report_detail::verbose, c, stacks, pending, streams);
+      int error = write_report(out, report_format::json, report_detail::verbose, sources);
       if (std::fclose(out) != 0 && error == 0) { error = errno != 0 ? errno : EIO; }
       return error;
     }
@@ -680,7 +710,7 @@ int save_report(std::string const& path,
     auto const partial = fmt::format("{}.partial.{}", path, ::getpid());
     std::FILE* out     = std::fopen(partial.c_str(), "w");
     if (out == nullptr) { return errno != 0 ? errno : EIO; }
-    int error = write_report(out, report_format::json, report_detail::verbose, c, stacks, pending, streams);
+    int error = write_report(out, report_format::json, report_detail::verbose, sources);
     if (std::fclose(out) != 0 && error == 0) { error = errno != 0 ? errno : EIO; }
     if (error == 0 && std::rename(partial.c_str(), path.c_str()) != 0) { error = errno != 0 ? errno : EIO; }
     if (error != 0) { (void)std::remove(partial.c_str()); }

@@ -20,6 +20,7 @@ namespace rmm::shim {
 class device_stacks;
 class deferred_frees;
 class program_streams;
+class process_pause;
 
 /// Why a call went to the real function instead of the stack.
 enum class pass_reason : std::uint8_t {
@@ -116,22 +117,27 @@ enum class report_format : std::uint8_t { text, json };
 /// has them).
 enum class report_detail : std::uint8_t { summary, verbose };
 
+/// What the report reads (state.hpp's report_sources_of gathers them).
+struct report_sources {
+  counters const& count;
+  device_stacks const& stacks;
+  deferred_frees const& pending;
+  program_streams const& streams;
+  process_pause const& pause;
+};
+
+/// The report, as text or JSON. Calls no CUDA.
+[[nodiscard]] std::string render_report(report_format format, report_detail detail, report_sources const& sources);
+
 /// Writes the report. Returns 0 when every byte was written and flushed, else the error (errno's
 /// value: ENOSPC for a full disk).
 [[nodiscard]] int write_report(std::FILE* out,
                                report_format format,
                                report_detail detail,
-                               counters const& c,
-                               device_stacks const& stacks,
-                               deferred_frees const& pending,
-                               program_streams const& streams);
+                               report_sources const& sources);
 
 /// Writes the JSON report to the file `path`, whole or not at all (written beside it, then renamed
 /// over it). Returns 0, or the error (errno's value).
-[[nodiscard]] int save_report(std::string const& path,
-                              counters const& c,
-                              device_stacks const& stacks,
-                              deferred_frees const& pending,
-                              program_streams const& streams) noexcept;
+[[nodiscard]] int save_report(std::string const& path, report_sources const& sources) noexcept;
 
 }  // namespace rmm::shim

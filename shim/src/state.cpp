@@ -45,6 +45,7 @@ shim_state& detail::first_state() noexcept
 
 void renew_state_after_fork() noexcept
 {
+  if (auto* parents = detail::current_state.load(std::memory_order_acquire)) { parents->control.forget_in_child(); }
   detail::current_state.store(create(), std::memory_order_release);
   exit_begun.store(false, std::memory_order_relaxed);
 }

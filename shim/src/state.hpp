@@ -5,6 +5,7 @@
 // loaded and never destroyed (hooks still run during exit). A forked child starts a fresh one: it
 // shares no lock, no pool and no pending free with its parent.
 
+#include "control_server.hpp"
 #include "default_pools.hpp"
 #include "devices.hpp"
 #include "deferred_frees.hpp"
@@ -12,6 +13,7 @@
 #include "ipc_exports.hpp"
 #include "ipc_imports.hpp"
 #include "ownership.hpp"
+#include "process_pause.hpp"
 #include "program_streams.hpp"
 #include "report.hpp"
 
@@ -35,7 +37,15 @@ struct shim_state {
   /// its cudaMallocAsync calls asked for that pool, and pass through.
   std::array<std::atomic<bool>, max_devices> program_pool{};
   default_pool_table default_pools;  // the devices' default pools, which the stacks stand in for
+  process_pause pause;               // the gate of the served calls, and the pause behind it
+  control_server control;            // answers rmm-ctl
 };
+
+/// What the report of `s` reads.
+[[nodiscard]] inline report_sources report_sources_of(shim_state const& s) noexcept
+{
+  return {s.count, s.stacks, s.deferred, s.streams, s.pause};
+}
 
 namespace detail {
 inline std::atomic<shim_state*> current_state{nullptr};  // made at load, replaced in a forked child

@@ -34,5 +34,7 @@ echo "installed librmm_shim.so: $shim_bytes bytes"
 # The installed rmm-run finds the installed shim and runs a program under it. A sanitizer build's
 # shim needs the sanitizer's runtime preloaded in front of it (rmm-run keeps it there).
 LD_PRELOAD="${RMM_TEST_SANITIZER_RUNTIME:-}" "$work_dir/prefix/bin/rmm-run" -- sh -c 'case "$LD_PRELOAD" in *lib*/librmm_shim.so*) echo "installed shim preloaded";; *) echo "no shim: $LD_PRELOAD"; exit 1;; esac' 
+# The installed rmm-ctl is beside rmm-run and knows its commands.
+"$work_dir/prefix/bin/rmm-ctl" --help | grep -q "PID pause"
 # The installed rmm-replay replays a shipped log.
 "$work_dir/prefix/bin/rmm-replay" "$(dirname "$0")/../data/traces/cupy_mix.csv.gz" --resource pool

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// How rmm-run and rmm-replay tell a mistake on their command line, in one form: the tool's name,
+// How rmm-run, rmm-ctl and rmm-replay tell a mistake on their command line, in one form: the tool's name,
 // what was wrong and what to do instead, then the short usage and where the rest is.
 //
 //   rmm-run: unknown option '--chek' (did you mean --check?)
 //   usage: rmm-run [OPTIONS] -- PROGRAM [ARGS...]   (rmm-run --help lists the options)
 //
 // and the tool's exit status for a wrong command line (64 for rmm-run, whose 2 means an invalid
-// configuration; 2 for rmm-replay, as for a malformed log).
+// configuration, and for rmm-ctl, whose 1 means the process could not do it; 2 for rmm-replay, as
+// for a malformed log).
 
 #include <cstdio>
 #include <string>

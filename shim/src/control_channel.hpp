@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// The control channel between rmm-ctl and the shim of a running process: where the sockets are,
+// what may be asked, and the asking. Each process under the shim listens on `<dir>/<pid>.sock`,
+// where `<dir>` is this user's own directory (mode 0700): $XDG_RUNTIME_DIR/rmm, or /tmp/rmm-<uid>.
+// The socket is mode 0600, and the shim also checks the peer's credentials: only the process's own
+// user gets an answer.
+//
+// A request is one line: a command and its option. The answer is `ok` or `error` on a line of its
+// own, then the text for people (or the JSON report) up to the end of the connection.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace rmm::control {
+
+enum class command { ping, report, report_json, release, pause, pause_discard, resume };
+
+/// The request line of `c` (without its newline).
+[[nodiscard]] std::string_view request_of(command c) noexcept;
+/// The command a request line asks for; nothing for anything else.
+[[nodiscard]] std::optional<command> parse_request(std::string_view line) noexcept;
+/// What may be asked, for an error message.
+[[nodiscard]] std::string_view request_list() noexcept;
+
+/// A request longer than this is refused unread.
+inline constexpr std::size_t max_request_bytes = 256;
+/// How long either side waits for the other to speak, in seconds: a pause of many GiB takes a while.
+inline constexpr int reply_timeout_seconds = 600;
+inline constexpr int request_timeout_seconds = 5;
+
+/// This user's control directory (not made).
+[[nodiscard]] std::string socket_directory();
+/// Makes `dir` when missing (mode 0700) and checks that it is this user's alone: a directory, not a
+/// link, owned by this user, with no access for anyone else. An error for people, or empty.
+[[nodiscard]] std::string prepare_socket_directory(std::string const& dir);
+[[nodiscard]] std::string socket_path(std::string const& dir, pid_t pid);
+
+/// The processes with a socket in `dir`, by their process id, in order.
+[[nodiscard]] std::vector<pid_t> listed_processes(std::string const& dir);
+
+/// What asking a process came to: its answer, or why there is none.
+struct asking {
+  bool ok{false};         ///< the process answered `ok`
+  std::string text;       ///< what it answered after that
+  bool answered{false};   ///< false: it could not be reached, `failure` says why
+  std::string failure;    ///< for people
+  int failure_errno{0};   ///< ECONNREFUSED: nobody listens on the socket any more
+};
+/// Asks the process `pid`, whose socket is in `dir`.
+[[nodiscard]] asking ask(std::string const& dir, pid_t pid, command c);
+
+}  // namespace rmm::control

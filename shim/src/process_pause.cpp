@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "process_pause.hpp"
+
+#include <chrono>
+#include <utility>
+
+namespace rmm::shim {
+
+bool process_pause::wait_for_resume(std::int64_t timeout_seconds) noexcept
+{
+  std::unique_lock lock{mutex_};
+  if (!closed_) { return true; }
+  ++last_.waited_allocations;
+  if (timeout_seconds <= 0 ||
+      !running_.wait_for(lock, std::chrono::seconds{timeout_seconds}, [this] { return !closed_; })) {
+    ++last_.timed_out_allocations;
+    return false;
+  }
+  return true;
+}
+
+bool process_pause::hold_free(kept_block const& block) noexcept
+{
+  std::lock_guard lock{mutex_};
+  if (!closed_) { return false; }
+  try {
+    held_.push_back(block);
+  } catch (...) {  // no memory to remember it: the block stays out of the stack, leaked, not reused
+  }
+  return true;
+}
+
+bool process_pause::close()
+{
+  {
+    std::lock_guard lock{mutex_};
+    if (closed_) { return false; }
+    held_.reserve(held_.size() + 1024);  // most frees made while paused are remembered without allocating
+    closed_ = true;
+  }
+  gate.close_and_drain();
+  return true;
+}
+
+std::vector<kept_block> process_pause::open()
+{
+  std::vector<kept_block> held;
+  {
+    std::lock_guard lock{mutex_};
+    closed_ = false;
+    paused_ = false;
+    gate.open();
+    held.swap(held_);
+  }
+  running_.notify_all();
+  return held;
+}
+
+void process_pause::paused(std::size_t device_bytes, std::size_t saved_bytes, bool pinned, double milliseconds) noexcept
+{
+  std::lock_guard lock{mutex_};
+  paused_            = true;
+  last_.pauses      += 1;
+  last_.device_bytes = device_bytes;
+  last_.saved_bytes  = saved_bytes;
+  last_.pinned       = pinned;
+  last_.pause_ms     = milliseconds;
+}
+
+void process_pause::resumed(double milliseconds) noexcept
+{
+  std::lock_guard lock{mutex_};
+  last_.resume_ms = milliseconds;
+}
+
+process_pause::summary process_pause::status() const
+{
+  std::lock_guard lock{mutex_};
+  auto result       = last_;
+  result.paused     = paused_;
+  result.held_frees = held_.size();
+  return result;
+}
+
+}  // namespace rmm::shim

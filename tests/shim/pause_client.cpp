@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: Apache-2.0
+// A CUDA program the pause tests run under the shim. It pauses its device memory itself
+// (rmm_shim_pause) or has rmm-ctl do it from another process, and prints what it saw as
+// `key=value` lines; a failed expectation prints `FAIL: ...` and makes the exit status non-zero.
+
+#include <rmm/shim.h>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <dlfcn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, char const* what)
+{
+  if (!ok) {
+    std::printf("FAIL: %s\n", what);
+    ++failures;
+  }
+}
+
+void check(cudaError_t status, char const* call)
+{
+  if (status != cudaSuccess) {
+    std::printf("FAIL: %s returned %s\n", call, cudaGetErrorName(status));
+    std::fflush(stdout);
+    std::exit(2);
+  }
+}
+
+/// The shim's control functions (the shim is preloaded).
+struct shim_functions {
+  int (*pause)(unsigned int)   = nullptr;
+  int (*resume)()              = nullptr;
+  char const* (*message)()     = nullptr;
+  int (*print_report)(char const*) = nullptr;
+};
+
+shim_functions shim()
+{
+  shim_functions f;
+  f.pause        = reinterpret_cast<int (*)(unsigned int)>(dlsym(RTLD_DEFAULT, "rmm_shim_pause"));
+  f.resume       = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "rmm_shim_resume"));
+  f.message      = reinterpret_cast<char const* (*)()>(dlsym(RTLD_DEFAULT, "rmm_shim_last_message"));
+  f.print_report = reinterpret_cast<int (*)(char const*)>(dlsym(RTLD_DEFAULT, "rmm_shim_print_report"));
+  if (f.pause == nullptr || f.resume == nullptr || f.message == nullptr || f.print_report == nullptr) {
+    std::printf("FAIL: the shim's pause functions are not exported\n");
+    std::exit(2);
+  }
+  return f;
+}
+
+std::size_t free_bytes()
+{
+  std::size_t free  = 0;
+  std::size_t total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  return free;
+}
+
+/// A device block and what was written to it.
+struct block {
+  void* ptr{nullptr};
+  std::vector<unsigned char> contents;
+};
+
+std::vector<block> write_blocks(int count, std::uint32_t seed)
+{
+  std::mt19937 random{seed};
+  std::vector<block> blocks;
+  for (int i = 0; i < count; ++i) {
+    block b;
+    b.contents.resize((1 + random() % 4096) * 256);
+    for (auto& byte : b.contents) { byte = static_cast<unsigned char>(random()); }
+    check(cudaMalloc(&b.ptr, b.contents.size()), "cudaMalloc");
+    check(cudaMemcpy(b.ptr, b.contents.data(), b.contents.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+    blocks.push_back(std::move(b));
+  }
+  return blocks;
+}
+
+bool all_hold(std::vector<block> const& blocks)
+{
+  for (auto const& b : blocks) {
+    std::vector<unsigned char> now(b.contents.size());
+    if (cudaMemcpy(now.data(), b.ptr, now.size(), cudaMemcpyDeviceToHost) != cudaSuccess || now != b.contents) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void free_all(std::vector<block> const& blocks)
+{
+  for (auto const& b : blocks) { check(cudaFree(b.ptr), "cudaFree"); }
+}
+
+/// The free memory once the context exists and before anything was allocated.
+std::size_t baseline()
+{
+  check(cudaSetDevice(0), "cudaSetDevice");
+  check(cudaFree(nullptr), "cudaFree(nullptr)");
+  return free_bytes();
+}
+
+/// The pause from inside: memory given back, allocations waiting, frees held, contents restored.
+int in_process()
+{
+  auto const f     = shim();
+  auto const start = baseline();
+  auto blocks      = write_blocks(24, 5);
+  // Free every third block before the pause: its memory is free, not copied.
+  std::vector<block> kept;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    if (i % 3 == 0) {
+      check(cudaFree(blocks[i].ptr), "cudaFree");
+    } else {
+      kept.push_back(blocks[i]);
+    }
+  }
+  auto const before = free_bytes();
+  int const paused  = f.pause(0);
+  std::printf("pause=%d\npause_message=%s\n", paused, f.message());
+  auto const while_paused = free_bytes();
+  std::printf("free_at_start=%zu\nfree_before_pause=%zu\nfree_while_paused=%zu\n", start, before, while_paused);
+  expect(paused == 0, "the pause succeeds");
+  expect(while_paused == start, "while paused the device has all the memory the stack held");
+  int const again = f.pause(0);  // the message is read after the call, never before
+  std::printf("pause_again=%d\npause_again_message=%s\n", again, f.message());
+
+  // An allocation on another thread waits for the resume; a free here is held, and returns at once.
+  std::atomic<int> allocated{0};
+  void* waited = nullptr;
+  std::thread allocator{[&] {
+    auto const r = cudaMalloc(&waited, 1 << 20);
+    allocated.store(r == cudaSuccess ? 1 : -1);
+  }};
+  std::this_thread::sleep_for(std::chrono::milliseconds{300});
+  std::printf("allocated_while_paused=%d\n", allocated.load());
+  auto const held = kept.back();
+  kept.pop_back();
+  check(cudaFree(held.ptr), "cudaFree while paused");
+  std::printf("report_while_paused=%d\n", f.print_report(std::getenv("RMM_TEST_PAUSED_REPORT")));
+
+  int const resumed = f.resume();
+  std::printf("resume=%d\nresume_message=%s\n", resumed, f.message());
+  allocator.join();
+  std::printf("allocated_after_resume=%d\n", allocated.load());
+  std::printf("contents_kept=%d\n", all_hold(kept) ? 1 : 0);
+  int const resumed_again = f.resume();
+  std::printf("resume_again=%d\nresume_again_message=%s\n", resumed_again, f.message());
+  expect(resumed == 0, "the resume succeeds");
+  if (waited != nullptr) { check(cudaFree(waited), "cudaFree"); }
+  free_all(kept);
+  return failures == 0 ? 0 : 1;
+}
+
+/// An allocation made while paused fails once the pause timeout has passed.
+int timeout()
+{
+  auto const f = shim();
+  (void)baseline();
+  auto const blocks = write_blocks(2, 9);
+  expect(f.pause(0) == 0, "the pause succeeds");
+  void* ptr        = nullptr;
+  auto const start = std::chrono::steady_clock::now();
+  auto const r     = cudaMalloc(&ptr, 4096);
+  auto const ms    = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::printf("allocation=%s\nwaited_ms=%.0f\n", cudaGetErrorName(r), ms);
+  (void)cudaGetLastError();
+  expect(f.resume() == 0, "the resume succeeds");
+  std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
+/// With the contents discarded, the blocks keep their addresses and work, their bytes gone.
+int discard()
+{
+  auto const f      = shim();
+  auto const start  = baseline();
+  auto const blocks = write_blocks(4, 3);
+  expect(f.pause(RMM_SHIM_PAUSE_DISCARD) == 0, "the pause succeeds");
+  std::printf("pause_message=%s\n", f.message());
+  std::printf("memory_given_back=%d\n", free_bytes() == start ? 1 : 0);
+  expect(f.resume() == 0, "the resume succeeds");
+  auto again = blocks;
+  std::mt19937 random{17};
+  for (auto& b : again) {
+    for (auto& byte : b.contents) { byte = static_cast<unsigned char>(random()); }
+    check(cudaMemcpy(b.ptr, b.contents.data(), b.contents.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+  }
+  std::printf("usable_after_resume=%d\n", all_hold(again) ? 1 : 0);
+  int const unknown = f.pause(2);
+  std::printf("unknown_flag=%d\nunknown_flag_message=%s\n", unknown, f.message());
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
+/// A resume the device cannot serve (another user took the memory) changes nothing; once the
+/// memory is back, the next resume restores everything.
+int resume_fails()
+{
+  auto const f      = shim();
+  (void)baseline();
+  auto const blocks = write_blocks(16, 21);
+  expect(f.pause(0) == 0, "the pause succeeds");
+  // Memory the program maps itself passes the shim by: it takes all but 1 MiB of the device.
+  CUmemAllocationProp prop{};
+  prop.type          = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id   = 0;
+  std::size_t granularity = 0;
+  expect(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS,
+         "the granularity");
+  auto const taking = (free_bytes() - (std::size_t{1} << 20)) / granularity * granularity;
+  CUmemGenericAllocationHandle taken{};
+  expect(cuMemCreate(&taken, taking, &prop, 0) == CUDA_SUCCESS, "another user takes the memory");
+  int const failed = f.resume();
+  std::printf("resume_without_memory=%d\nresume_without_memory_message=%s\n", failed, f.message());
+  std::printf("still_paused=%d\n", f.pause(0) != 0 && std::string_view{f.message()}.find("paused already") !=
+                                                        std::string_view::npos
+                                     ? 1
+                                     : 0);
+  expect(cuMemRelease(taken) == CUDA_SUCCESS, "the other user gives it back");
+  int const resumed = f.resume();
+  std::printf("resume_with_memory=%d\nresume_with_memory_message=%s\n", resumed, f.message());
+  std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
+/// A stack that cannot pause says why, and stays as it was.
+int not_pausable()
+{
+  auto const f = shim();
+  (void)baseline();
+  auto const blocks = write_blocks(2, 1);
+  int const paused = f.pause(0);
+  std::printf("pause=%d\npause_message=%s\n", paused, f.message());
+  std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
+  void* more = nullptr;
+  std::printf("allocation_after=%s\n", cudaGetErrorName(cudaMalloc(&more, 4096)));
+  if (more != nullptr) { check(cudaFree(more), "cudaFree"); }
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
+/// Runs `rmm-ctl ARGS` (its path in RMM_TEST_CTL) and prints its exit status and output.
+int run_ctl(std::string const& name, std::string const& args)
+{
+  std::string const command = std::string{std::getenv("RMM_TEST_CTL")} + " " + args + " 2>&1";
+  FILE* pipe                = popen(command.c_str(), "r");
+  if (pipe == nullptr) { return -1; }
+  std::string output;
+  char chunk[512];
+  while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) { output += chunk; }
+  int const status = pclose(pipe);
+  int const code   = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  for (auto& c : output) {
+    if (c == '\n') { c = '|'; }
+  }
+  std::printf("%s_status=%d\n%s_output=%s\n", name.c_str(), code, name.c_str(), output.c_str());
+  return code;
+}
+
+/// rmm-ctl, another process, pauses and resumes this one.
+int from_outside()
+{
+  (void)baseline();
+  auto const start  = free_bytes();
+  auto const blocks = write_blocks(12, 13);
+  auto const pid    = std::to_string(::getpid());
+  run_ctl("list_running", "list");
+  run_ctl("report", pid + " report");
+  run_ctl("report_json", pid + " report --json");
+  run_ctl("pause", pid + " pause");
+  std::printf("memory_given_back=%d\n", free_bytes() == start ? 1 : 0);
+  run_ctl("list_paused", "list");
+  run_ctl("report_paused", pid + " report");
+  run_ctl("pause_again", pid + " pause");
+  run_ctl("release_paused", pid + " release");
+  run_ctl("resume", pid + " resume");
+  std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
+  run_ctl("resume_again", pid + " resume");
+  run_ctl("release", pid + " release");
+  run_ctl("bad_command", pid + " frobnicate");
+  run_ctl("not_a_pid", "12ab report");
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
+/// This process's control socket.
+std::string own_socket()
+{
+  char const* runtime = std::getenv("XDG_RUNTIME_DIR");
+  return std::string{runtime != nullptr ? runtime : ""} + "/rmm/" + std::to_string(::getpid()) + ".sock";
+}
+
+/// Sends `request` as it is to the socket at `path` (this process's by default); returns the answer.
+std::string send_raw(std::string const& request, std::string const& path = own_socket())
+{
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), std::min(path.size() + 1, sizeof(address.sun_path) - 1));
+  int const fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr const*>(&address), sizeof(address)) != 0) {
+    if (fd >= 0) { ::close(fd); }
+    return std::string{"connect: "} + std::strerror(errno);
+  }
+  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  ::shutdown(fd, SHUT_WR);
+  std::string answer;
+  char chunk[512];
+  for (ssize_t n = 0; (n = ::recv(fd, chunk, sizeof chunk, 0)) > 0;) { answer.append(chunk, static_cast<std::size_t>(n)); }
+  ::close(fd);
+  for (auto& c : answer) {
+    if (c == '\n') { c = '|'; }
+  }
+  return answer;
+}
+
+/// Bad requests get an error and change nothing; another user is kept out by the socket's mode,
+/// and, where the mode is loosened, by the check of the peer's credentials.
+int bad_requests()
+{
+  auto const f = shim();
+  (void)baseline();
+  auto const blocks = write_blocks(3, 8);
+  std::printf("oversized=%s\n", send_raw(std::string(4096, 'p')).c_str());
+  std::printf("unknown=%s\n", send_raw("pause now\n").c_str());
+  std::printf("two_requests=%s\n", send_raw("pause\nresume\n").c_str());
+  std::printf("no_newline=%s\n", send_raw("pause").c_str());
+  std::printf("binary=%s\n", send_raw(std::string("\x01\x02\xff\n", 4)).c_str());
+  std::printf("still_running=%d\n", f.resume() != 0 ? 1 : 0);  // "not paused": nothing above paused it
+  std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
+
+  if (::geteuid() == 0) {
+    // Another user, as root can become one: the directory's mode keeps it out.
+    auto const as_nobody = [socket = own_socket()](char const* name) {
+      std::fflush(stdout);
+      pid_t const child = ::fork();
+      if (child == 0) {
+        if (::setgid(65534) != 0 || ::setuid(65534) != 0) { _exit(3); }
+        std::printf("%s=%s\n", name, send_raw("report\n", socket).c_str());
+        std::fflush(stdout);
+        _exit(0);
+      }
+      int status = 0;
+      ::waitpid(child, &status, 0);
+    };
+    as_nobody("other_user");
+    // Loosened all the way down (the runtime directory, its rmm directory, the socket), the peer's
+    // credentials still keep it out.
+    auto const dir     = own_socket().substr(0, own_socket().rfind('/'));
+    auto const runtime = dir.substr(0, dir.rfind('/'));
+    expect(::chmod(runtime.c_str(), 0777) == 0 && ::chmod(dir.c_str(), 0777) == 0 &&
+             ::chmod(own_socket().c_str(), 0777) == 0,
+           "the modes are loosened");
+    as_nobody("other_user_loosened");
+    expect(::chmod(own_socket().c_str(), 0600) == 0 && ::chmod(dir.c_str(), 0700) == 0 &&
+             ::chmod(runtime.c_str(), 0700) == 0,
+           "the modes are restored");
+  }
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  std::string_view const scenario = argc > 1 ? argv[1] : "";
+  int status                      = 2;
+  if (scenario == "in-process") {
+    status = in_process();
+  } else if (scenario == "timeout") {
+    status = timeout();
+  } else if (scenario == "discard") {
+    status = discard();
+  } else if (scenario == "resume-fails") {
+    status = resume_fails();
+  } else if (scenario == "not-pausable") {
+    status = not_pausable();
+  } else if (scenario == "from-outside") {
+    status = from_outside();
+  } else if (scenario == "bad-requests") {
+    status = bad_requests();
+  } else {
+    std::printf("FAIL: unknown scenario '%s'\n", argc > 1 ? argv[1] : "");
+  }
+  std::fflush(stdout);
+  return status;
+}

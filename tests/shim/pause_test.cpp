@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pausing a program's device memory, from inside it (rmm_shim_pause) and from another process
+// (rmm-ctl): the memory goes back to the device, every block keeps its address and contents,
+// allocations wait and frees are held meanwhile, and whatever cannot be done is refused with the
+// reason and changes nothing.
+
+#include "shim_runner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <map>
+#include <string>
+
+namespace rmm::test {
+namespace {
+
+/// A control directory of this test's own (XDG_RUNTIME_DIR), so that tests running at once and the
+/// user's own processes do not meet.
+std::string runtime_directory()
+{
+  auto const dir = ::testing::TempDir() + "pause_test_xdg_" + std::to_string(::getpid());
+  (void)::mkdir(dir.c_str(), 0700);
+  return dir;
+}
+
+outcome run_pause(std::string const& scenario, std::map<std::string, std::string> environment = {})
+{
+  environment.emplace("XDG_RUNTIME_DIR", runtime_directory());
+  environment.emplace("RMM_TEST_CTL", RMM_CTL);
+  return run_program(RMM_PAUSE_CLIENT, scenario, std::move(environment));
+}
+
+bool contains(std::string const& text, std::string const& part) { return text.find(part) != std::string::npos; }
+
+TEST(Pause, InProcessTheMemoryGoesBackAndComesBackWithItsContents)
+{
+  auto const paused_report = ::testing::TempDir() + "paused_report_" + std::to_string(::getpid()) + ".json";
+  auto const r             = run_pause("in-process", {{"RMM_TEST_PAUSED_REPORT", paused_report}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("pause"), "0") << r.output;
+  EXPECT_TRUE(contains(r.value("pause_message"), "paused:")) << r.output;
+  EXPECT_EQ(r.value("free_while_paused"), r.value("free_at_start")) << "all of the stack's memory went back";
+  EXPECT_NE(r.value("pause_again"), "0");
+  EXPECT_TRUE(contains(r.value("pause_again_message"), "paused already")) << r.output;
+  EXPECT_EQ(r.value("allocated_while_paused"), "0") << "an allocation waits for the resume";
+  EXPECT_EQ(r.value("report_while_paused"), "0");
+  EXPECT_EQ(r.value("resume"), "0") << r.output;
+  EXPECT_TRUE(contains(r.value("resume_message"), "1 free made while paused applied")) << r.output;
+  EXPECT_EQ(r.value("allocated_after_resume"), "1") << "the waiting allocation is served after the resume";
+  EXPECT_EQ(r.value("contents_kept"), "1") << "every live block holds what it held";
+  EXPECT_NE(r.value("resume_again"), "0");
+  EXPECT_TRUE(contains(r.value("resume_again_message"), "not paused")) << r.output;
+  // Every allocation and free was served and counted, the held free included.
+  EXPECT_EQ(r.reported("allocations"), r.reported("frees")) << r.report;
+  EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
+  EXPECT_EQ(r.reported("pauses"), 1) << r.report;
+  EXPECT_EQ(r.reported("waited_allocations"), 1) << r.report;
+  std::ifstream file{paused_report};
+  std::stringstream paused;
+  paused << file.rdbuf();
+  EXPECT_TRUE(contains(paused.str(), "\"paused\":true")) << paused.str();
+  EXPECT_TRUE(contains(paused.str(), "\"held_frees\":1")) << paused.str();
+  std::remove(paused_report.c_str());
+}
+
+TEST(Pause, AnAllocationPastThePauseTimeoutIsOutOfMemory)
+{
+  auto const r = run_pause("timeout", {{"RMM_SHIM_PAUSE_TIMEOUT", "1"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("allocation"), "cudaErrorMemoryAllocation");
+  EXPECT_GE(std::stod(r.value("waited_ms")), 900.0) << "it waited for the timeout first";
+  EXPECT_EQ(r.value("contents_kept"), "1");
+  EXPECT_EQ(r.reported("timed_out_allocations"), 1) << r.report;
+}
+
+TEST(Pause, DiscardingKeepsTheAddressesWithoutTheContents)
+{
+  auto const r = run_pause("discard");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.value("pause_message"), "discarded")) << r.output;
+  EXPECT_EQ(r.value("memory_given_back"), "1");
+  EXPECT_EQ(r.value("usable_after_resume"), "1");
+  EXPECT_NE(r.value("unknown_flag"), "0");
+  EXPECT_TRUE(contains(r.value("unknown_flag_message"), "unknown flags")) << r.output;
+}
+
+TEST(Pause, AResumeWithoutTheMemorySaysHowMuchIsMissingAndALaterOneSucceeds)
+{
+  auto const r = run_pause("resume-fails");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.value("resume_without_memory"), "0");
+  EXPECT_TRUE(contains(r.value("resume_without_memory_message"), "missing")) << r.output;
+  EXPECT_TRUE(contains(r.value("resume_without_memory_message"), "stays paused")) << r.output;
+  EXPECT_EQ(r.value("still_paused"), "1");
+  EXPECT_EQ(r.value("resume_with_memory"), "0") << r.output;
+  EXPECT_EQ(r.value("contents_kept"), "1") << "the contents waited in host memory";
+}
+
+TEST(Pause, AStackThatCannotPauseSaysWhyAndStaysAsItWas)
+{
+  auto const config = write_config("pause_arena.toml", "[[resource]]\ntype = \"arena\"\n\n[[resource]]\ntype = \"cuda\"\n");
+  auto const r      = run_pause("not-pausable", {{"RMM_CONFIG", config}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("pause"), "-1");
+  EXPECT_TRUE(contains(r.value("pause_message"), "lowest sub-allocator is arena")) << r.output;
+  EXPECT_EQ(r.value("contents_kept"), "1");
+  EXPECT_EQ(r.value("allocation_after"), "cudaSuccess") << "nothing was paused";
+}
+
+TEST(Pause, RmmCtlPausesAndResumesAnotherProcess)
+{
+  auto const r = run_pause("from-outside");
+  ASSERT_EQ(r.status, 0) << r.output;
+  auto const pid = [&] {
+    auto const line = r.value("list_running_output");
+    return line.substr(line.find('|') + 1, line.find(' ', line.find('|')) - line.find('|') - 1);
+  }();
+  EXPECT_EQ(r.value("list_running_status"), "0");
+  EXPECT_TRUE(contains(r.value("list_running_output"), "running")) << r.output;
+  EXPECT_TRUE(contains(r.value("list_running_output"), "pause_client")) << r.output;
+  EXPECT_EQ(r.value("report_status"), "0");
+  EXPECT_TRUE(contains(r.value("report_output"), "rmm shim report (process " + pid + ")")) << r.output;
+  EXPECT_TRUE(contains(r.value("report_json_output"), "\"pid\":" + pid)) << r.output;
+  EXPECT_EQ(r.value("pause_status"), "0") << r.output;
+  EXPECT_TRUE(contains(r.value("pause_output"), "paused:")) << r.output;
+  EXPECT_EQ(r.value("memory_given_back"), "1");
+  EXPECT_TRUE(contains(r.value("list_paused_output"), "paused")) << r.output;
+  EXPECT_TRUE(contains(r.value("report_paused_output"), "PAUSED")) << r.output;
+  EXPECT_EQ(r.value("pause_again_status"), "1");
+  EXPECT_TRUE(contains(r.value("pause_again_output"), "paused already")) << r.output;
+  EXPECT_EQ(r.value("release_paused_status"), "1");
+  EXPECT_EQ(r.value("resume_status"), "0") << r.output;
+  EXPECT_EQ(r.value("contents_kept"), "1");
+  EXPECT_EQ(r.value("resume_again_status"), "1");
+  EXPECT_EQ(r.value("release_status"), "0");
+  EXPECT_TRUE(contains(r.value("release_output"), "released")) << r.output;
+  EXPECT_EQ(r.value("bad_command_status"), "64");
+  EXPECT_TRUE(contains(r.value("bad_command_output"), "unknown command 'frobnicate'")) << r.output;
+  EXPECT_EQ(r.value("not_a_pid_status"), "64");
+}
+
+TEST(Pause, BadRequestsAndOtherUsersAreRefusedAndChangeNothing)
+{
+  auto const r = run_pause("bad-requests");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.value("oversized"), "error|the request is longer than 256 bytes")) << r.output;
+  EXPECT_TRUE(contains(r.value("unknown"), "error|unknown request 'pause now'")) << r.output;
+  EXPECT_TRUE(contains(r.value("two_requests"), "error|one request per connection")) << r.output;
+  EXPECT_TRUE(contains(r.value("no_newline"), "error|the request ended before its newline")) << r.output;
+  EXPECT_TRUE(contains(r.value("binary"), "error|unknown request '\?\?\?'")) << r.output;
+  EXPECT_EQ(r.value("still_running"), "1") << "no bad request paused the process";
+  EXPECT_EQ(r.value("contents_kept"), "1");
+  ASSERT_EQ(::geteuid(), 0U) << "acting as another user needs root: run this test as root (CI does)";
+  EXPECT_TRUE(contains(r.value("other_user"), "Permission denied")) << r.output;
+  EXPECT_TRUE(contains(r.value("other_user_loosened"), "error|refused")) << r.output;
+}
+
+TEST(Pause, WithTheControlSwitchedOffThereIsNoSocket)
+{
+  auto const r = run_pause("from-outside", {{"RMM_SHIM_CONTROL", "false"}});
+  EXPECT_EQ(r.value("pause_status"), "1");
+  EXPECT_TRUE(contains(r.value("pause_output"), "has no control socket")) << r.output;
+  EXPECT_TRUE(contains(r.value("list_running_output"), "no process")) << r.output;
+}
+
+}  // namespace
+}  // namespace rmm::test

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+// rmm-ctl: asks the shim of a running process (control_channel.hpp) for its report, to give its
+// free memory back, or to pause and resume its device memory.
+
+#include "command_line_error.hpp"
+#include "control_channel.hpp"
+
+#include <fmt/format.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using rmm::control::command;
+
+constexpr rmm::tools::command_synopsis synopsis{
+  "rmm-ctl", "list | PID report [--json] | PID release | PID pause [--discard] | PID resume", 64};
+
+constexpr std::string_view help = R"(usage: rmm-ctl list
+       rmm-ctl PID report [--json]
+       rmm-ctl PID release
+       rmm-ctl PID pause [--discard]
+       rmm-ctl PID resume
+
+Talks to the preload shim of a running process of this user's (one that has allocated device
+memory under the shim; RMM_SHIM_CONTROL=false turns its socket off).
+
+  list              the processes under the shim: id, running or paused, program
+  report            the shim's report now (--json: as JSON)
+  release           give every free byte of the stacks back to the device
+  pause             wait for the device work submitted so far, keep the contents of every live
+                    block in host memory (--discard: drop them), and give all the stacks' device
+                    memory back; every block keeps its address. Allocations wait for the resume,
+                    frees are applied at it. Device work on a block meanwhile is the program's error
+  resume            map the memory back at the same addresses and restore the contents
+
+Exit status: 0 done, 1 the process could not do it or be reached (the reason on stderr), 64 a
+wrong command line.
+)";
+
+bool process_exists(pid_t pid)
+{
+  struct stat info {};
+  return ::stat(fmt::format("/proc/{}", pid).c_str(), &info) == 0;
+}
+
+/// Removes a socket whose process is gone.
+void remove_stale(std::string const& dir, pid_t pid) { (void)::unlink(rmm::control::socket_path(dir, pid).c_str()); }
+
+int list(std::string const& dir)
+{
+  auto const pids = rmm::control::listed_processes(dir);
+  std::vector<std::string> rows;
+  for (auto const pid : pids) {
+    auto const asked = rmm::control::ask(dir, pid, command::ping);
+    if (!asked.answered) {
+      if (!process_exists(pid) || asked.failure_errno == ECONNREFUSED) {
+        remove_stale(dir, pid);
+      } else {
+        std::fprintf(stderr, "rmm-ctl: %s\n", asked.failure.c_str());
+      }
+      continue;
+    }
+    unsigned long id = 0;
+    char state[16]   = {};
+    char name[64]    = {};
+    if (std::sscanf(asked.text.c_str(), "%lu %15s %63[^\n]", &id, state, name) == 3) {
+      rows.push_back(fmt::format("{:<8} {:<8} {}", id, state, name));
+    }
+  }
+  if (rows.empty()) {
+    std::printf("no process of this user's runs under the shim with its control socket (in %s)\n", dir.c_str());
+    return 0;
+  }
+  std::printf("%-8s %-8s %s\n", "PID", "STATE", "PROGRAM");
+  for (auto const& row : rows) { std::printf("%s\n", row.c_str()); }
+  return 0;
+}
+
+/// What `words` (after the process id) ask for; nothing when they make no command.
+std::optional<command> command_of(std::vector<std::string_view> const& words, std::string& error)
+{
+  if (words.empty()) {
+    error = "a process id needs a command: report, release, pause or resume";
+    return std::nullopt;
+  }
+  auto const verb   = words[0];
+  auto const option = words.size() > 1 ? words[1] : std::string_view{};
+  if (words.size() > 2) {
+    error = fmt::format("too many words after '{}'", verb);
+    return std::nullopt;
+  }
+  if (verb == "report" && option.empty()) { return command::report; }
+  if (verb == "report" && option == "--json") { return command::report_json; }
+  if (verb == "release" && option.empty()) { return command::release; }
+  if (verb == "pause" && option.empty()) { return command::pause; }
+  if (verb == "pause" && option == "--discard") { return command::pause_discard; }
+  if (verb == "resume" && option.empty()) { return command::resume; }
+  if (verb == "report" || verb == "release" || verb == "pause" || verb == "resume") {
+    error = fmt::format("'{}' takes no option '{}'", verb, option);
+  } else {
+    error = fmt::format("unknown command '{}'", verb);
+  }
+  return std::nullopt;
+}
+
+int ask_process(std::string const& dir, pid_t pid, command c)
+{
+  auto const asked = rmm::control::ask(dir, pid, c);
+  if (!asked.answered) {
+    if (asked.failure_errno == ENOENT || asked.failure_errno == ECONNREFUSED) {
+      std::fprintf(stderr,
+                   "rmm-ctl: process %d has no control socket in %s: it does not run under the shim, has not "
+                   "allocated device memory yet, runs with RMM_SHIM_CONTROL=false, or is gone\n",
+                   static_cast<int>(pid), dir.c_str());
+      if (!process_exists(pid)) { remove_stale(dir, pid); }
+    } else {
+      std::fprintf(stderr, "rmm-ctl: %s\n", asked.failure.c_str());
+    }
+    return 1;
+  }
+  std::fputs(asked.text.c_str(), asked.ok ? stdout : stderr);
+  return asked.ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+  std::vector<std::string_view> const args(argv + 1, argv + argc);
+  if (args.empty()) { return rmm::tools::report_command_line_error(synopsis, "say what to do"); }
+  if (args[0] == "--help" || args[0] == "-h") {
+    std::fputs(help.data(), stdout);
+    return 0;
+  }
+  // Only a directory of this user's alone is trusted: a socket elsewhere could be anyone's.
+  auto const dir = rmm::control::socket_directory();
+  auto const trusted = [&dir] {
+    auto const why = rmm::control::prepare_socket_directory(dir);
+    if (!why.empty()) { std::fprintf(stderr, "rmm-ctl: %s\n", why.c_str()); }
+    return why.empty();
+  };
+  if (args[0] == "list") {
+    if (args.size() > 1) { return rmm::tools::report_command_line_error(synopsis, "'list' takes nothing after it"); }
+    return trusted() ? list(dir) : 1;
+  }
+  long pid         = 0;
+  auto const first = args[0];
+  auto const [end, error] = std::from_chars(first.data(), first.data() + first.size(), pid);
+  if (error != std::errc{} || end != first.data() + first.size() || pid <= 0) {
+    return rmm::tools::report_command_line_error(
+      synopsis, fmt::format("'{}' is neither 'list' nor a process id", first));
+  }
+  std::string why;
+  auto const c = command_of({args.begin() + 1, args.end()}, why);
+  if (!c) { return rmm::tools::report_command_line_error(synopsis, why); }
+  if (!trusted()) { return 1; }
+  return ask_process(dir, static_cast<pid_t>(pid), *c);
+}
