@@ -32,7 +32,7 @@ enum class command { ping, report, report_json, release, pause, pause_discard, r
 /// A request longer than this is refused unread.
 inline constexpr std::size_t max_request_bytes = 256;
 /// How long either side waits for the other to speak, in seconds: a pause of many GiB takes a while.
-inline constexpr int reply_timeout_seconds = 600;
+inline constexpr int reply_timeout_seconds   = 600;
 inline constexpr int request_timeout_seconds = 5;
 
 /// This user's control directory (not made).
@@ -47,11 +47,11 @@ inline constexpr int request_timeout_seconds = 5;
 
 /// What asking a process came to: its answer, or why there is none.
 struct asking {
-  bool ok{false};         ///< the process answered `ok`
-  std::string text;       ///< what it answered after that
-  bool answered{false};   ///< false: it could not be reached, `failure` says why
-  std::string failure;    ///< for people
-  int failure_errno{0};   ///< ECONNREFUSED: nobody listens on the socket any more
+  bool ok{false};        ///< the process answered `ok`
+  std::string text;      ///< what it answered after that
+  bool answered{false};  ///< false: it could not be reached, `failure` says why
+  std::string failure;   ///< for people
+  int failure_errno{0};  ///< ECONNREFUSED: nobody listens on the socket any more
 };
 /// Asks the process `pid`, whose socket is in `dir`.
 [[nodiscard]] asking ask(std::string const& dir, pid_t pid, command c);

@@ -98,12 +98,12 @@ control_outcome respond(command c)
   auto& s = state();
   switch (c) {
     case command::ping:
-      return {true, fmt::format("{} {} {}\n", ::getpid(), s.pause.status().paused ? "paused" : "running",
-                                program_name())};
+      return {true,
+              fmt::format("{} {} {}\n", ::getpid(), s.pause.status().paused ? "paused" : "running", program_name())};
     case command::report:
-      return {true, render_report(report_format::text,
-                                  settings().verbose ? report_detail::verbose : report_detail::summary,
-                                  report_sources_of(s))};
+      return {true,
+              render_report(report_format::text, settings().verbose ? report_detail::verbose : report_detail::summary,
+                            report_sources_of(s))};
     case command::report_json:
       return {true, render_report(report_format::json, report_detail::verbose, report_sources_of(s))};
     case command::release: return release_process();

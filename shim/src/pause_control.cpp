@@ -98,7 +98,7 @@ control_outcome pause_process(bool discard)
     for (auto const& block : s.pause.open()) { give_back_held_free(block); }
     return {false, "cannot pause: a stream is capturing a CUDA graph; pause between captures"};
   }
-  auto const devices = devices_with_stacks(s);
+  auto const devices   = devices_with_stacks(s);
   std::size_t released = 0;
   for (auto const device : devices) { released += release_free_memory_at_rest(device); }
   device_stacks::paused_memory total{};
@@ -122,13 +122,14 @@ control_outcome pause_process(bool discard)
   }
   auto const ms = milliseconds_since(start);
   s.pause.paused(total.device_bytes, total.saved_bytes, total.pinned, ms);
-  return {true, fmt::format("paused: {} of device memory given back ({} free before), {} of contents {}, in {:.0f} ms{}",
-                            rmm::format_bytes(total.device_bytes + released), rmm::format_bytes(released),
-                            rmm::format_bytes(total.saved_bytes),
-                            discard        ? "discarded"
-                            : total.pinned ? "kept in page-locked host memory"
-                                           : "kept in pageable host memory (no page-locked memory to be had)",
-                            ms, not_paused(s))};
+  return {true,
+          fmt::format("paused: {} of device memory given back ({} free before), {} of contents {}, in {:.0f} ms{}",
+                      rmm::format_bytes(total.device_bytes + released), rmm::format_bytes(released),
+                      rmm::format_bytes(total.saved_bytes),
+                      discard        ? "discarded"
+                      : total.pinned ? "kept in page-locked host memory"
+                                     : "kept in pageable host memory (no page-locked memory to be had)",
+                      ms, not_paused(s))};
 }
 
 control_outcome resume_process()
@@ -157,7 +158,9 @@ control_outcome resume_process()
 
 control_outcome release_process()
 {
-  if (state().pause.gate.closed()) { return {false, "cannot release: the process is paused (it holds no device memory)"}; }
+  if (state().pause.gate.closed()) {
+    return {false, "cannot release: the process is paused (it holds no device memory)"};
+  }
   std::size_t bytes = 0;
   for (int device = 0; device < max_devices; ++device) { bytes += release_free_memory(device); }
   return {true, fmt::format("released {} of free device memory", rmm::format_bytes(bytes))};

@@ -59,8 +59,8 @@ std::vector<kept_block> process_pause::open()
 void process_pause::paused(std::size_t device_bytes, std::size_t saved_bytes, bool pinned, double milliseconds) noexcept
 {
   std::lock_guard lock{mutex_};
-  paused_            = true;
-  last_.pauses      += 1;
+  paused_ = true;
+  last_.pauses += 1;
   last_.device_bytes = device_bytes;
   last_.saved_bytes  = saved_bytes;
   last_.pinned       = pinned;

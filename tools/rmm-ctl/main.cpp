@@ -143,7 +143,7 @@ int main(int argc, char** argv)
     return 0;
   }
   // Only a directory of this user's alone is trusted: a socket elsewhere could be anyone's.
-  auto const dir = rmm::control::socket_directory();
+  auto const dir     = rmm::control::socket_directory();
   auto const trusted = [&dir] {
     auto const why = rmm::control::prepare_socket_directory(dir);
     if (!why.empty()) { std::fprintf(stderr, "rmm-ctl: %s\n", why.c_str()); }
@@ -153,12 +153,12 @@ int main(int argc, char** argv)
     if (args.size() > 1) { return rmm::tools::report_command_line_error(synopsis, "'list' takes nothing after it"); }
     return trusted() ? list(dir) : 1;
   }
-  long pid         = 0;
-  auto const first = args[0];
+  long pid                = 0;
+  auto const first        = args[0];
   auto const [end, error] = std::from_chars(first.data(), first.data() + first.size(), pid);
   if (error != std::errc{} || end != first.data() + first.size() || pid <= 0) {
-    return rmm::tools::report_command_line_error(
-      synopsis, fmt::format("'{}' is neither 'list' nor a process id", first));
+    return rmm::tools::report_command_line_error(synopsis,
+                                                 fmt::format("'{}' is neither 'list' nor a process id", first));
   }
   std::string why;
   auto const c = command_of({args.begin() + 1, args.end()}, why);
