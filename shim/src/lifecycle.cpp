@@ -71,12 +71,15 @@ __attribute__((constructor(102))) void start()
     [] {
       counters::before_fork();
       thread_cache::before_fork();
+      pause_gate::before_fork();
     },
     [] {
+      pause_gate::after_fork_in_parent();
       thread_cache::after_fork_in_parent();
       counters::after_fork_in_parent();
     },
     [] {
+      pause_gate::after_fork_in_child();
       thread_cache::after_fork_in_child();
       counters::after_fork_in_child();
       renew_state_after_fork();
