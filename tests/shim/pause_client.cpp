@@ -50,9 +50,9 @@ void check(cudaError_t status, char const* call)
 
 /// The shim's control functions (the shim is preloaded).
 struct shim_functions {
-  int (*pause)(unsigned int)   = nullptr;
-  int (*resume)()              = nullptr;
-  char const* (*message)()     = nullptr;
+  int (*pause)(unsigned int)       = nullptr;
+  int (*resume)()                  = nullptr;
+  char const* (*message)()         = nullptr;
   int (*print_report)(char const*) = nullptr;
 };
 
@@ -221,15 +221,15 @@ int discard()
 /// memory is back, the next resume restores everything.
 int resume_fails()
 {
-  auto const f      = shim();
+  auto const f = shim();
   (void)baseline();
   auto const blocks = write_blocks(16, 21);
   expect(f.pause(0) == 0, "the pause succeeds");
   // Memory the program maps itself passes the shim by: it takes all but 1 MiB of the device.
   CUmemAllocationProp prop{};
-  prop.type          = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id   = 0;
+  prop.type               = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type      = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id        = 0;
   std::size_t granularity = 0;
   expect(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS,
          "the granularity");
@@ -238,10 +238,9 @@ int resume_fails()
   expect(cuMemCreate(&taken, taking, &prop, 0) == CUDA_SUCCESS, "another user takes the memory");
   int const failed = f.resume();
   std::printf("resume_without_memory=%d\nresume_without_memory_message=%s\n", failed, f.message());
-  std::printf("still_paused=%d\n", f.pause(0) != 0 && std::string_view{f.message()}.find("paused already") !=
-                                                        std::string_view::npos
-                                     ? 1
-                                     : 0);
+  std::printf(
+    "still_paused=%d\n",
+    f.pause(0) != 0 && std::string_view{f.message()}.find("paused already") != std::string_view::npos ? 1 : 0);
   expect(cuMemRelease(taken) == CUDA_SUCCESS, "the other user gives it back");
   int const resumed = f.resume();
   std::printf("resume_with_memory=%d\nresume_with_memory_message=%s\n", resumed, f.message());
@@ -256,12 +255,51 @@ int not_pausable()
   auto const f = shim();
   (void)baseline();
   auto const blocks = write_blocks(2, 1);
-  int const paused = f.pause(0);
+  int const paused  = f.pause(0);
   std::printf("pause=%d\npause_message=%s\n", paused, f.message());
   std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
   void* more = nullptr;
   std::printf("allocation_after=%s\n", cudaGetErrorName(cudaMalloc(&more, 4096)));
   if (more != nullptr) { check(cudaFree(more), "cudaFree"); }
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
+/// Threads allocating and freeing without pause while the process is paused and resumed again and
+/// again: none of their calls slips into a paused stack (the device keeps all its memory while
+/// paused), and the blocks that live throughout keep their contents.
+int under_load()
+{
+  auto const f      = shim();
+  auto const start  = baseline();
+  auto const blocks = write_blocks(8, 31);
+  std::atomic<bool> stop{false};
+  std::atomic<long> calls{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 8; ++t) {
+    workers.emplace_back([&, t] {
+      std::mt19937 random{static_cast<std::uint32_t>(t)};
+      while (!stop.load()) {
+        void* ptr = nullptr;
+        if (cudaMalloc(&ptr, (1 + random() % 512) * 1024) == cudaSuccess) {
+          (void)cudaFree(ptr);
+          calls.fetch_add(2);
+        }
+      }
+    });
+  }
+  int rounds_with_all_memory = 0;
+  int const rounds           = 40;
+  for (int round = 0; round < rounds; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{2});
+    expect(f.pause(0) == 0, "each pause succeeds");
+    if (free_bytes() == start) { ++rounds_with_all_memory; }
+    expect(f.resume() == 0, "each resume succeeds");
+  }
+  stop.store(true);
+  for (auto& w : workers) { w.join(); }
+  std::printf("rounds=%d\nrounds_with_all_memory=%d\nworker_calls=%ld\n", rounds, rounds_with_all_memory, calls.load());
+  std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
   free_all(blocks);
   return failures == 0 ? 0 : 1;
 }
@@ -332,7 +370,9 @@ std::string send_raw(std::string const& request, std::string const& path = own_s
   ::shutdown(fd, SHUT_WR);
   std::string answer;
   char chunk[512];
-  for (ssize_t n = 0; (n = ::recv(fd, chunk, sizeof chunk, 0)) > 0;) { answer.append(chunk, static_cast<std::size_t>(n)); }
+  for (ssize_t n = 0; (n = ::recv(fd, chunk, sizeof chunk, 0)) > 0;) {
+    answer.append(chunk, static_cast<std::size_t>(n));
+  }
   ::close(fd);
   for (auto& c : answer) {
     if (c == '\n') { c = '|'; }
@@ -402,6 +442,8 @@ int main(int argc, char** argv)
     status = resume_fails();
   } else if (scenario == "not-pausable") {
     status = not_pausable();
+  } else if (scenario == "under-load") {
+    status = under_load();
   } else if (scenario == "from-outside") {
     status = from_outside();
   } else if (scenario == "bad-requests") {

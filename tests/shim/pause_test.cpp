@@ -101,13 +101,25 @@ TEST(Pause, AResumeWithoutTheMemorySaysHowMuchIsMissingAndALaterOneSucceeds)
 
 TEST(Pause, AStackThatCannotPauseSaysWhyAndStaysAsItWas)
 {
-  auto const config = write_config("pause_arena.toml", "[[resource]]\ntype = \"arena\"\n\n[[resource]]\ntype = \"cuda\"\n");
-  auto const r      = run_pause("not-pausable", {{"RMM_CONFIG", config}});
+  auto const config =
+    write_config("pause_arena.toml", "[[resource]]\ntype = \"arena\"\n\n[[resource]]\ntype = \"cuda\"\n");
+  auto const r = run_pause("not-pausable", {{"RMM_CONFIG", config}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("pause"), "-1");
   EXPECT_TRUE(contains(r.value("pause_message"), "lowest sub-allocator is arena")) << r.output;
   EXPECT_EQ(r.value("contents_kept"), "1");
   EXPECT_EQ(r.value("allocation_after"), "cudaSuccess") << "nothing was paused";
+}
+
+TEST(Pause, NoCallOfBusyThreadsSlipsIntoAPausedStack)
+{
+  auto const r = run_pause("under-load");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("rounds_with_all_memory"), r.value("rounds")) << "while paused the stacks held nothing";
+  EXPECT_GT(std::stol(r.value("worker_calls")), 0) << r.output;
+  EXPECT_EQ(r.value("contents_kept"), "1");
+  EXPECT_EQ(r.reported("allocations"), r.reported("frees")) << r.report;
+  EXPECT_EQ(r.reported("pauses"), 40) << r.report;
 }
 
 TEST(Pause, RmmCtlPausesAndResumesAnotherProcess)
