@@ -19,6 +19,9 @@
 #   bench        every other benchmark and rmm-replay (scripts/run-gpu-benchmarks.sh)
 #   apps         real programs three ways (scripts/run-gpu-apps.sh; RMM_APPS names some), and
 #                PyTorch through the Python package when the python stage ran before
+#   pause        a PyTorch trainer of RMM_PAUSE_GIB (default 20) paused from outside with rmm-ctl
+#                while another program uses 100 GiB, then resumed and checked; pause and resume
+#                timed by size in process (bench/apps/torch_pause.py)
 #   python       the Python package: extension, pytest suite (frameworks included), benchmark
 #   config       rmm-run --check --build over every example file
 set -uo pipefail
@@ -141,6 +144,10 @@ for stage in "$@"; do
     bench) OUT=$results scripts/run-gpu-benchmarks.sh > "$results/bench.log" 2>&1; echo "bench rc=$?" ;;
     apps)
       RMM_APPS_NUMBA_PATH=$(numba_site) OUT=$results/apps scripts/run-gpu-apps.sh ${RMM_APPS:-} ;;
+    pause)
+      (cd bench/apps && python3 torch_pause.py scenario "${RMM_PAUSE_GIB:-20}") 2>&1 | tee "$results/pause-scenario.txt" | tail -40
+      (cd bench/apps && PYTORCH_NO_CUDA_MEMORY_CACHING=1 ../../build-gpu/tools/rmm-run -- python3 torch_pause.py sizes) \
+        2>&1 | tee "$results/pause-sizes.txt" | tail -12 ;;
     python)
       # The Python package over the GPU build: its extension, its pytest suite on the GPU (the
       # CuPy, Numba and PyTorch tests included), and the DeviceBuffer pair benchmark.
