@@ -4,7 +4,8 @@
 usage:
   torch_pause.py scenario [GIB]   the whole scenario, run without the shim (it starts the others):
                                   a trainer holding GIB (default 20) under rmm-run is paused with
-                                  rmm-ctl, a second program uses 100 GiB meanwhile, the trainer is
+                                  rmm-ctl, a second program uses 100 GiB meanwhile (the device's
+                                  memory less 4 GiB where it has less), the trainer is
                                   resumed and checks its tensors, its CUDA graph and its losses
                                   against a trainer never paused
   torch_pause.py sizes            under rmm-run: pause and resume in process (rmm_shim_pause) by
@@ -45,15 +46,22 @@ def shim():
     return lib
 
 
-def process_mib(pid):
-    """The device memory NVML counts for process `pid` (None where NVML does not list it, as in a
-    container with its own process ids), and the device's used memory, in MiB."""
+def nvml_device():
+    """NVML's handle of device 0, or None where there is no NVML."""
     try:
         import pynvml
         pynvml.nvmlInit()
+        return pynvml, pynvml.nvmlDeviceGetHandleByIndex(0)
     except Exception:  # no NVML here: no figure, the result says None
         return None, None
-    handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+
+
+def process_mib(pid):
+    """The device memory NVML counts for process `pid` (None where NVML does not list it, as in a
+    container with its own process ids), and the device's used memory, in MiB."""
+    pynvml, handle = nvml_device()
+    if pynvml is None:
+        return None, None
     used = pynvml.nvmlDeviceGetMemoryInfo(handle).used >> 20
     for p in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
         if p.pid == pid and p.usedGpuMemory is not None:
@@ -212,9 +220,15 @@ def scenario(gib):
     status, listing, _ = ctl("list")
     checks["listed as paused"] = f"{pid}" in listing and "paused" in listing
 
-    second = subprocess.Popen([sys.executable, __file__, "hog", "100"], stdin=subprocess.PIPE,
+    # 100 GiB where the device has room for it beside the paused trainer (an H200), else what it has
+    # but 4 GiB; either way more than would fit beside the trainer running.
+    pynvml, handle = nvml_device()
+    total_mib = pynvml.nvmlDeviceGetMemoryInfo(handle).total >> 20 if pynvml else 0
+    hog_gib = min(100, (total_mib - used_paused) // 1024 - 4) if pynvml else 100
+    checks["the second program would not fit beside the running trainer"] = hog_gib * 1024 > total_mib - used_before
+    second = subprocess.Popen([sys.executable, __file__, "hog", str(hog_gib)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
-    checks["second program uses 100 GiB"] = "ok=True" in hog_line(second)
+    checks[f"second program uses {hog_gib} GiB"] = "ok=True" in hog_line(second)
     hog_line(second, "grab")  # now the device has too little for the trainer's memory
     status, refused, _ = ctl(str(pid), "resume")
     checks["resume refused while the memory is taken"] = status != 0 and "missing" in refused
@@ -229,7 +243,7 @@ def scenario(gib):
     checks["losses as never paused"] = result["losses"] == unpaused["losses"]
     checks["process memory falls to its context"] = paused is None or paused <= int(figures["context_mib"]) + 64
     print("RESULT " + json.dumps({
-        "role": "scenario", "gib": gib, "pause_s": pause_s, "resume_s": resume_s, "tensors": result["tensors"],
+        "role": "scenario", "gib": gib, "second_program_gib": hog_gib, "device_total_mib": total_mib, "pause_s": pause_s, "resume_s": resume_s, "tensors": result["tensors"],
         "context_mib": figures["context_mib"], "process_mib": {"held": held, "paused": paused, "resumed": resumed},
         "device_used_mib": {"held": used_before, "paused": used_paused}, "losses": result["losses"],
         "checks": checks}), flush=True)
