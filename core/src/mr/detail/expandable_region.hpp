@@ -105,8 +105,8 @@ class expandable_region {
   /// byte outside `unused` (sorted, disjoint: the pool's free memory) to host memory unless
   /// `discard`, then unmaps and releases every allocation, remembering where each was. No queued
   /// work may touch the region, and nothing may use it until restore(). Nothing changes when it
-  /// throws: rmm::out_of_memory when there is no host memory for the contents, rmm::cuda_error
-  /// when a copy fails.
+  /// throws: rmm::out_of_memory when there is no host memory for the contents (pageable memory
+  /// only up to what the host has available), rmm::cuda_error when a copy or an unmapping fails.
   suspension suspend(std::vector<memory_range> const& unused, bool discard);
   /// Maps new device memory where every allocation was and copies the kept contents back. All or
   /// nothing: when the device cannot give all of it, what was created goes back, the contents stay
@@ -133,6 +133,8 @@ class expandable_region {
   [[nodiscard]] CUresult map_at(std::uint32_t index, std::size_t first) noexcept;
   /// Unmaps allocation `index` from its slots; with `release`, gives its memory back too.
   void unmap(std::uint32_t index, bool release) noexcept;
+  /// Maps the first `unmapped` of `live` again where they were (a suspend the driver refused).
+  void remap_after_failed_suspend(std::vector<std::uint32_t> const& live, std::size_t unmapped) noexcept;
   /// Gives allocation `index` (mapped nowhere) back to the device.
   void give_back(std::uint32_t index) noexcept;
   /// Makes [address, address + bytes) readable and writable by the device.

@@ -15,8 +15,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
+#include <fstream>
 #include <new>
+#include <optional>
+#include <string>
+#include <string_view>
 
 namespace rmm::mr::detail {
 
@@ -29,15 +34,41 @@ std::string describe(char const* call, CUresult result)
   return std::string{call} + ": " + rmm::detail::describe_cu_result(result);
 }
 
+/// The host memory the kernel says it can still give without swapping (MemAvailable), or nothing
+/// where it does not say.
+std::optional<std::size_t> available_host_memory()
+{
+  std::ifstream meminfo{"/proc/meminfo"};
+  constexpr std::string_view key{"MemAvailable:"};
+  for (std::string line; std::getline(meminfo, line);) {
+    if (!line.starts_with(key)) { continue; }
+    std::size_t kib   = 0;
+    auto const digits = line.find_first_not_of(' ', key.size());
+    if (digits == std::string::npos) { return std::nullopt; }
+    if (std::from_chars(line.data() + digits, line.data() + line.size(), kib).ec != std::errc{}) {
+      return std::nullopt;
+    }
+    return kib * 1024;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 host_copy::host_copy(std::size_t bytes)
 {
   if (bytes == 0) { return; }
   void* p = nullptr;
+  // Page-locked memory is committed as it is allocated: the driver refuses what it cannot give.
   if (cu().cuMemAllocHost_v2(&p, bytes) == CUDA_SUCCESS) {
     data_ = static_cast<unsigned char*>(p);
     return;
+  }
+  // Pageable memory is committed only as the copy touches it, and a copy the host cannot hold
+  // would bring the kernel's out-of-memory killer rather than an error: refuse it now instead.
+  if (auto const available = available_host_memory(); available && *available < bytes) {
+    throw rmm::out_of_memory{fmt::format("the host has {} of memory available for {} of device memory's contents",
+                                         rmm::format_bytes(*available), rmm::format_bytes(bytes))};
   }
   data_ = static_cast<unsigned char*>(std::malloc(bytes));  // NOLINT(cppcoreguidelines-no-malloc)
   if (data_ == nullptr) {
@@ -102,20 +133,48 @@ expandable_region::suspension expandable_region::suspend(std::vector<memory_rang
     offset += r.size;
   }
   suspension result{0, saved->bytes, saved->host->pinned()};
-  for (auto const index : live) {
-    auto& p = physicals_[index];
+  // Unmap everything first: should the driver refuse one, those unmapped before it are mapped
+  // again with their memory, which nothing has released yet, and the region is as it was.
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    auto const& p = physicals_[live[i]];
     if (auto const r = cu().cuMemUnmap(static_cast<CUdeviceptr>(address_of(p.first)), p.granules * granularity_);
         r != CUDA_SUCCESS) {
-      RMM_LOG_ERROR("expandable pool region: {}", describe("cuMemUnmap", r));
+      remap_after_failed_suspend(live, i);
+      throw rmm::cuda_error{fmt::format("could not unmap {} of device memory at {:#x}: {}",
+                                        rmm::format_bytes_exact(p.granules * granularity_), address_of(p.first),
+                                        describe("cuMemUnmap", r))};
     }
+  }
+  for (auto const index : live) {
+    auto& p = physicals_[index];
     if (auto const r = cu().cuMemRelease(p.handle); r != CUDA_SUCCESS) {
+      // Unmapped all the same: the addresses are free for restore(); the memory stays the driver's.
       RMM_LOG_ERROR("expandable pool region: {}", describe("cuMemRelease", r));
+    } else {
+      result.device_bytes += p.granules * granularity_;
     }
     p.handle = {};  // its place (first, granules, the slots) stays for restore()
-    result.device_bytes += p.granules * granularity_;
   }
   suspended_ = std::move(saved);
   return result;
+}
+
+void expandable_region::remap_after_failed_suspend(std::vector<std::uint32_t> const& live,
+                                                   std::size_t unmapped) noexcept
+{
+  for (std::size_t i = 0; i < unmapped; ++i) {
+    auto const& p      = physicals_[live[i]];
+    auto const address = address_of(p.first);
+    auto const bytes   = p.granules * granularity_;
+    auto r             = cu().cuMemMap(static_cast<CUdeviceptr>(address), bytes, 0, p.handle, 0);
+    if (r == CUDA_SUCCESS) { r = grant_access(address, bytes); }
+    if (r != CUDA_SUCCESS) {
+      RMM_LOG_ERROR(
+        "expandable pool region: {} of device memory at {:#x} could not be mapped again after a failed "
+        "pause: {}",
+        rmm::format_bytes_exact(bytes), address, describe("cuMemMap", r));
+    }
+  }
 }
 
 void expandable_region::undo_restore(std::vector<std::uint32_t> const& created, std::size_t mapped) noexcept
@@ -138,7 +197,6 @@ void expandable_region::restore()
     if (physicals_[index].granules > 0) { needed += physicals_[index].granules * granularity_; }
   }
   created.reserve(physicals_.size());
-  std::size_t made = 0;
   for (std::uint32_t index = 0; index < physicals_.size(); ++index) {
     auto& p = physicals_[index];
     if (p.granules == 0) { continue; }
@@ -148,16 +206,20 @@ void expandable_region::restore()
       undo_restore(created, 0);
       std::size_t free_bytes = 0;
       std::size_t total      = 0;
-      (void)cu().cuMemGetInfo_v2(&free_bytes, &total);
-      auto const missing = needed > free_bytes ? needed - free_bytes : needed - made;
-      auto message = fmt::format("device {} has {} free for the {} it held before the pause: {} missing ({})", device_,
-                                 rmm::format_bytes(free_bytes), rmm::format_bytes(needed), rmm::format_bytes(missing),
-                                 describe("cuMemCreate", r));
+      auto const info        = cu().cuMemGetInfo_v2(&free_bytes, &total);
+      auto message =
+        info == CUDA_SUCCESS
+          ? fmt::format("device {} has {} free for the {} it held before the pause: {} missing ({})", device_,
+                        rmm::format_bytes(free_bytes), rmm::format_bytes(needed),
+                        rmm::format_bytes(needed > free_bytes ? needed - free_bytes : 0), describe("cuMemCreate", r))
+          : fmt::format(
+              "device {} could not give back the {} it held before the pause ({}; "
+              "its free memory is unknown: {})",
+              device_, rmm::format_bytes(needed), describe("cuMemCreate", r), describe("cuMemGetInfo", info));
       if (r == CUDA_ERROR_OUT_OF_MEMORY) { throw rmm::out_of_memory{message}; }
       throw rmm::bad_alloc{message};
     }
     created.push_back(index);
-    made += p.granules * granularity_;
   }
   for (std::size_t i = 0; i < created.size(); ++i) {
     auto const& p      = physicals_[created[i]];
