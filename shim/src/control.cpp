@@ -57,7 +57,9 @@ RMM_SHIM_EXPORT int rmm_shim_pause(unsigned int flags)
     return answer({false, "rmm_shim_pause: unknown flags (the only one is RMM_SHIM_PAUSE_DISCARD)"});
   }
   try {
-    return answer(rmm::shim::pause_process((flags & RMM_SHIM_PAUSE_DISCARD) != 0));
+    auto const contents =
+      (flags & RMM_SHIM_PAUSE_DISCARD) != 0 ? rmm::shim::pause_contents::discard : rmm::shim::pause_contents::keep;
+    return answer(rmm::shim::pause_process(contents));
   } catch (std::exception const& e) {
     return answer({false, std::string{"cannot pause: "} + e.what()});
   }

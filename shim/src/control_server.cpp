@@ -107,8 +107,8 @@ control_outcome respond(command c)
     case command::report_json:
       return {true, render_report(report_format::json, report_detail::verbose, report_sources_of(s))};
     case command::release: return release_process();
-    case command::pause: return pause_process(false);
-    case command::pause_discard: return pause_process(true);
+    case command::pause: return pause_process(pause_contents::keep);
+    case command::pause_discard: return pause_process(pause_contents::discard);
     case command::resume: return resume_process();
   }
   return {false, "unknown command"};

@@ -385,10 +385,20 @@ std::optional<int> device_to_serve(shim_state& s, CUdeviceptr const* out, std::s
 /// timed out.
 std::optional<pause_gate::pass> enter_to_allocate(shim_state& s) noexcept
 {
+  auto pass = s.pause.gate.enter();
+  if (pass.inside()) [[likely]] { return std::optional<pause_gate::pass>{std::move(pass)}; }
+  // One deadline for the whole wait, however many pauses it sees.
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds{settings().pause_timeout};
   for (;;) {
-    auto pass = s.pause.gate.enter();
-    if (pass.inside()) [[likely]] { return std::optional<pause_gate::pass>{std::move(pass)}; }
-    if (!s.pause.wait_for_resume(settings().pause_timeout)) { return std::nullopt; }
+    if (!s.pause.wait_for_resume(deadline)) {
+      s.pause.count_waited(true);
+      return std::nullopt;
+    }
+    auto again = s.pause.gate.enter();
+    if (again.inside()) {
+      s.pause.count_waited(false);
+      return std::optional<pause_gate::pass>{std::move(again)};
+    }
   }
 }
 
@@ -728,8 +738,11 @@ std::optional<CUresult> serve_ipc_close(CUdeviceptr ptr)
 void give_back_exported(kept_block const& block) noexcept
 {
   if (!settings().enabled || exiting()) { return; }
+  auto& s         = state();
+  auto const pass = enter_to_free(s, block);
+  if (!pass) { return; }  // held for the resume
   own_work_scope const own_work;
-  give_back(state(), block);
+  give_back(s, block);
 }
 
 void note_unwatched_entry_point(char const* name, int version, char const* how) noexcept
@@ -831,6 +844,9 @@ void note_device_reset(CUdevice device) noexcept
 {
   if (!settings().enabled || !has_device_slot(device)) { return; }
   auto& s = state();
+  // Not while a pause or resume is under way; while paused, the device's held frees go with it.
+  std::lock_guard operation{s.pause.operation()};
+  s.pause.forget_device(device);
   // Kept blocks first: a thread's next allocation must not take one.
   (void)thread_cache::sweep(device, [](kept_block const&) noexcept {});
   s.stacks.forget(device);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pause_control.hpp"
 
+#include "contexts.hpp"
 #include "dispatch.hpp"
+#include "real_driver.hpp"
 #include "settings.hpp"
 #include "state.hpp"
 
@@ -47,11 +49,47 @@ std::string why_not_now(shim_state const& s)
   for (auto const device : devices_with_stacks(s)) {
     if (auto why = s.stacks.why_not_pausable(device)) { return *why; }
   }
+  return {};
+}
+
+/// Why the process cannot pause, asked with the gate closed (a call just before it may have begun
+/// a capture or exported a block), or empty.
+std::string why_not_at_rest(shim_state const& s)
+{
+  if (s.streams.capturing()) { return "a stream is capturing a CUDA graph; pause between captures"; }
   if (s.exports.any()) {
     return "blocks of this process are exported through CUDA IPC (cudaIpcGetMemHandle): other processes may map "
            "their memory, which a pause cannot take from them; pause once they are freed";
   }
   return {};
+}
+
+std::string error_name(CUresult result)
+{
+  char const* name = nullptr;
+  if (real()->get_error_name(result, &name) != CUDA_SUCCESS || name == nullptr) {
+    return fmt::format("CUDA error {}", static_cast<int>(result));
+  }
+  return name;
+}
+
+/// Waits for the work queued on every device with a stack, all of it before any memory goes: a
+/// kernel on one device may use another's memory (peer access). Why not, or empty.
+std::string wait_for_devices(std::vector<int> const& devices)
+{
+  for (auto const device : devices) {
+    scoped_device_context const on_device{device};
+    if (auto const r = real()->ctx_synchronize(); r != CUDA_SUCCESS) {
+      return fmt::format("waiting for the work queued on device {} failed: {}", device, error_name(r));
+    }
+  }
+  return {};
+}
+
+/// Opens the gate again after a pause that did not happen: the frees held meanwhile are applied.
+void reopen(shim_state& s)
+{
+  for (auto const& block : s.pause.open()) { give_back_held_free(block); }
 }
 
 /// What passed the stacks by and so stays where it is, for the pause's message.
@@ -69,24 +107,44 @@ std::string not_paused(shim_state const& s)
                       : "; not paused, since the stacks never held it: what the program " + text + " over its run";
 }
 
-/// Resumes the devices paused so far after a later one failed; false when one of them cannot.
-bool undo_pause(shim_state& s, std::vector<int> const& paused, std::string& message)
+/// A device paused by a pause still under way, with what it gave back.
+struct paused_device {
+  int device;
+  device_stacks::paused_memory memory;
+};
+
+/// Resumes the devices paused so far after a later one failed; returns those that cannot be.
+std::vector<paused_device> undo_pause(shim_state& s, std::vector<paused_device> const& paused, std::string& message)
 {
-  bool all = true;
-  for (auto const device : paused) {
+  std::vector<paused_device> still;
+  for (auto const& p : paused) {
     try {
-      s.stacks.resume(device);
+      s.stacks.resume(p.device);
     } catch (std::exception const& e) {
-      message += fmt::format("; device {} cannot be resumed either ({}): the process stays paused", device, e.what());
-      all = false;
+      message += fmt::format(
+        "; device {} cannot be resumed either ({}): the process stays paused, resume it once the "
+        "device has the memory",
+        p.device, e.what());
+      still.push_back(p);
     }
   }
-  return all;
+  return still;
+}
+
+device_stacks::paused_memory sum(std::vector<paused_device> const& paused)
+{
+  device_stacks::paused_memory total{};
+  for (auto const& p : paused) {
+    total.device_bytes += p.memory.device_bytes;
+    total.saved_bytes += p.memory.saved_bytes;
+    total.pinned = total.pinned && p.memory.pinned;
+  }
+  return total;
 }
 
 }  // namespace
 
-control_outcome pause_process(bool discard)
+control_outcome pause_process(pause_contents contents)
 {
   auto& s = state();
   std::lock_guard operation{s.pause.operation()};
@@ -94,40 +152,42 @@ control_outcome pause_process(bool discard)
   if (auto why = why_not_now(s); !why.empty()) { return {false, "cannot pause: " + why}; }
   if (!s.pause.close()) { return {false, "cannot pause: the process is paused already"}; }
   // The program's calls wait from here; the stacks are at rest.
-  if (s.streams.capturing()) {
-    for (auto const& block : s.pause.open()) { give_back_held_free(block); }
-    return {false, "cannot pause: a stream is capturing a CUDA graph; pause between captures"};
+  auto const devices = devices_with_stacks(s);
+  auto why           = why_not_at_rest(s);
+  if (why.empty()) { why = wait_for_devices(devices); }
+  if (!why.empty()) {
+    reopen(s);
+    return {false, "cannot pause: " + why};
   }
-  auto const devices   = devices_with_stacks(s);
   std::size_t released = 0;
   for (auto const device : devices) { released += release_free_memory_at_rest(device); }
-  device_stacks::paused_memory total{};
-  std::vector<int> paused;
+  std::vector<paused_device> paused;
   for (auto const device : devices) {
     try {
-      auto const done = s.stacks.pause(device, discard);
-      total.device_bytes += done.device_bytes;
-      total.saved_bytes += done.saved_bytes;
-      total.pinned = total.pinned && done.pinned;
-      paused.push_back(device);
+      paused.push_back({device, s.stacks.pause(device, contents == pause_contents::discard)});
     } catch (std::exception const& e) {
-      auto message = fmt::format("cannot pause device {}: {}", device, e.what());
-      if (undo_pause(s, paused, message)) {
-        for (auto const& block : s.pause.open()) { give_back_held_free(block); }
+      auto message      = fmt::format("cannot pause device {}: {}", device, e.what());
+      auto const remain = undo_pause(s, paused, message);
+      if (remain.empty()) {
+        reopen(s);
+        message +=
+          fmt::format("; nothing is paused ({} of free memory went back to the device)", rmm::format_bytes(released));
       } else {
-        s.pause.paused(0, 0, true, milliseconds_since(start));
+        auto const kept = sum(remain);
+        s.pause.paused(kept.device_bytes, kept.saved_bytes, kept.pinned, milliseconds_since(start));
       }
       return {false, message};
     }
   }
-  auto const ms = milliseconds_since(start);
+  auto const ms    = milliseconds_since(start);
+  auto const total = sum(paused);
   s.pause.paused(total.device_bytes, total.saved_bytes, total.pinned, ms);
   return {true,
           fmt::format("paused: {} of device memory given back ({} free before), {} of contents {}, in {:.0f} ms{}",
                       rmm::format_bytes(total.device_bytes + released), rmm::format_bytes(released),
                       rmm::format_bytes(total.saved_bytes),
-                      discard        ? "discarded"
-                      : total.pinned ? "kept in page-locked host memory"
+                      contents == pause_contents::discard ? "discarded"
+                      : total.pinned                      ? "kept in page-locked host memory"
                                      : "kept in pageable host memory (no page-locked memory to be had)",
                       ms, not_paused(s))};
 }

@@ -10,16 +10,24 @@
 
 namespace rmm::shim {
 
+/// What a pause does with the contents of the live blocks.
+enum class pause_contents {
+  keep,    ///< copied to host memory and back at the resume
+  discard  ///< dropped: the resume maps fresh memory
+};
+
 /// What a control command did, for people: done (and what), or why not.
 struct control_outcome {
   bool ok{false};
   std::string message;
 };
 
-/// Waits for the device work submitted so far, gives every free byte back, then pauses every
-/// stack; with `discard`, the contents are not kept. Nothing changes when it fails: every check
-/// comes first, and a stack that cannot pause resumes those paused before it.
-[[nodiscard]] control_outcome pause_process(bool discard);
+/// Waits for the device work submitted so far on every device with a stack, gives every free byte
+/// back, then pauses every stack, keeping or discarding the contents. When it fails, the
+/// program finds its memory as it was (its free memory may have gone back to the device): the
+/// checks come first, and a stack that cannot pause resumes those paused before it. Only where one
+/// of those cannot be resumed does the process stay paused, as the message says.
+[[nodiscard]] control_outcome pause_process(pause_contents contents);
 
 /// Maps the memory back and restores the contents, then applies the frees made meanwhile and lets
 /// the waiting allocations go on. When a device cannot give the memory back, the process stays

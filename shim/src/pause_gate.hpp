@@ -10,7 +10,7 @@
 // pattern, which needs a full fence between the write and the read on both sides. The caller's
 // side gets it for free: the closer makes every thread of the process run one
 // (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)), so a call costs two plain stores to its own cache
-// line and one load. Where the kernel does not offer that, each call fences itself.
+// line and two loads. Where the kernel does not offer that, each call fences itself.
 
 #include <atomic>
 #include <cstdint>
@@ -58,7 +58,8 @@ class pause_gate {
     auto* seat = detail::own_seat;
     if (seat == nullptr) [[unlikely]] { seat = detail::take_seat(); }
     arrive(*seat);
-    if (!closed_.load(std::memory_order_relaxed)) [[likely]] { return pass{seat}; }
+    // Acquire: a call that enters after a resume sees what the resume wrote (a plain load on x86).
+    if (!closed_.load(std::memory_order_acquire)) [[likely]] { return pass{seat}; }
     leave(*seat);
     return pass{nullptr};
   }

@@ -3,20 +3,21 @@
 
 #include <chrono>
 #include <utility>
+#include <vector>
 
 namespace rmm::shim {
 
-bool process_pause::wait_for_resume(std::int64_t timeout_seconds) noexcept
+bool process_pause::wait_for_resume(std::chrono::steady_clock::time_point deadline) noexcept
 {
   std::unique_lock lock{mutex_};
-  if (!closed_) { return true; }
+  return running_.wait_until(lock, deadline, [this] { return !closed_; });
+}
+
+void process_pause::count_waited(bool timed_out) noexcept
+{
+  std::lock_guard lock{mutex_};
   ++last_.waited_allocations;
-  if (timeout_seconds <= 0 ||
-      !running_.wait_for(lock, std::chrono::seconds{timeout_seconds}, [this] { return !closed_; })) {
-    ++last_.timed_out_allocations;
-    return false;
-  }
-  return true;
+  if (timed_out) { ++last_.timed_out_allocations; }
 }
 
 bool process_pause::hold_free(kept_block const& block) noexcept
@@ -71,6 +72,12 @@ void process_pause::resumed(double milliseconds) noexcept
 {
   std::lock_guard lock{mutex_};
   last_.resume_ms = milliseconds;
+}
+
+void process_pause::forget_device(int device) noexcept
+{
+  std::lock_guard lock{mutex_};
+  std::erase_if(held_, [device](kept_block const& block) { return block.device == device; });
 }
 
 process_pause::summary process_pause::status() const

@@ -13,6 +13,7 @@
 #include "pause_gate.hpp"
 #include "thread_cache.hpp"  // kept_block
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -25,9 +26,11 @@ class process_pause {
  public:
   pause_gate gate;
 
-  /// An allocation found the gate closed: waits until the process runs again, up to
-  /// `timeout_seconds`. True: enter the gate again; false: the wait timed out (or 0 allows none).
-  [[nodiscard]] bool wait_for_resume(std::int64_t timeout_seconds) noexcept;
+  /// An allocation found the gate closed: waits until the process runs again or `deadline` passes.
+  /// True: enter the gate again; false: the deadline passed.
+  [[nodiscard]] bool wait_for_resume(std::chrono::steady_clock::time_point deadline) noexcept;
+  /// Counts an allocation that waited for a resume, and whether it gave up at its deadline.
+  void count_waited(bool timed_out) noexcept;
   /// A free found the gate closed: true when the block is held for the resume, false when the gate
   /// opened meanwhile (the caller frees it as usual).
   [[nodiscard]] bool hold_free(kept_block const& block) noexcept;
@@ -40,6 +43,8 @@ class process_pause {
   void paused(std::size_t device_bytes, std::size_t saved_bytes, bool pinned, double milliseconds) noexcept;
   /// What the last resume took.
   void resumed(double milliseconds) noexcept;
+  /// The device was reset: the frees held for its blocks go with its memory.
+  void forget_device(int device) noexcept;
 
   /// One pause or resume at a time: held by whoever pauses or resumes.
   [[nodiscard]] std::mutex& operation() noexcept { return operation_; }

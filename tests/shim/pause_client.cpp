@@ -304,6 +304,171 @@ int under_load()
   return failures == 0 ? 0 : 1;
 }
 
+/// A stream capturing a graph: the pause is refused, changing nothing, and goes ahead once the
+/// capture is over.
+int refuse_capture()
+{
+  auto const f = shim();
+  (void)baseline();
+  auto const blocks = write_blocks(6, 41);
+  cudaStream_t stream{};
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+  int const capturing = f.pause(0);
+  std::printf("pause_capturing=%d\npause_capturing_message=%s\n", capturing, f.message());
+  cudaGraph_t graph{};
+  check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  (void)cudaGraphDestroy(graph);  // not emulated; the graph holds nothing of the shim's
+  std::printf("contents_after_refusal=%d\n", all_hold(blocks) ? 1 : 0);
+  int const after_capture = f.pause(0);
+  std::printf("pause_after_capture=%d\n", after_capture);
+  expect(after_capture != 0 || f.resume() == 0, "the resume succeeds");
+  std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
+  check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
+/// A block exported to other processes through CUDA IPC: the pause is refused, changing nothing,
+/// and goes ahead once the block is freed (nobody opened it).
+int refuse_export()
+{
+  auto const f      = shim();
+  auto const start  = baseline();
+  auto const blocks = write_blocks(6, 43);
+  void* exported    = nullptr;
+  check(cudaMalloc(&exported, 1 << 20), "cudaMalloc");
+  cudaIpcMemHandle_t handle{};
+  check(cudaIpcGetMemHandle(&handle, exported), "cudaIpcGetMemHandle");
+  int const while_exported = f.pause(0);
+  std::printf("pause_exported=%d\npause_exported_message=%s\n", while_exported, f.message());
+  void* more = nullptr;
+  std::printf("allocation_after_refusal=%s\n", cudaGetErrorName(cudaMalloc(&more, 4096)));
+  if (more != nullptr) { check(cudaFree(more), "cudaFree"); }
+  check(cudaFree(exported), "cudaFree");  // nobody opened it: its handle opens nothing any more
+  int const after_free = f.pause(0);
+  std::printf("pause_after_free=%d\nfree_while_paused_is_start=%d\n", after_free, free_bytes() == start ? 1 : 0);
+  expect(after_free != 0 || f.resume() == 0, "the resume succeeds");
+  std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
+/// Stream-ordered calls while paused: cudaMallocAsync waits for the resume, cudaFreeAsync is held
+/// and applied then.
+int stream_ordered()
+{
+  auto const f = shim();
+  (void)baseline();
+  cudaStream_t stream{};
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  std::vector<unsigned char> contents(1 << 20);
+  for (std::size_t i = 0; i < contents.size(); ++i) { contents[i] = static_cast<unsigned char>(i * 7); }
+  void* kept  = nullptr;
+  void* freed = nullptr;
+  check(cudaMallocAsync(&kept, contents.size(), stream), "cudaMallocAsync");
+  check(cudaMallocAsync(&freed, 1 << 20, stream), "cudaMallocAsync");
+  check(cudaMemcpyAsync(kept, contents.data(), contents.size(), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  expect(f.pause(0) == 0, "the pause succeeds");
+  std::atomic<int> allocated{0};
+  void* waited = nullptr;
+  std::thread allocator{[&] {
+    auto const r = cudaMallocAsync(&waited, 4096, stream);
+    allocated.store(r == cudaSuccess ? 1 : -1);
+  }};
+  std::this_thread::sleep_for(std::chrono::milliseconds{300});
+  std::printf("allocated_while_paused=%d\n", allocated.load());
+  std::printf("free_async_while_paused=%s\n", cudaGetErrorName(cudaFreeAsync(freed, stream)));
+  int const resumed = f.resume();
+  std::printf("resume=%d\nresume_message=%s\n", resumed, f.message());
+  allocator.join();
+  std::printf("allocated_after_resume=%d\n", allocated.load());
+  std::vector<unsigned char> now(contents.size());
+  check(cudaMemcpyAsync(now.data(), kept, now.size(), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  std::printf("contents_kept=%d\n", now == contents ? 1 : 0);
+  if (waited != nullptr) { check(cudaFreeAsync(waited, stream), "cudaFreeAsync"); }
+  check(cudaFreeAsync(kept, stream), "cudaFreeAsync");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  return failures == 0 ? 0 : 1;
+}
+
+/// A device reset while paused ends the pause of that device: its memory and the frees held for
+/// it are gone, the resume has nothing left to restore, and the device serves again.
+int reset_while_paused()
+{
+  auto const f      = shim();
+  auto const start  = baseline();
+  auto const blocks = write_blocks(4, 23);
+  expect(f.pause(0) == 0, "the pause succeeds");
+  check(cudaFree(blocks[0].ptr), "cudaFree while paused");  // held for the resume
+  std::printf("reset=%s\n", cudaGetErrorName(cudaDeviceReset()));
+  int const resumed = f.resume();
+  std::printf("resume=%d\nresume_message=%s\n", resumed, f.message());
+  check(cudaFree(nullptr), "cudaFree(nullptr)");
+  auto const fresh = write_blocks(4, 29);
+  std::printf("usable_after_reset=%d\n", all_hold(fresh) ? 1 : 0);
+  free_all(fresh);
+  std::printf("free_at_start=%zu\nfree_at_end=%zu\n", start, free_bytes());
+  return failures == 0 ? 0 : 1;
+}
+
+/// The emulator's control API (libcuda.so.1 there), or null on a real driver.
+using emu_set_fn = int (*)(char const*, char const*);
+emu_set_fn emulator_set()
+{
+  void* driver = dlopen("libcuda.so.1", RTLD_NOLOAD | RTLD_NOW);
+  return driver == nullptr ? nullptr : reinterpret_cast<emu_set_fn>(dlsym(driver, "rmm_emu_set"));
+}
+
+/// The host's available memory (MemAvailable), in bytes.
+std::size_t host_available()
+{
+  FILE* meminfo   = std::fopen("/proc/meminfo", "r");
+  std::size_t kib = 0;
+  char line[256];
+  while (meminfo != nullptr && std::fgets(line, sizeof line, meminfo) != nullptr) {
+    if (std::sscanf(line, "MemAvailable: %zu kB", &kib) == 1) { break; }
+  }
+  if (meminfo != nullptr) { std::fclose(meminfo); }
+  return kib * 1024;
+}
+
+/// Contents larger than the host can hold, with no page-locked memory to be had: the pause is
+/// refused before it copies (never the kernel's out-of-memory killer), and changes nothing.
+int host_memory()
+{
+  auto const f   = shim();
+  auto const set = emulator_set();
+  if (set == nullptr) {
+    std::printf("FAIL: this scenario needs the emulator's fault injection\n");
+    return 2;
+  }
+  (void)baseline();
+  auto const blocks = write_blocks(3, 37);
+  auto const bytes  = (host_available() * 2 + (std::size_t{1} << 30)) & ~((std::size_t{1} << 30) - 1);
+  void* large       = nullptr;
+  check(cudaMalloc(&large, bytes), "cudaMalloc of more than the host has");
+  check(cudaMemset(large, 0x5a, 4096), "cudaMemset");
+  // The driver can give no page-locked memory of that size from here on.
+  expect(set("RMM_EMU_FAIL_ALLOC_ABOVE", "1GiB") == 0, "the emulator fails large allocations");
+  int const paused = f.pause(0);
+  std::printf("pause=%d\npause_message=%s\n", paused, f.message());
+  std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
+  unsigned char first = 0;
+  check(cudaMemcpy(&first, large, 1, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  std::printf("large_block_kept=%d\n", first == 0x5a ? 1 : 0);
+  int const discarded = f.pause(RMM_SHIM_PAUSE_DISCARD);
+  std::printf("pause_discard=%d\n", discarded);
+  expect(set("RMM_EMU_FAIL_ALLOC_ABOVE", nullptr) == 0, "the emulator's default again");
+  expect(discarded != 0 || f.resume() == 0, "the resume after discarding succeeds");
+  check(cudaFree(large), "cudaFree");
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
 /// Runs `rmm-ctl ARGS` (its path in RMM_TEST_CTL) and prints its exit status and output.
 int run_ctl(std::string const& name, std::string const& args)
 {
@@ -448,6 +613,16 @@ int main(int argc, char** argv)
     status = from_outside();
   } else if (scenario == "bad-requests") {
     status = bad_requests();
+  } else if (scenario == "refuse-capture") {
+    status = refuse_capture();
+  } else if (scenario == "refuse-export") {
+    status = refuse_export();
+  } else if (scenario == "stream-ordered") {
+    status = stream_ordered();
+  } else if (scenario == "reset-while-paused") {
+    status = reset_while_paused();
+  } else if (scenario == "host-memory") {
+    status = host_memory();
   } else {
     std::printf("FAIL: unknown scenario '%s'\n", argc > 1 ? argv[1] : "");
   }

@@ -42,8 +42,10 @@ size_t rmm_shim_release(void);
  * block keeps its address. Until rmm_shim_resume(), an allocation waits for the resume (up to the
  * `pause_timeout` setting, then it fails with out of memory), a free is applied at the resume, and
  * device work that touches a block is the program's error. Memory the program maps itself
- * (cuMemCreate) and managed memory are not paused. Returns 0, or -1 when the process cannot pause
- * (it is then as it was); rmm_shim_last_message() says what was done or why not. */
+ * (cuMemCreate) and managed memory are not paused. Returns 0, or -1 when the process cannot pause:
+ * its blocks are then as they were (free memory may have gone back to the device), unless a device
+ * paused before the one that failed cannot be resumed, when the process stays paused and the
+ * message says so; rmm_shim_last_message() says what was done or why not. */
 int rmm_shim_pause(unsigned int flags);
 
 /* Maps device memory back at the same addresses and restores the contents, then applies the frees
