@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -48,12 +49,18 @@ bool same_user(int connection) noexcept
   return ::getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0 && peer.uid == ::geteuid();
 }
 
-/// The request line, or nothing (the reason in `error`) when it is too long, broken or late.
+/// The request line, or nothing (the reason in `error`) when it is too long, broken or late. The
+/// whole request must come within the request timeout, however it is split.
 std::optional<std::string> read_request(int connection, std::string& error)
 {
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds{rmm::control::request_timeout_seconds};
   std::string line;
   std::array<char, rmm::control::max_request_bytes + 1> chunk{};
   while (line.size() <= rmm::control::max_request_bytes) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      error = fmt::format("the request took longer than {} s", rmm::control::request_timeout_seconds);
+      return std::nullopt;
+    }
     auto const n = ::recv(connection, chunk.data(), chunk.size() - line.size(), 0);
     if (n < 0 && errno == EINTR) { continue; }
     if (n <= 0) {
@@ -159,13 +166,14 @@ void control_server::serve() noexcept
     if (fd < 0) { return; }
     int const connection = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
     if (connection < 0) {
-      if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE) {
-        if (errno == EMFILE || errno == ENFILE) { std::this_thread::sleep_for(std::chrono::milliseconds{100}); }
-        continue;
-      }
-      return;  // the socket was closed
+      if (errno == EBADF || errno == EINVAL || errno == ENOTSOCK) { return; }  // the socket was closed
+      // Out of descriptors or kernel memory, or the asker gave up: the next one may fare better.
+      if (errno != EINTR && errno != ECONNABORTED) { std::this_thread::sleep_for(std::chrono::milliseconds{100}); }
+      continue;
     }
     answer(connection);
+    // The end of the answer for the asker, even where a child forked meanwhile holds a copy.
+    (void)::shutdown(connection, SHUT_RDWR);
     ::close(connection);
   }
 }

@@ -509,6 +509,7 @@ int from_outside()
   run_ctl("release", pid + " release");
   run_ctl("bad_command", pid + " frobnicate");
   run_ctl("not_a_pid", "12ab report");
+  run_ctl("pid_out_of_range", "4294967297 report");
   free_all(blocks);
   return failures == 0 ? 0 : 1;
 }

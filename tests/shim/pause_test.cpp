@@ -234,6 +234,7 @@ TEST(Pause, RmmCtlPausesAndResumesAnotherProcess)
   EXPECT_EQ(r.value("bad_command_status"), "64");
   EXPECT_TRUE(contains(r.value("bad_command_output"), "unknown command 'frobnicate'")) << r.output;
   EXPECT_EQ(r.value("not_a_pid_status"), "64");
+  EXPECT_EQ(r.value("pid_out_of_range_status"), "64") << "no process id wraps around to another";
 }
 
 TEST(Pause, BadRequestsAndOtherUsersAreRefusedAndChangeNothing)

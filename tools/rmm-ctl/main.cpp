@@ -153,7 +153,7 @@ int main(int argc, char** argv)
     if (args.size() > 1) { return rmm::tools::report_command_line_error(synopsis, "'list' takes nothing after it"); }
     return trusted() ? list(dir) : 1;
   }
-  long pid                = 0;
+  pid_t pid               = 0;  // parsed as pid_t itself: a larger number is no process id
   auto const first        = args[0];
   auto const [end, error] = std::from_chars(first.data(), first.data() + first.size(), pid);
   if (error != std::errc{} || end != first.data() + first.size() || pid <= 0) {
@@ -164,5 +164,5 @@ int main(int argc, char** argv)
   auto const c = command_of({args.begin() + 1, args.end()}, why);
   if (!c) { return rmm::tools::report_command_line_error(synopsis, why); }
   if (!trusted()) { return 1; }
-  return ask_process(dir, static_cast<pid_t>(pid), *c);
+  return ask_process(dir, pid, *c);
 }
