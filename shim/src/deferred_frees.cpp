@@ -48,7 +48,7 @@ void deferred_frees::give_back_in_legacy_order(int device, std::vector<block> co
 {
   if (blocks.empty()) { return; }
   scoped_device_context const on_device{device};  // the legacy stream of the block's device
-  for (auto const& b : blocks) { give_back_(device, b.ptr, b.size, true); }
+  for (auto const& b : blocks) { give_back_(device, b.ptr, b.size, give_back_order::legacy_stream); }
 }
 
 auto deferred_frees::close_open(int device, per_device& d, std::vector<block>& fenced_blocks) -> closed_as
@@ -179,7 +179,7 @@ std::size_t deferred_frees::reclaim(int device, reclaim_wait wait)
   if (fenced_reuse(device)) {
     give_back_in_legacy_order(device, ready);
   } else {
-    for (auto const& b : ready) { give_back_(device, b.ptr, b.size, false); }
+    for (auto const& b : ready) { give_back_(device, b.ptr, b.size, give_back_order::no_work_left); }
   }
   give_back_in_legacy_order(device, fenced);
   return bytes;

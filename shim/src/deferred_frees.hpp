@@ -36,12 +36,16 @@ enum class reclaim_wait : std::uint8_t {
   for_one_epoch    ///< when nothing completed, wait for the oldest epoch (closing the open one if alone)
 };
 
+/// How a block goes back to its stack.
+enum class give_back_order {
+  legacy_stream,  ///< ordered on the legacy stream (a fenced epoch; the device's primary context is current)
+  no_work_left    ///< as memory no work uses any more
+};
+
 class deferred_frees {
  public:
-  /// Gives a block back to the stack of its device: in the legacy stream's order (`in_legacy_order`,
-  /// a fenced epoch; the device's primary context is current) or as memory no work uses any more.
-  /// Called with no lock held.
-  using give_back_fn = std::function<void(int device, std::uintptr_t ptr, std::size_t size, bool in_legacy_order)>;
+  /// Gives a block back to the stack of its device, in `order`. Called with no lock held.
+  using give_back_fn = std::function<void(int device, std::uintptr_t ptr, std::size_t size, give_back_order order)>;
 
   deferred_frees(give_back_fn give_back, program_streams& streams);
   deferred_frees(deferred_frees const&)            = delete;

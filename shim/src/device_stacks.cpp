@@ -123,7 +123,8 @@ device_stacks::event_log* device_stacks::make_log(int device)
   auto const opened = open_event_log(name);
   std::vector<rmm::mr::log_sink_ptr> sinks;
   sinks.push_back(std::make_shared<rmm::mr::file_log_sink>(opened.fd, opened.path));
-  log_files_.emplace_back(name, std::make_unique<event_log>(std::move(sinks), false));
+  bool const auto_flush = false;  // rows are written in batches; the log is flushed at exit
+  log_files_.emplace_back(name, std::make_unique<event_log>(std::move(sinks), auto_flush));
   return log_files_.back().second.get();
 }
 

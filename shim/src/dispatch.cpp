@@ -814,7 +814,7 @@ void note_capture_ended(CUstream stream, stream_flavour flavour) noexcept
   CUstreamCaptureStatus status{CU_STREAM_CAPTURE_STATUS_NONE};
   bool const still =
     real()->stream_is_capturing(handle, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
-  state().streams.capture_checked(handle, thread, still);
+  state().streams.capture_checked(handle, thread, still ? capture_state::ongoing : capture_state::over);
 }
 
 void note_passed_by(pass_reason reason, std::size_t bytes) noexcept

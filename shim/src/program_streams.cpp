@@ -165,7 +165,7 @@ void program_streams::unlist(watched& w) noexcept
 
 void program_streams::destroyed(CUstream stream) noexcept
 {
-  capture_checked(stream, 0, false);  // a stream destroyed while capturing captures no more
+  capture_checked(stream, 0, capture_state::over);  // a stream destroyed while capturing captures no more
   std::lock_guard lock{mutex_};
   auto const found = std::find_if(live_.begin(), live_.end(), [stream](watched const* w) {
     return w->handle.load(std::memory_order_relaxed) == stream;
@@ -396,9 +396,9 @@ void program_streams::capture_noted(CUstream stream, std::uint64_t thread) noexc
   }
 }
 
-void program_streams::capture_checked(CUstream stream, std::uint64_t thread, bool still_capturing) noexcept
+void program_streams::capture_checked(CUstream stream, std::uint64_t thread, capture_state now) noexcept
 {
-  if (still_capturing) { return; }
+  if (now == capture_state::ongoing) { return; }
   std::lock_guard lock{captures_mutex_};
   std::erase(capturing_, std::pair{stream, thread});
   captures_.store(static_cast<int>(capturing_.size()), std::memory_order_seq_cst);

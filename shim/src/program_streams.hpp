@@ -36,6 +36,9 @@
 
 namespace rmm::shim {
 
+/// Whether a stream still captures, as the driver said when asked.
+enum class capture_state { ongoing, over };
+
 class program_streams {
  public:
   /// One watched non-blocking stream.
@@ -130,7 +133,7 @@ class program_streams {
   /// Noted before the capture may begin, checked when it may have ended (or did not begin):
   /// forgotten once the driver says the stream no longer captures.
   void capture_noted(CUstream stream, std::uint64_t thread) noexcept;
-  void capture_checked(CUstream stream, std::uint64_t thread, bool still_capturing) noexcept;
+  void capture_checked(CUstream stream, std::uint64_t thread, capture_state now) noexcept;
   [[nodiscard]] bool capturing() const noexcept { return captures_.load(std::memory_order_seq_cst) > 0; }
 
   /// For the report: fences recorded on the legacy stream for watched streams, and waits for them.

@@ -17,10 +17,10 @@ shim_state* create() { return new shim_state; }  // never deleted: hooks run unt
 }  // namespace
 
 shim_state::shim_state()
-  : deferred{[this](int device, std::uintptr_t ptr, std::size_t size, bool in_legacy_order) {
+  : deferred{[this](int device, std::uintptr_t ptr, std::size_t size, give_back_order order) {
                auto* stack = stacks.find(device);
                if (stack == nullptr) { return; }
-               if (in_legacy_order) {
+               if (order == give_back_order::legacy_stream) {
                  stack->deallocate(cuda::stream_ref{CU_STREAM_LEGACY}, reinterpret_cast<void*>(ptr), size,
                                    rmm::CUDA_ALLOCATION_ALIGNMENT);
                } else {

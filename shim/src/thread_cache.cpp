@@ -25,7 +25,7 @@ void thread_ended(void* value) noexcept
   auto* blocks       = static_cast<detail::kept_blocks*>(value);
   detail::kept_ended = true;  // a free made after this (another key's destructor) goes to the stack
   detail::kept       = nullptr;
-  for (int device = 0; device < detail::kept_devices; ++device) {
+  for (int device = 0; device < max_devices; ++device) {
     auto const word = blocks->words[static_cast<std::size_t>(device)].exchange(0, std::memory_order_acquire);
     if (word != 0) { give_back_at_thread_end(detail::decode(word, device)); }
   }
@@ -52,7 +52,7 @@ std::size_t thread_cache::sweep(int device, void (*give_back)(kept_block const& 
     {
       std::lock_guard lock{r.mutex()};
       for (; next < r.records().size() && count < batch; ++next) {
-        for (int d = 0; d < detail::kept_devices && count < batch; ++d) {
+        for (int d = 0; d < max_devices && count < batch; ++d) {
           if (device >= 0 && d != device) { continue; }
           auto& word = r.records()[next]->words[static_cast<std::size_t>(d)];
           if (word.load(std::memory_order_relaxed) == 0) { continue; }
@@ -73,7 +73,7 @@ std::size_t thread_cache::sweep(int device, void (*give_back)(kept_block const& 
 
 std::size_t thread_cache::kept_bytes(int device) noexcept
 {
-  if (device < 0 || device >= detail::kept_devices) { return 0; }
+  if (!has_device_slot(device)) { return 0; }
   auto& r = the_registry();
   std::lock_guard lock{r.mutex()};
   std::size_t bytes = 0;

@@ -16,6 +16,8 @@
 // takes it with one atomic exchange and keeps one with a plain store into an empty word. A forked
 // child forgets every kept block (the parent's pools are not the child's).
 
+#include "devices.hpp"
+
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -31,13 +33,12 @@ struct kept_block {
 };
 
 namespace detail {
-inline constexpr int kept_devices = 64;
 /// A thread's kept blocks, one word per device: the block's address / 256 above its size - 1 (24
 /// bits); 0 when none. A thread record (thread_records.hpp), made at the thread's first kept block:
 /// one made in the last round of key destructors stays listed, and the sweeps still give its
 /// block back.
 struct kept_blocks {
-  std::array<std::atomic<std::uint64_t>, kept_devices> words{};
+  std::array<std::atomic<std::uint64_t>, max_devices> words{};
 };
 /// The calling thread's record once it kept a block. Trivially destructible: no guard to reach it.
 inline thread_local kept_blocks* kept = nullptr;
@@ -64,7 +65,7 @@ class thread_cache {
   [[nodiscard]] static std::optional<std::uintptr_t> take(int device, std::size_t size) noexcept
   {
     auto* const blocks = detail::kept;
-    if (blocks == nullptr || device < 0 || device >= detail::kept_devices) { return std::nullopt; }
+    if (blocks == nullptr || !has_device_slot(device)) { return std::nullopt; }
     auto& word       = blocks->words[static_cast<std::size_t>(device)];
     auto const found = word.load(std::memory_order_relaxed);
     if (found == 0 || (found & (max_bytes - 1)) != size - 1) { return std::nullopt; }
@@ -77,7 +78,7 @@ class thread_cache {
   [[nodiscard]] static std::optional<kept_block> take_any(int device) noexcept
   {
     auto* const blocks = detail::kept;
-    if (blocks == nullptr || device < 0 || device >= detail::kept_devices) { return std::nullopt; }
+    if (blocks == nullptr || !has_device_slot(device)) { return std::nullopt; }
     auto& word = blocks->words[static_cast<std::size_t>(device)];
     if (word.load(std::memory_order_relaxed) == 0) { return std::nullopt; }
     auto const found = word.exchange(0, std::memory_order_acquire);
@@ -90,8 +91,8 @@ class thread_cache {
   /// not fit the word, the thread ending, no memory to watch the thread's end with).
   [[nodiscard]] static std::optional<kept_block> keep(kept_block block) noexcept
   {
-    if (block.size == 0 || block.size > max_bytes || block.device < 0 || block.device >= detail::kept_devices ||
-        (block.ptr & 0xFF) != 0 || (block.ptr >> 48) != 0 || detail::kept_ended) {
+    if (block.size == 0 || block.size > max_bytes || !has_device_slot(block.device) || (block.ptr & 0xFF) != 0 ||
+        (block.ptr >> 48) != 0 || detail::kept_ended) {
       return block;
     }
     auto* blocks = detail::kept;
