@@ -164,7 +164,7 @@ void unknown_free_driver_own(benchmark::State& state)
   static auto const mem_free = []() -> mem_free_fn {
     using dlsym_fn = void* (*)(void*, char const*);
     void* driver   = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    for (char const* version : {"GLIBC_2.34", "GLIBC_2.2.5"}) {
+    for (char const* version : {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"}) {  // as the shim looks
       if (auto const glibc_dlsym = reinterpret_cast<dlsym_fn>(dlvsym(RTLD_DEFAULT, "dlsym", version));
           driver != nullptr && glibc_dlsym != nullptr) {
         return reinterpret_cast<mem_free_fn>(glibc_dlsym(driver, "cuMemFree_v2"));

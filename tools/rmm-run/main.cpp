@@ -7,8 +7,10 @@
 
 #include <rmm/aligned.hpp>
 #include <rmm/config/config.hpp>
+#include <rmm/config/environment.hpp>
 #include <rmm/config/file_name_pattern.hpp>
 #include <rmm/config/shim_settings.hpp>
+#include <rmm/environment_variables.hpp>
 #include <rmm/error.hpp>
 
 #include <unistd.h>
@@ -58,18 +60,26 @@ std::optional<std::string> unwritable(std::string const& pattern)
   return std::nullopt;
 }
 
+/// The variable --pool-size stands for.
+std::string pool_size_variable() { return rmm::config::override_variable("pool", "initial_size"); }
+
 /// The environment variables the options stand for.
 std::map<std::string, std::string> option_variables(rmm::tools::run_options const& options)
 {
+  using rmm::config::override_variable;
   std::map<std::string, std::string> variables;
-  if (options.config) { variables["RMM_CONFIG"] = std::filesystem::absolute(*options.config).string(); }
-  if (options.pool_size) { variables["RMM_POOL_INITIAL_SIZE"] = *options.pool_size; }
-  if (options.log_file) { variables["RMM_SHIM_LOG_FILE"] = std::filesystem::absolute(*options.log_file).string(); }
-  if (options.report) { variables["RMM_SHIM_STATS_AT_EXIT"] = "true"; }
-  if (options.report_file) {
-    variables["RMM_SHIM_REPORT_FILE"] = std::filesystem::absolute(*options.report_file).string();
+  if (options.config) {
+    variables[std::string{rmm::name_of(rmm::env_var::config)}] = std::filesystem::absolute(*options.config).string();
   }
-  if (options.verbose) { variables["RMM_SHIM_VERBOSE"] = "true"; }
+  if (options.pool_size) { variables[pool_size_variable()] = *options.pool_size; }
+  if (options.log_file) {
+    variables[override_variable("shim", "log_file")] = std::filesystem::absolute(*options.log_file).string();
+  }
+  if (options.report) { variables[override_variable("shim", "stats_at_exit")] = "true"; }
+  if (options.report_file) {
+    variables[override_variable("shim", "report_file")] = std::filesystem::absolute(*options.report_file).string();
+  }
+  if (options.verbose) { variables[override_variable("shim", "verbose")] = "true"; }
   return variables;
 }
 
@@ -245,7 +255,7 @@ int main(int argc, char** argv)
     if (!shim_switched_off()) { (void)load(environment_for(options)); }
     return launch(options);
   } catch (rmm::config::config_error const& e) {
-    if (options.pool_size && e.location().variable == "RMM_POOL_INITIAL_SIZE") {
+    if (options.pool_size && e.location().variable == pool_size_variable()) {
       return rmm::tools::report_command_line_error(rmm::tools::synopsis,
                                                    "--pool-size: found " + e.found() + ", expected " + e.expected());
     }

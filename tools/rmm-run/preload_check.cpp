@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "preload_check.hpp"
 
+#include <rmm/environment_variables.hpp>
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <elf.h>
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <vector>
 
 namespace rmm::tools {
@@ -52,6 +55,7 @@ std::string drain(int fd)
 
 std::optional<std::string> shim_load_problem(std::string const& preload)
 {
+  std::string const kill_switch{rmm::name_of(rmm::env_var::shim_enabled)};
   int output[2];
   if (::pipe2(output, O_CLOEXEC) != 0) {
     return std::string{"cannot check that the shim loads: pipe: "} + std::strerror(errno);
@@ -66,7 +70,7 @@ std::optional<std::string> shim_load_problem(std::string const& preload)
     ::dup2(output[1], STDOUT_FILENO);
     ::dup2(output[1], STDERR_FILENO);
     ::setenv("LD_PRELOAD", preload.c_str(), 1);
-    ::setenv("RMM_SHIM_ENABLED", "false", 1);  // loaded, but reads no configuration and opens no file
+    ::setenv(kill_switch.c_str(), "false", 1);  // loaded, but reads no configuration and opens no file
     char name[] = "rmm-run";
     char probe[64];
     std::strncpy(probe, shim_probe_argument, sizeof probe - 1);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prints how the CUDA runtime behaves at the edges the emulator must reproduce.
 // Build against the real toolkit; run on a GPU host and on the emulator, then diff the outputs.
 #include <cuda_runtime_api.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LD_PRELOAD helper: logs every entry point the CUDA runtime asks the driver for through
 // cuGetProcAddress, with version and flags, so the emulator can reproduce the real lookup order.
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* LD_PRELOAD library for the emulator tests: overrides dlsym the way the project's shim will, wraps
  * the driver's resolver (including when the runtime asks it for itself) and appends every lookup
  * to the file named by EMU_LOOKUP_LOG:
