@@ -205,7 +205,7 @@ device_stacks::paused_memory device_stacks::pause(int device, bool discard)
   auto* pool = lowest_pool(s->layers, lowest);
   if (pool == nullptr) { throw rmm::logic_error{why_not_pausable(device).value_or("the stack cannot pause")}; }
   auto const done = pool->pause_device_memory(discard);
-  return {done.device_bytes, done.saved_bytes, done.pinned};
+  return {done.device_bytes, done.saved_bytes, done.staged};
 }
 
 void device_stacks::resume(int device)

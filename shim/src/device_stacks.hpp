@@ -88,7 +88,7 @@ class device_stacks {
   struct paused_memory {
     std::size_t device_bytes{0};
     std::size_t saved_bytes{0};
-    bool pinned{true};
+    bool staged{true};  ///< copied through page-locked staging
   };
   /// Pauses `device`'s stack (its lowest pool: suballocator_resource::pause_device_memory); the
   /// caller keeps every call out. Nothing when it was not built. Throws what the pool throws, with

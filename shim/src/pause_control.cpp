@@ -137,7 +137,7 @@ device_stacks::paused_memory sum(std::vector<paused_device> const& paused)
   for (auto const& p : paused) {
     total.device_bytes += p.memory.device_bytes;
     total.saved_bytes += p.memory.saved_bytes;
-    total.pinned = total.pinned && p.memory.pinned;
+    total.staged = total.staged && p.memory.staged;
   }
   return total;
 }
@@ -174,21 +174,21 @@ control_outcome pause_process(pause_contents contents)
           fmt::format("; nothing is paused ({} of free memory went back to the device)", rmm::format_bytes(released));
       } else {
         auto const kept = sum(remain);
-        s.pause.paused(kept.device_bytes, kept.saved_bytes, kept.pinned, milliseconds_since(start));
+        s.pause.paused(kept.device_bytes, kept.saved_bytes, kept.staged, milliseconds_since(start));
       }
       return {false, message};
     }
   }
   auto const ms    = milliseconds_since(start);
   auto const total = sum(paused);
-  s.pause.paused(total.device_bytes, total.saved_bytes, total.pinned, ms);
+  s.pause.paused(total.device_bytes, total.saved_bytes, total.staged, ms);
   return {true,
           fmt::format("paused: {} of device memory given back ({} free before), {} of contents {}, in {:.0f} ms{}",
                       rmm::format_bytes(total.device_bytes + released), rmm::format_bytes(released),
                       rmm::format_bytes(total.saved_bytes),
                       contents == pause_contents::discard ? "discarded"
-                      : total.pinned                      ? "kept in page-locked host memory"
-                                     : "kept in pageable host memory (no page-locked memory to be had)",
+                      : total.staged                      ? "kept in host memory"
+                                     : "kept in host memory (copied without page-locked staging, more slowly)",
                       ms, not_paused(s))};
 }
 

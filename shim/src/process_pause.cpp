@@ -57,14 +57,14 @@ std::vector<kept_block> process_pause::open()
   return held;
 }
 
-void process_pause::paused(std::size_t device_bytes, std::size_t saved_bytes, bool pinned, double milliseconds) noexcept
+void process_pause::paused(std::size_t device_bytes, std::size_t saved_bytes, bool staged, double milliseconds) noexcept
 {
   std::lock_guard lock{mutex_};
   paused_ = true;
   last_.pauses += 1;
   last_.device_bytes = device_bytes;
   last_.saved_bytes  = saved_bytes;
-  last_.pinned       = pinned;
+  last_.staged       = staged;
   last_.pause_ms     = milliseconds;
 }
 

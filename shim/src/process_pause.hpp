@@ -40,7 +40,7 @@ class process_pause {
   /// Opens the gate and wakes the waiting allocations; returns the frees held meanwhile.
   [[nodiscard]] std::vector<kept_block> open();
   /// Marks the process paused (the gate stays closed) with what the pause did.
-  void paused(std::size_t device_bytes, std::size_t saved_bytes, bool pinned, double milliseconds) noexcept;
+  void paused(std::size_t device_bytes, std::size_t saved_bytes, bool staged, double milliseconds) noexcept;
   /// What the last resume took.
   void resumed(double milliseconds) noexcept;
   /// The device was reset: the frees held for its blocks go with its memory.
@@ -55,7 +55,7 @@ class process_pause {
     std::uint64_t pauses{0};
     std::size_t device_bytes{0};  ///< given back by the last pause
     std::size_t saved_bytes{0};   ///< contents the last pause kept in host memory
-    bool pinned{true};            ///< that host memory is page-locked
+    bool staged{true};            ///< copied through page-locked staging (at the link's speed)
     double pause_ms{0};           ///< the last pause, from the request to the memory given back
     double resume_ms{0};          ///< the last resume
     std::size_t held_frees{0};    ///< frees waiting for the resume now

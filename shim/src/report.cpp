@@ -556,9 +556,9 @@ std::string text_pause(process_pause::summary const& p)
 {
   if (p.pauses == 0) { return {}; }
   auto text = fmt::format(
-    "  {}: {} pause{}; the last gave back {} of device memory and kept {} of contents in {} host memory in {:.0f} ms",
+    "  {}: {} pause{}; the last gave back {} of device memory and kept {} of contents in host memory{} in {:.0f} ms",
     p.paused ? "PAUSED" : "paused before", p.pauses, plural(p.pauses), rmm::format_bytes(p.device_bytes),
-    rmm::format_bytes(p.saved_bytes), p.pinned ? "page-locked" : "pageable", p.pause_ms);
+    rmm::format_bytes(p.saved_bytes), p.staged ? "" : " (copied without page-locked staging)", p.pause_ms);
   if (!p.paused) { text += fmt::format(", resumed in {:.0f} ms", p.resume_ms); }
   text +=
     fmt::format("; {} allocation{} waited for a resume ({} timed out), {} free{} held now\n", p.waited_allocations,
@@ -653,8 +653,8 @@ std::string json_report(report_contents const& report)
     .member("pauses", report.pause.pauses)
     .member("device_bytes", report.pause.device_bytes)
     .member("saved_bytes", report.pause.saved_bytes)
-    .key("pinned")
-    .boolean(report.pause.pinned)
+    .key("staged")
+    .boolean(report.pause.staged)
     .member("pause_ms", report.pause.pause_ms, 1)
     .member("resume_ms", report.pause.resume_ms, 1)
     .member("held_frees", report.pause.held_frees)

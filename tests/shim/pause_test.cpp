@@ -149,8 +149,7 @@ TEST(Pause, ADeviceResetWhilePausedDropsTheDevicesMemoryAndHeldFrees)
 TEST(Pause, ContentsTheHostCannotHoldAreRefusedBeforeTheCopy)
 {
   if (rmm::test::current_backend() != rmm::test::backend::emulator) {
-    GTEST_SKIP() << "needs the emulator: it takes device memory larger than the host's, then makes page-locked "
-                    "host memory fail";
+    GTEST_SKIP() << "needs the emulator, whose device can be larger than the host's available memory";
   }
   auto const r = run_pause("host-memory", {{"RMM_EMU_DEVICE_MEMORY", "4TiB"}});
   ASSERT_EQ(r.status, 0) << r.output;

@@ -101,6 +101,37 @@ TEST(PoolPause, ThePoolGivesItsMemoryBackAndResumesWithEveryAllocatedByteAsItWas
   for (auto const& block : kept) { pool.deallocate_sync(block.ptr, block.contents.size()); }
 }
 
+/// A block filled with a pattern of its own (cheap to make at hundreds of MiB).
+written_block write_pattern(void* ptr, std::size_t bytes, std::uint64_t seed)
+{
+  written_block block{ptr, std::vector<unsigned char>(bytes)};
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
+  for (auto& b : block.contents) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    b = static_cast<unsigned char>(x);
+  }
+  RMM_CUDA_TRY(cudaMemcpy(ptr, block.contents.data(), bytes, cudaMemcpyHostToDevice));
+  return block;
+}
+
+TEST(PoolPause, ContentsLargerThanTheStagingComeBackWhole)
+{
+  // Blocks larger than one staging buffer, and more of them in all than every staging buffer
+  // holds at once: each buffer is filled and emptied many times, both ways.
+  auto pool = region_pool();
+  std::vector<written_block> kept;
+  std::uint64_t seed = 1;
+  for (auto const bytes : {40 * MiB + 3 * 1024, 7 * MiB, 100 * MiB + 256, 1024UL, 150 * MiB, 33 * MiB + 512}) {
+    kept.push_back(write_pattern(pool.allocate_sync(bytes), bytes, seed++));
+  }
+  auto const paused = pool.pause_device_memory(false);
+  EXPECT_TRUE(paused.staged) << "the contents went through page-locked staging";
+  EXPECT_EQ(paused.saved_bytes, pool.statistics().allocated_bytes);
+  pool.resume_device_memory();
+  for (auto const& block : kept) { EXPECT_TRUE(still_holds(block)) << "a block's contents at " << block.ptr; }
+  for (auto const& block : kept) { pool.deallocate_sync(block.ptr, block.contents.size()); }
+}
+
 TEST(PoolPause, DiscardingKeepsTheAddressesButNoContents)
 {
   auto pool         = region_pool();

@@ -48,6 +48,8 @@
   X(cuPointerGetAttribute, cuPointerGetAttribute, 4000)       \
   X(cuMemcpyDtoH_v2, cuMemcpyDtoH, 3020)                      \
   X(cuMemcpyHtoD_v2, cuMemcpyHtoD, 3020)                      \
+  X(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync, 3020)            \
+  X(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync, 3020)            \
   /* stream-ordered allocation */                             \
   X(cuMemPoolCreate, cuMemPoolCreate, 11020)                  \
   X(cuMemPoolDestroy, cuMemPoolDestroy, 11020)                \
@@ -60,6 +62,8 @@
   X(cuEventQuery, cuEventQuery, 2000)                         \
   X(cuEventSynchronize, cuEventSynchronize, 2000)             \
   X(cuEventDestroy_v2, cuEventDestroy, 4000)                  \
+  X(cuStreamCreate, cuStreamCreate, 2000)                     \
+  X(cuStreamDestroy_v2, cuStreamDestroy, 4000)                \
   X(cuStreamWaitEvent, cuStreamWaitEvent, 3020)               \
   X(cuStreamSynchronize, cuStreamSynchronize, 2000)           \
   X(cuStreamQuery, cuStreamQuery, 2000)                       \

@@ -36,7 +36,7 @@ template <class Derived, class FreeStore>
 auto suballocator_resource<Derived, FreeStore>::pause_device_memory(bool discard) -> paused_memory
 {
   auto const done = engine_->pause(discard);
-  return {done.device_bytes, done.saved_bytes, done.pinned};
+  return {done.device_bytes, done.saved_bytes, done.staged};
 }
 
 template <class Derived, class FreeStore>

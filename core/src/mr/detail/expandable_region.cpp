@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "expandable_region.hpp"
 #include "expandable_region_contents.hpp"
+#include "staged_copy.hpp"
 
 #include "../../detail/cuda_driver.hpp"
 #include "../../detail/device_context_scope.hpp"

@@ -25,6 +25,9 @@
 
 namespace rmm::mr::detail {
 
+class staged_copier;
+enum class copy_direction { to_host, to_device };
+
 class expandable_region {
  public:
   /// A region of up to `capacity` mapped bytes on `device`, or nullptr when the device or driver
@@ -99,7 +102,7 @@ class expandable_region {
   struct suspension {
     std::size_t device_bytes{0};  ///< device memory given back
     std::size_t saved_bytes{0};   ///< contents kept in host memory
-    bool pinned{true};            ///< the host copy is page-locked (else pageable: slower copies)
+    bool staged{true};            ///< copied through page-locked staging (else by the driver: slower)
   };
   /// Gives all the region's device memory back while keeping its addresses: copies every mapped
   /// byte outside `unused` (sorted, disjoint: the pool's free memory) to host memory unless
@@ -152,6 +155,9 @@ class expandable_region {
 
   /// The contents a suspended region keeps: each saved range at its offset in `host`.
   struct saved_contents;
+  /// Copies the kept contents to the host or back: through page-locked staging when it can be had
+  /// (true), else with the driver's own copies (false).
+  bool copy_contents(saved_contents const& saved, copy_direction direction);
 
   int device_;
   std::uintptr_t base_;
@@ -165,6 +171,7 @@ class expandable_region {
   std::vector<physical> physicals_;
   std::vector<std::uint32_t> spare_;           // released entries of physicals_
   std::unique_ptr<saved_contents> suspended_;  // set between suspend() and restore()
+  std::unique_ptr<staged_copier> copier_;      // made at the first suspend(), kept for the next ones
 };
 
 }  // namespace rmm::mr::detail

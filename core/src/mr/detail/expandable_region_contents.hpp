@@ -11,8 +11,10 @@
 
 namespace rmm::mr::detail {
 
-/// Host memory for device memory's contents: page-locked where the driver gives it (copies at the
-/// link's full speed), else pageable. Throws rmm::out_of_memory when there is neither.
+/// Pageable host memory for device memory's contents, in transparent huge pages where the kernel
+/// gives them (fewer page faults as the copy first touches it). Throws rmm::out_of_memory when the
+/// host has less available (MemAvailable): memory committed only as the copy touches it would
+/// otherwise bring the kernel's out-of-memory killer rather than an error.
 class host_copy {
  public:
   explicit host_copy(std::size_t bytes);
@@ -21,11 +23,9 @@ class host_copy {
   host_copy& operator=(host_copy const&) = delete;
 
   [[nodiscard]] unsigned char* data() const noexcept { return data_; }
-  [[nodiscard]] bool pinned() const noexcept { return pinned_; }
 
  private:
   unsigned char* data_{nullptr};
-  bool pinned_{true};
 };
 
 struct expandable_region::saved_contents {

@@ -4,15 +4,19 @@
 
 #include "expandable_region.hpp"
 #include "expandable_region_contents.hpp"
+#include "staged_copy.hpp"
 
 #include "../../detail/cuda_driver.hpp"
 #include "../../detail/device_context_scope.hpp"
 
+#include <rmm/aligned.hpp>
 #include <rmm/error.hpp>
 #include <rmm/format_bytes.hpp>
 #include <rmm/logger.hpp>
 
 #include <fmt/format.h>
+
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <charconv>
@@ -58,34 +62,55 @@ std::optional<std::size_t> available_host_memory()
 host_copy::host_copy(std::size_t bytes)
 {
   if (bytes == 0) { return; }
-  void* p = nullptr;
-  // Page-locked memory is committed as it is allocated: the driver refuses what it cannot give.
-  if (cu().cuMemAllocHost_v2(&p, bytes) == CUDA_SUCCESS) {
-    data_ = static_cast<unsigned char*>(p);
-    return;
-  }
-  // Pageable memory is committed only as the copy touches it, and a copy the host cannot hold
-  // would bring the kernel's out-of-memory killer rather than an error: refuse it now instead.
   if (auto const available = available_host_memory(); available && *available < bytes) {
     throw rmm::out_of_memory{fmt::format("the host has {} of memory available for {} of device memory's contents",
                                          rmm::format_bytes(*available), rmm::format_bytes(bytes))};
   }
-  data_ = static_cast<unsigned char*>(std::malloc(bytes));  // NOLINT(cppcoreguidelines-no-malloc)
+  auto const huge_page = std::size_t{2} << 20;
+  auto const size      = rmm::align_up(bytes, huge_page);
+  data_ = static_cast<unsigned char*>(std::aligned_alloc(huge_page, size));  // NOLINT(cppcoreguidelines-no-malloc)
   if (data_ == nullptr) {
     throw rmm::out_of_memory{
       fmt::format("no host memory for {} of device memory's contents", rmm::format_bytes_exact(bytes))};
   }
-  pinned_ = false;
+  (void)::madvise(data_, size, MADV_HUGEPAGE);  // a hint: without it, 4 KiB pages
 }
 
 host_copy::~host_copy()
 {
-  if (data_ == nullptr) { return; }
-  if (pinned_) {
-    RMM_CU_ASSERT_SUCCESS(cuMemFreeHost(data_));
-  } else {
-    std::free(data_);  // NOLINT(cppcoreguidelines-no-malloc)
+  std::free(data_);  // NOLINT(cppcoreguidelines-no-malloc)
+}
+
+bool expandable_region::copy_contents(saved_contents const& saved, copy_direction direction)
+{
+  std::vector<host_piece> pieces;
+  std::size_t offset = 0;
+  for (auto const& r : saved.ranges) {
+    pieces.push_back({r.start, saved.host->data() + offset, r.size});
+    offset += r.size;
   }
+  if (copier_ == nullptr) {
+    try {
+      copier_ = std::make_unique<staged_copier>();
+    } catch (rmm::out_of_memory const& e) {
+      RMM_LOG_WARN("expandable pool region: {}; copying the contents without staging, more slowly", e.what());
+    }
+  }
+  if (copier_ != nullptr) {
+    direction == copy_direction::to_host ? copier_->to_host(pieces) : copier_->to_device(pieces);
+    return true;
+  }
+  for (auto const& p : pieces) {
+    auto const to_host = direction == copy_direction::to_host;
+    auto const result  = to_host ? cu().cuMemcpyDtoH_v2(p.host, static_cast<CUdeviceptr>(p.device), p.bytes)
+                                 : cu().cuMemcpyHtoD_v2(static_cast<CUdeviceptr>(p.device), p.host, p.bytes);
+    if (result != CUDA_SUCCESS) {
+      throw rmm::cuda_error{fmt::format(
+        "could not copy {} of device memory at {:#x} {}: {}", rmm::format_bytes_exact(p.bytes), p.device,
+        to_host ? "to the host" : "back from the host", describe(to_host ? "cuMemcpyDtoH" : "cuMemcpyHtoD", result))};
+    }
+  }
+  return false;
 }
 
 expandable_region::suspension expandable_region::suspend(std::vector<memory_range> const& unused, bool discard)
@@ -122,17 +147,7 @@ expandable_region::suspension expandable_region::suspend(std::vector<memory_rang
   }
   rmm::detail::device_context_scope const context{device_};
   saved->host.emplace(saved->bytes);
-  std::size_t offset = 0;
-  for (auto const& r : saved->ranges) {
-    if (auto const result =
-          cu().cuMemcpyDtoH_v2(saved->host->data() + offset, static_cast<CUdeviceptr>(r.start), r.size);
-        result != CUDA_SUCCESS) {
-      throw rmm::cuda_error{fmt::format("could not copy {} of device memory at {:#x} to the host: {}",
-                                        rmm::format_bytes_exact(r.size), r.start, describe("cuMemcpyDtoH", result))};
-    }
-    offset += r.size;
-  }
-  suspension result{0, saved->bytes, saved->host->pinned()};
+  suspension result{0, saved->bytes, copy_contents(*saved, copy_direction::to_host)};
   // Unmap everything first: should the driver refuse one, those unmapped before it are mapped
   // again with their memory, which nothing has released yet, and the region is as it was.
   for (std::size_t i = 0; i < live.size(); ++i) {
@@ -236,16 +251,11 @@ void expandable_region::restore()
                                        describe("cuMemMap", r))};
     }
   }
-  std::size_t offset = 0;
-  for (auto const& r : suspended_->ranges) {
-    if (auto const result =
-          cu().cuMemcpyHtoD_v2(static_cast<CUdeviceptr>(r.start), suspended_->host->data() + offset, r.size);
-        result != CUDA_SUCCESS) {
-      undo_restore(created, created.size());
-      throw rmm::cuda_error{fmt::format("could not copy {} back to device memory at {:#x}: {}",
-                                        rmm::format_bytes_exact(r.size), r.start, describe("cuMemcpyHtoD", result))};
-    }
-    offset += r.size;
+  try {
+    (void)copy_contents(*suspended_, copy_direction::to_device);
+  } catch (...) {
+    undo_restore(created, created.size());
+    throw;
   }
   suspended_.reset();
 }

@@ -37,7 +37,7 @@ class suballocator_resource : public device_memory_resource {
   struct paused_memory {
     std::size_t device_bytes{0};  ///< device memory given back
     std::size_t saved_bytes{0};   ///< contents kept in host memory
-    bool pinned{true};            ///< the host copy is page-locked
+    bool staged{true};            ///< copied through page-locked staging (else by the driver: slower)
   };
   /// Whether pause_device_memory() can give this resource's device memory back: it maps its
   /// memory into one reserved address range (a pool over `cuda` where the device supports it).
