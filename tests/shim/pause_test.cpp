@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -151,7 +152,14 @@ TEST(Pause, ContentsTheHostCannotHoldAreRefusedBeforeTheCopy)
   if (rmm::test::current_backend() != rmm::test::backend::emulator) {
     GTEST_SKIP() << "needs the emulator, whose device can be larger than the host's available memory";
   }
-  auto const r = run_pause("host-memory", {{"RMM_EMU_DEVICE_MEMORY", "4TiB"}});
+  // A device twice the host's available memory: room for a block half as large again as the host.
+  std::ifstream meminfo{"/proc/meminfo"};
+  std::string key;
+  std::size_t kib = 0;
+  while (meminfo >> key >> kib && key != "MemAvailable:") { meminfo.ignore(256, '\n'); }
+  ASSERT_EQ(key, "MemAvailable:") << "no MemAvailable in /proc/meminfo";
+  auto const device_gib = std::to_string(kib * 2 / (1024 * 1024) + 1) + "GiB";
+  auto const r          = run_pause("host-memory", {{"RMM_EMU_DEVICE_MEMORY", device_gib}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("pause"), "-1");
   EXPECT_TRUE(contains(r.value("pause_message"), "of memory available for")) << r.output;
