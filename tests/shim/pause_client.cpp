@@ -415,19 +415,6 @@ int reset_while_paused()
   return failures == 0 ? 0 : 1;
 }
 
-/// The host's available memory (MemAvailable), in bytes.
-std::size_t host_available()
-{
-  FILE* meminfo   = std::fopen("/proc/meminfo", "r");
-  std::size_t kib = 0;
-  char line[256];
-  while (meminfo != nullptr && std::fgets(line, sizeof line, meminfo) != nullptr) {
-    if (std::sscanf(line, "MemAvailable: %zu kB", &kib) == 1) { break; }
-  }
-  if (meminfo != nullptr) { std::fclose(meminfo); }
-  return kib * 1024;
-}
-
 /// Contents larger than the host can hold: the pause is refused before it copies (never the
 /// kernel's out-of-memory killer), and changes nothing; without contents to keep it goes ahead.
 int host_memory()
@@ -435,8 +422,10 @@ int host_memory()
   auto const f = shim();
   (void)baseline();
   auto const blocks = write_blocks(3, 37);
-  auto const bytes  = (host_available() / 2 * 3) & ~((std::size_t{1} << 30) - 1);  // half as much again
-  void* large       = nullptr;
+  // The test sizes the device at twice the host's available memory: three quarters of it is half
+  // as much again as the host has.
+  auto const bytes = (free_bytes() / 4 * 3) & ~((std::size_t{1} << 30) - 1);
+  void* large      = nullptr;
   check(cudaMalloc(&large, bytes), "cudaMalloc of more than the host has");
   check(cudaMemset(large, 0x5a, 4096), "cudaMemset");
   int const paused = f.pause(0);

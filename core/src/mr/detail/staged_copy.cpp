@@ -153,9 +153,9 @@ staged_copier::~staged_copier()
   (void)cu().cuMemFreeHost(staging_.front());
 }
 
-std::vector<staged_copier::chunk> staged_copier::split(std::vector<host_piece> const& pieces)
+std::vector<host_piece> staged_copier::split(std::vector<host_piece> const& pieces)
 {
-  std::vector<chunk> chunks;
+  std::vector<host_piece> chunks;
   for (auto const& p : pieces) {
     for (std::size_t done = 0; done < p.bytes; done += chunk_bytes) {
       chunks.push_back({p.device + done, p.host + done, std::min(chunk_bytes, p.bytes - done)});

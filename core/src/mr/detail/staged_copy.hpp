@@ -38,17 +38,12 @@ class staged_copier {
   /// Copies every piece from the host to the device; returns once all are there.
   void to_device(std::vector<host_piece> const& pieces);
 
-  /// Bytes of one staging buffer, and how many there are (each host thread copies one at a time).
+  /// Bytes of one staging buffer: the pieces are copied in chunks of this size at most.
   static constexpr std::size_t chunk_bytes = std::size_t{16} << 20;
-  [[nodiscard]] std::size_t staging_buffers() const noexcept { return staging_.size(); }
 
  private:
-  struct chunk {
-    std::uintptr_t device;
-    unsigned char* host;
-    std::size_t bytes;
-  };
-  [[nodiscard]] static std::vector<chunk> split(std::vector<host_piece> const& pieces);
+  /// The pieces cut into chunks of at most chunk_bytes.
+  [[nodiscard]] static std::vector<host_piece> split(std::vector<host_piece> const& pieces);
   class host_workers;
 
   CUstream stream_{};
