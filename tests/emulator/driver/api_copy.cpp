@@ -27,13 +27,30 @@ CUresult submit(CUstream h, bool per_thread, bool sync, std::function<void()> op
   return CUDA_SUCCESS;
 }
 
-// Work on VMM memory runs with the mappings pinned (vmm_mapping_mutex shared) and checks first that
-// they are still there: cuMemUnmap does not wait for queued work.
-void check_still_mapped(char const* what, RangeInfo const& info, std::uint64_t addr, std::uint64_t bytes)
+// The same for work on VMM memory, which is given the context it runs in.
+CUresult submit_vmm(CUstream h, bool per_thread, bool sync, std::function<void(Context&)> op)
 {
-  if (!info.vmm) { return; }
+  std::shared_ptr<Stream> s;
+  if (auto r = resolve_stream(h, per_thread, s); r != CUDA_SUCCESS) { return r; }
+  if (sync && on_stream_worker()) { return CUDA_ERROR_NOT_PERMITTED; }
+  auto& ctx      = s->context();
+  auto const pos = ctx.enqueue(*s, [&ctx, op = std::move(op)] { op(ctx); });
+  if (sync) {
+    s->wait(pos);
+    return ctx.fault.load();
+  }
+  return CUDA_SUCCESS;
+}
+
+// Work on VMM memory runs with the mappings pinned (vmm_mapping_mutex shared) and checks first that
+// they are still there: cuMemUnmap does not wait for queued work. False: it faulted and must not run.
+bool still_mapped(Context& ctx, char const* what, RangeInfo const& info, std::uint64_t addr, std::uint64_t bytes)
+{
+  if (!info.vmm) { return true; }
   std::lock_guard lock(memory_mutex());
-  if (!vmm_span_mapped(addr, bytes)) { vmm_fault(what, addr, bytes); }
+  if (vmm_span_mapped(addr, bytes)) { return true; }
+  vmm_fault_context(ctx, what, addr, bytes);
+  return false;
 }
 
 CUresult copy(std::uint64_t dst,
@@ -57,10 +74,9 @@ CUresult copy(std::uint64_t dst,
     return resolve_stream(h, per_thread, stream);
   }
   if (d.vmm || s.vmm) {
-    return submit(h, per_thread, sync, [dst, src, bytes, d, s] {
+    return submit_vmm(h, per_thread, sync, [dst, src, bytes, d, s](Context& ctx) {
       std::shared_lock pinned(vmm_mapping_mutex());
-      check_still_mapped("copy", d, dst, bytes);
-      check_still_mapped("copy", s, src, bytes);
+      if (!still_mapped(ctx, "copy", d, dst, bytes) || !still_mapped(ctx, "copy", s, src, bytes)) { return; }
       std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void const*>(src), bytes);
     });
   }
@@ -90,10 +106,9 @@ CUresult fill(std::uint64_t dst, T value, std::size_t count, CUstream h, bool pe
     }
   };
   if (info.vmm) {
-    return submit(h, per_thread, sync, [set, info, dst, bytes] {
+    return submit_vmm(h, per_thread, sync, [set, info, dst, bytes](Context& ctx) {
       std::shared_lock pinned(vmm_mapping_mutex());
-      check_still_mapped("memset", info, dst, bytes);
-      set();
+      if (still_mapped(ctx, "memset", info, dst, bytes)) { set(); }
     });
   }
   return submit(h, per_thread, sync, set);

@@ -24,6 +24,7 @@ CUresult sync_context(Context& ctx)
   // Whatever the capture mode: a capture cannot wait for its own work.
   if (invalidate_captures(ctx)) { return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
   ctx.synchronize();
+  if (auto const fault = ctx.fault.load(); fault != CUDA_SUCCESS) { return fault; }
   trim_pools_at_sync(ctx.device());
   return CUDA_SUCCESS;
 }

@@ -43,6 +43,7 @@ CUresult synchronize(CUstream h, bool per_thread)
   } else {
     s->wait(s->last_enqueued());
   }
+  if (auto const fault = s->context().fault.load(); fault != CUDA_SUCCESS) { return fault; }
   trim_pools_at_sync(s->context().device());
   return CUDA_SUCCESS;
 }
@@ -51,6 +52,7 @@ CUresult query(CUstream h, bool per_thread)
 {
   RMM_EMU_RESOLVE(s, h, per_thread);
   if (refused_during_capture(*s)) { return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; }
+  if (auto const fault = s->context().fault.load(); fault != CUDA_SUCCESS) { return fault; }
   return s->idle() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 

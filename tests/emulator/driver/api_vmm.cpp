@@ -5,6 +5,7 @@
 #include "vmm.hpp"
 
 #include "config.hpp"
+#include "context.hpp"
 #include "device.hpp"
 #include "memory.hpp"
 #include "state.hpp"
@@ -229,6 +230,13 @@ void vmm_fault(char const* what, std::uint64_t addr, std::uint64_t bytes)
                "(cuMemUnmap does not wait for queued work; a GPU would report an illegal address). Aborting.\n",
                what, static_cast<unsigned long long>(addr), static_cast<unsigned long long>(bytes));
   std::abort();
+}
+
+void vmm_fault_context(Context& ctx, char const* what, std::uint64_t addr, std::uint64_t bytes)
+{
+  if (settings().sticky_faults.load() == 0) { vmm_fault(what, addr, bytes); }
+  auto expected = CUDA_SUCCESS;
+  (void)ctx.fault.compare_exchange_strong(expected, CUDA_ERROR_ILLEGAL_ADDRESS);
 }
 
 }  // namespace rmm_emu

@@ -100,6 +100,14 @@ Spec const kSpecs[] = {
      settings().pageable_memory_access.store(static_cast<int>(*n));
      return true;
    }},
+  {"RMM_EMU_STICKY_FAULTS",
+   "0 or 1 (1: queued work on unmapped VMM memory faults its context, as on a GPU, instead of aborting)", "0", false,
+   [](std::string_view v, bool) {
+     auto n = parse_uint(v, 1);
+     if (!n) { return false; }
+     settings().sticky_faults.store(static_cast<int>(*n));
+     return true;
+   }},
   {"RMM_EMU_REUSE_STREAM_HANDLES",
    "0 or 1 (1: cuStreamCreate hands out the handle of the stream destroyed last, as a driver may)", "0", false,
    [](std::string_view v, bool) {

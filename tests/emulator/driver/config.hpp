@@ -20,6 +20,7 @@ struct Settings {
   std::atomic<std::uint64_t> stream_delay_us{0};
   std::atomic<int> pageable_memory_access{0};
   std::atomic<int> reuse_stream_handles{0};       // cuStreamCreate recycles destroyed streams' handles
+  std::atomic<int> sticky_faults{0};              // work reaching unmapped VMM memory faults its context
   std::atomic<std::uint64_t> fail_above{kOff};    // fail allocations larger than this
   std::atomic<std::uint64_t> fail_nth_target{0};  // fail the allocation attempt with this index (1-based)
   std::atomic<std::uint64_t> alloc_attempts{0};   // allocation attempts so far

@@ -6,6 +6,7 @@
 #include "common.hpp"
 #include "stream.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,6 +48,9 @@ class Context {
   unsigned retain_count = 0;
   unsigned flags        = 0;
   std::set<Context*> peers;  // cuCtxEnablePeerAccess
+
+  // A fault its work met (RMM_EMU_STICKY_FAULTS), kept as a GPU keeps it: CUDA_SUCCESS until then.
+  std::atomic<CUresult> fault{CUDA_SUCCESS};
 
  private:
   Device& dev_;

@@ -264,6 +264,12 @@ CUresult check_range(std::uint64_t addr, std::uint64_t bytes, Side side, bool wr
     if (addr + bytes > a->base + a->size) { return CUDA_ERROR_INVALID_VALUE; }
     return CUDA_SUCCESS;
   }
+  // With sticky faults on, reserved VMM addresses are accepted as a kernel's access is: the work
+  // faults when it runs on what is unmapped then.
+  if (settings().sticky_faults.load() != 0 && side == Side::device && vmm_reserved(addr)) {
+    out.vmm = true;
+    return CUDA_SUCCESS;
+  }
   // Inside a device's address range but not live: freed or never allocated device memory. Likewise
   // reserved but unmapped VMM addresses.
   if (device_space_owner(addr) != nullptr || vmm_reserved(addr)) { return CUDA_ERROR_INVALID_VALUE; }

@@ -18,6 +18,8 @@
 
 namespace rmm_emu {
 
+class Context;
+
 // cuMemGetAllocationGranularity, minimum and recommended alike (an H200's large page).
 inline constexpr std::uint64_t kVmmGranularity = 2 * MiB;
 
@@ -45,5 +47,9 @@ void vmm_live_stats(int device, LiveStats& stats);
 // A queued operation found VMM memory unmapped under it: a GPU reports an illegal address. Prints
 // why on stderr and aborts.
 [[noreturn]] void vmm_fault(char const* what, std::uint64_t addr, std::uint64_t bytes);
+
+// The same where sticky faults are on (RMM_EMU_STICKY_FAULTS): `ctx` keeps CUDA_ERROR_ILLEGAL_ADDRESS
+// and the operation is dropped. Otherwise as vmm_fault.
+void vmm_fault_context(Context& ctx, char const* what, std::uint64_t addr, std::uint64_t bytes);
 
 }  // namespace rmm_emu
