@@ -10,6 +10,10 @@ usage:
                                   against a trainer never paused
   torch_pause.py sizes            under rmm-run: pause and resume in process (rmm_shim_pause) by
                                   size, with the contents kept and discarded
+  torch_pause.py fault            run without the shim (it starts the next under rmm-run): a kernel
+                                  that touches paused memory is reported as such, while paused and
+                                  by the resume
+  torch_pause.py touch            the program that does (started by fault)
   torch_pause.py trainer GIB      one trainer (started by the scenario)
   torch_pause.py hog GIB          a program that fills GIB of device memory and frees it (likewise)
 
@@ -252,6 +256,50 @@ def scenario(gib):
         fail(", ".join(failed))
 
 
+def touch():
+    """The program's mistake: a kernel on paused memory. Its context fails for good; the shim says so."""
+    lib = shim()
+    t = torch.ones(1 << 20, device="cuda")
+    torch.cuda.synchronize()
+    if lib.rmm_shim_pause(0) != 0:
+        fail(lib.rmm_shim_last_message().decode())
+    try:
+        t.add_(1)
+        torch.cuda.synchronize()
+        saw = "nothing"
+    except RuntimeError as e:
+        saw = str(e).strip().splitlines()[0]
+    time.sleep(0.5)  # the shim's watch asks every 100 ms
+    print("before_resume", flush=True)
+    resumed = lib.rmm_shim_resume()
+    print("RESULT " + json.dumps({"role": "touch", "program_saw": saw, "resume": resumed,
+                                  "resume_message": lib.rmm_shim_last_message().decode()}), flush=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # the failed context cannot be used again, not even by PyTorch's teardown
+
+
+def fault():
+    rmm_run = os.environ.get("RMM_RUN", os.path.join(TOOLS, "rmm-run"))
+    done = subprocess.run([rmm_run, "--", sys.executable, __file__, "touch"], capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1"))
+    print(done.stdout + done.stderr, flush=True)
+    results = [json.loads(line[len("RESULT "):]) for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode != 0 or not results:
+        fail(f"the program that touches paused memory ended with {done.returncode} and no result")
+    result = results[0]
+    said = "failed while the process's device memory was paused" in done.stderr
+    checks = {
+        "the program saw an illegal memory access": "illegal memory access" in result["program_saw"],
+        "the shim said on stderr that a kernel touched paused memory": said,
+        "the resume refused, saying why": result["resume"] != 0 and "touched paused memory" in result["resume_message"],
+    }
+    print("RESULT " + json.dumps({"role": "fault", "checks": checks}), flush=True)
+    failed = [name for name, ok in checks.items() if not ok]
+    if failed:
+        fail(", ".join(failed))
+
+
 def sizes():
     """Pause plus resume in process, by size: the contents kept (and checked), then discarded."""
     lib = shim()
@@ -283,10 +331,11 @@ def sizes():
 
 if __name__ == "__main__":
     role = sys.argv[1] if len(sys.argv) > 1 else ""
-    if role not in ("scenario", "sizes", "trainer", "hog"):
+    if role not in ("scenario", "sizes", "fault", "touch", "trainer", "hog"):
         print(__doc__, file=sys.stderr)
         sys.exit(64)
     harness.require("torch_pause", "torch")
     import torch  # noqa: E402 (after the check: without PyTorch or a GPU the run is skipped)
     arg = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    {"scenario": lambda: scenario(arg), "sizes": sizes, "trainer": lambda: trainer(arg), "hog": lambda: hog(arg)}[role]()
+    {"scenario": lambda: scenario(arg), "sizes": sizes, "fault": fault, "touch": touch, "trainer": lambda: trainer(arg),
+     "hog": lambda: hog(arg)}[role]()

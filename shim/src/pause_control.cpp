@@ -3,6 +3,7 @@
 
 #include "contexts.hpp"
 #include "dispatch.hpp"
+#include "pause_faults.hpp"
 #include "real_driver.hpp"
 #include "settings.hpp"
 #include "state.hpp"
@@ -131,6 +132,13 @@ std::vector<paused_device> undo_pause(shim_state& s, std::vector<paused_device> 
   return still;
 }
 
+std::vector<int> paused_devices(std::vector<paused_device> const& paused)
+{
+  std::vector<int> devices;
+  for (auto const& p : paused) { devices.push_back(p.device); }
+  return devices;
+}
+
 device_stacks::paused_memory sum(std::vector<paused_device> const& paused)
 {
   device_stacks::paused_memory total{};
@@ -175,6 +183,7 @@ control_outcome pause_process(pause_contents contents)
       } else {
         auto const kept = sum(remain);
         s.pause.paused(kept.device_bytes, kept.saved_bytes, kept.staged, milliseconds_since(start));
+        watch_for_faults(paused_devices(remain));
       }
       return {false, message};
     }
@@ -182,6 +191,7 @@ control_outcome pause_process(pause_contents contents)
   auto const ms    = milliseconds_since(start);
   auto const total = sum(paused);
   s.pause.paused(total.device_bytes, total.saved_bytes, total.staged, ms);
+  watch_for_faults(devices);
   return {true,
           fmt::format("paused: {} of device memory given back ({} free before), {} of contents {}, in {:.0f} ms{}",
                       rmm::format_bytes(total.device_bytes + released), rmm::format_bytes(released),
@@ -198,11 +208,20 @@ control_outcome resume_process()
   std::lock_guard operation{s.pause.operation()};
   if (!s.pause.status().paused) { return {false, "cannot resume: the process is not paused"}; }
   auto const start = clock::now();
+  std::vector<int> paused;
   for (auto const device : devices_with_stacks(s)) {
-    if (!s.stacks.paused(device)) { continue; }  // resumed by an earlier call that stopped at a later device
+    if (s.stacks.paused(device)) { paused.push_back(device); }  // not those an earlier call resumed
+  }
+  stop_watching_for_faults();
+  if (auto why = faulted_while_paused(paused); !why.empty()) {
+    return {false, "cannot resume: " + why + "; the process stays paused"};
+  }
+  for (auto const device : paused) {
     try {
       s.stacks.resume(device);
     } catch (std::exception const& e) {
+      std::erase_if(paused, [&s](int d) { return !s.stacks.paused(d); });
+      watch_for_faults(paused);
       return {false, fmt::format("cannot resume device {}: {}; the contents stay in host memory and the process stays "
                                  "paused: free device memory, then resume again",
                                  device, e.what())};

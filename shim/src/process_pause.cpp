@@ -74,6 +74,18 @@ void process_pause::resumed(double milliseconds) noexcept
   last_.resume_ms = milliseconds;
 }
 
+bool process_pause::faulted(int device, std::string const& error) noexcept
+{
+  std::lock_guard lock{mutex_};
+  if (last_.fault_device >= 0) { return false; }
+  try {
+    last_.fault_error = error;
+  } catch (...) {  // no memory for the name: the device is still known
+  }
+  last_.fault_device = device;
+  return true;
+}
+
 void process_pause::forget_device(int device) noexcept
 {
   std::lock_guard lock{mutex_};

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace rmm::shim {
@@ -43,6 +44,8 @@ class process_pause {
   void paused(std::size_t device_bytes, std::size_t saved_bytes, bool staged, double milliseconds) noexcept;
   /// What the last resume took.
   void resumed(double milliseconds) noexcept;
+  /// A paused device's context failed (pause_faults.hpp): true the first time, when it is to be said.
+  [[nodiscard]] bool faulted(int device, std::string const& error) noexcept;
   /// The device was reset: the frees held for its blocks go with its memory.
   void forget_device(int device) noexcept;
 
@@ -61,6 +64,8 @@ class process_pause {
     std::size_t held_frees{0};    ///< frees waiting for the resume now
     std::uint64_t waited_allocations{0};
     std::uint64_t timed_out_allocations{0};
+    int fault_device{-1};     ///< a device whose context failed while paused, or -1
+    std::string fault_error;  ///< its error
   };
   [[nodiscard]] summary status() const;
 

@@ -560,6 +560,12 @@ std::string text_pause(process_pause::summary const& p)
     p.paused ? "PAUSED" : "paused before", p.pauses, plural(p.pauses), rmm::format_bytes(p.device_bytes),
     rmm::format_bytes(p.saved_bytes), p.staged ? "" : " (copied without page-locked staging)", p.pause_ms);
   if (!p.paused) { text += fmt::format(", resumed in {:.0f} ms", p.resume_ms); }
+  if (p.fault_device >= 0) {
+    text += fmt::format(
+      "; the CUDA context of device {} FAILED while paused ({}): a kernel most likely touched "
+      "paused memory",
+      p.fault_device, p.fault_error);
+  }
   text +=
     fmt::format("; {} allocation{} waited for a resume ({} timed out), {} free{} held now\n", p.waited_allocations,
                 plural(p.waited_allocations), p.timed_out_allocations, p.held_frees, plural(p.held_frees));
@@ -660,7 +666,16 @@ std::string json_report(report_contents const& report)
     .member("held_frees", report.pause.held_frees)
     .member("waited_allocations", report.pause.waited_allocations)
     .member("timed_out_allocations", report.pause.timed_out_allocations)
-    .end_object();
+    .key("fault");
+  if (report.pause.fault_device < 0) {
+    json.null();
+  } else {
+    json.begin_object()
+      .member("device", report.pause.fault_device)
+      .member("error", report.pause.fault_error)
+      .end_object();
+  }
+  json.end_object();
   json.key("hooks").begin_array();
   for (auto const& hook : report.hooks) {
     json.begin_object()

@@ -565,6 +565,30 @@ int bad_requests()
   return failures == 0 ? 0 : 1;
 }
 
+/// The program's mistake: work on paused memory (a copy here, a kernel's access on a GPU). Its
+/// context fails; the shim says so while the process is paused, and the resume says why it cannot.
+int fault_while_paused()
+{
+  auto const f = shim();
+  (void)baseline();
+  std::size_t const bytes = 1 << 20;
+  void* p                 = nullptr;
+  check(cudaMalloc(&p, bytes), "cudaMalloc");
+  check(cudaMemset(p, 1, bytes), "cudaMemset");
+  int const paused = f.pause(0);
+  std::printf("pause=%d\n", paused);
+  std::printf("queued=%s\n", cudaGetErrorName(cudaMemsetAsync(p, 2, bytes, nullptr)));
+  std::printf("program_saw=%s\n", cudaGetErrorName(cudaStreamSynchronize(nullptr)));
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::milliseconds{500});  // the watch asks every 100 ms
+  std::printf("before_resume\n");
+  std::printf("report_while_paused=%d\n", f.print_report(std::getenv("RMM_TEST_PAUSED_REPORT")));
+  int const resumed = f.resume();
+  std::printf("resume=%d\nresume_message=%s\n", resumed, f.message());
+  expect(paused == 0, "the pause succeeds");
+  return failures == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -597,6 +621,8 @@ int main(int argc, char** argv)
     status = reset_while_paused();
   } else if (scenario == "host-memory") {
     status = host_memory();
+  } else if (scenario == "fault-while-paused") {
+    status = fault_while_paused();
   } else {
     std::printf("FAIL: unknown scenario '%s'\n", argc > 1 ? argv[1] : "");
   }

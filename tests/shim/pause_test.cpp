@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -167,6 +168,33 @@ TEST(Pause, ContentsTheHostCannotHoldAreRefusedBeforeTheCopy)
   EXPECT_EQ(r.value("contents_kept"), "1");
   EXPECT_EQ(r.value("large_block_kept"), "1");
   EXPECT_EQ(r.value("pause_discard"), "0") << "without contents to keep, the same pause goes ahead";
+}
+
+TEST(Pause, WorkOnPausedMemoryIsReportedAsAFaultWhilePausedAndAtTheResume)
+{
+  if (rmm::test::current_backend() != rmm::test::backend::emulator) {
+    GTEST_SKIP() << "needs the emulator's sticky faults (work on unmapped memory that the runtime accepts); on a "
+                    "GPU, bench/apps/torch_pause.py fault touches paused memory with a kernel";
+  }
+  auto const paused_report = ::testing::TempDir() + "faulted_report_" + std::to_string(::getpid()) + ".json";
+  auto const r =
+    run_pause("fault-while-paused", {{"RMM_EMU_STICKY_FAULTS", "1"}, {"RMM_TEST_PAUSED_REPORT", paused_report}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("pause"), "0") << r.output;
+  EXPECT_EQ(r.value("program_saw"), "cudaErrorIllegalAddress") << r.output;
+  // Said on stderr by the watch while paused, before the program asked to resume, and once only.
+  auto const said = r.output.find("failed while the process's device memory was paused");
+  ASSERT_NE(said, std::string::npos) << r.output;
+  EXPECT_LT(said, r.output.find("before_resume")) << r.output;
+  EXPECT_EQ(r.output.find("failed while the process's device memory was paused", said + 1), std::string::npos)
+    << r.output;
+  EXPECT_TRUE(contains(r.output, "CUDA_ERROR_ILLEGAL_ADDRESS")) << r.output;
+  std::ifstream report_file{paused_report};
+  std::string const report{std::istreambuf_iterator<char>{report_file}, {}};
+  EXPECT_TRUE(contains(report, R"("fault":{"device":0,"error":"CUDA_ERROR_ILLEGAL_ADDRESS"})")) << report;
+  EXPECT_NE(r.value("resume"), "0") << r.output;
+  EXPECT_TRUE(contains(r.value("resume_message"), "touched paused memory")) << r.output;
+  EXPECT_TRUE(contains(r.value("resume_message"), "restart the process")) << r.output;
 }
 
 TEST(Pause, DiscardingKeepsTheAddressesWithoutTheContents)
