@@ -65,15 +65,6 @@ std::string why_not_at_rest(shim_state const& s)
   return {};
 }
 
-std::string error_name(CUresult result)
-{
-  char const* name = nullptr;
-  if (real()->get_error_name(result, &name) != CUDA_SUCCESS || name == nullptr) {
-    return fmt::format("CUDA error {}", static_cast<int>(result));
-  }
-  return name;
-}
-
 /// Waits for the work queued on every device with a stack, all of it before any memory goes: a
 /// kernel on one device may use another's memory (peer access). Why not, or empty.
 std::string wait_for_devices(std::vector<int> const& devices)
@@ -81,7 +72,7 @@ std::string wait_for_devices(std::vector<int> const& devices)
   for (auto const device : devices) {
     scoped_device_context const on_device{device};
     if (auto const r = real()->ctx_synchronize(); r != CUDA_SUCCESS) {
-      return fmt::format("waiting for the work queued on device {} failed: {}", device, error_name(r));
+      return fmt::format("waiting for the work queued on device {} failed: {}", device, driver_error_name(r));
     }
   }
   return {};

@@ -27,21 +27,12 @@ namespace {
 /// with them. Others (not ready, deinitialized at exit) are not faults.
 bool is_sticky(CUresult result) noexcept
 {
-  static constexpr std::array sticky{CUDA_ERROR_ILLEGAL_ADDRESS,      CUDA_ERROR_LAUNCH_FAILED,
-                                     CUDA_ERROR_ILLEGAL_INSTRUCTION,  CUDA_ERROR_MISALIGNED_ADDRESS,
+  static constexpr std::array sticky{CUDA_ERROR_ILLEGAL_ADDRESS,       CUDA_ERROR_LAUNCH_FAILED,
+                                     CUDA_ERROR_ILLEGAL_INSTRUCTION,   CUDA_ERROR_MISALIGNED_ADDRESS,
                                      CUDA_ERROR_INVALID_ADDRESS_SPACE, CUDA_ERROR_INVALID_PC,
-                                     CUDA_ERROR_HARDWARE_STACK_ERROR, CUDA_ERROR_ASSERT,
-                                     CUDA_ERROR_LAUNCH_TIMEOUT,       CUDA_ERROR_ECC_UNCORRECTABLE};
+                                     CUDA_ERROR_HARDWARE_STACK_ERROR,  CUDA_ERROR_ASSERT,
+                                     CUDA_ERROR_LAUNCH_TIMEOUT,        CUDA_ERROR_ECC_UNCORRECTABLE};
   return std::find(sticky.begin(), sticky.end(), result) != sticky.end();
-}
-
-std::string error_name(CUresult result)
-{
-  char const* name = nullptr;
-  if (real()->get_error_name(result, &name) != CUDA_SUCCESS || name == nullptr) {
-    return fmt::format("CUDA error {}", static_cast<int>(result));
-  }
-  return name;
 }
 
 /// The watch now running, if any: its thread holds it too, and leaves when `stop` is set.
@@ -78,7 +69,7 @@ std::string faulted_while_paused(std::vector<int> const& devices)
       result = real()->stream_query(CU_STREAM_LEGACY);
     }
     if (!is_sticky(result)) { continue; }
-    auto const error = error_name(result);
+    auto const error = driver_error_name(result);
     if (state().pause.faulted(device, error)) {
       fmt::print(stderr,
                  "rmm shim: the CUDA context of device {} failed while the process's device memory was paused "
@@ -88,9 +79,10 @@ std::string faulted_while_paused(std::vector<int> const& devices)
                  device, error);
       std::fflush(stderr);
     }
-    return fmt::format("the CUDA context of device {} failed while paused ({}): a kernel most likely touched "
-                       "paused memory. A failed context cannot be used again: restart the process",
-                       device, error);
+    return fmt::format(
+      "the CUDA context of device {} failed while paused ({}): a kernel most likely touched "
+      "paused memory. A failed context cannot be used again: restart the process",
+      device, error);
   }
   return {};
 }

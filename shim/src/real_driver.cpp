@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <string>
 #include <type_traits>
 #include <mutex>
 
@@ -133,6 +134,15 @@ real_runtime const& real_cudart() noexcept
     return r;
   }();
   return runtime;
+}
+
+std::string driver_error_name(CUresult result)
+{
+  char const* name = nullptr;
+  if (real()->get_error_name(result, &name) != CUDA_SUCCESS || name == nullptr) {
+    return "CUDA error " + std::to_string(static_cast<int>(result));
+  }
+  return name;
 }
 
 }  // namespace rmm::shim

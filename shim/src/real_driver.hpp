@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <string>
 
 // The runtime's per-thread default stream flavours, which cuda_runtime_api.h declares only for
 // builds that select them.
@@ -68,6 +69,9 @@ inline std::atomic<real_driver const*> bound_driver{nullptr};
   }
   return detail::bind_real_driver();
 }
+
+/// The driver's name for `result` (CUDA_ERROR_...), or its number where the driver has none.
+[[nodiscard]] std::string driver_error_name(CUresult result);
 
 /// Binds the resource library's driver table (core/src/detail/cuda_driver.hpp) to the real driver,
 /// once, before the shim first uses the library: the library must never reach the driver through
