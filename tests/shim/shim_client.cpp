@@ -1127,67 +1127,96 @@ constexpr char mark_ends_ptx[] = R"(
 }
 )";
 
-/// Submits work that writes (or reads) `block` to `stream`, through the entry point `way` names.
-void submit_through(std::string_view way, void* block, cudaStream_t stream)
-{
-  static std::vector<unsigned char> host(block_size, 0xAA);  // outlives the copies
-  auto const device_block = reinterpret_cast<CUdeviceptr>(block);
-  if (way == "memset") {
-    check(cudaMemsetAsync(block, 0xAA, block_size, stream), "cudaMemsetAsync");
-  } else if (way == "memcpy-host-to-device") {
-    check(cudaMemcpyAsync(block, host.data(), block_size, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (HtoD)");
-  } else if (way == "memcpy-device-to-host") {
-    check(cudaMemcpyAsync(host.data(), block, block_size, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (DtoH)");
-  } else if (way == "memcpy-within-device") {
-    check(cudaMemcpyAsync(block, static_cast<char*>(block) + block_size / 2, block_size / 2, cudaMemcpyDeviceToDevice,
-                          stream),
-          "cudaMemcpyAsync (DtoD)");
-  } else if (way == "driver-memset") {  // the driver's symbol, linked: reached through the shim's export
-    check(cuMemsetD32Async(device_block, 0xAAAAAAAA, block_size / 4, stream), "cuMemsetD32Async");
-  } else if (way == "driver-copy") {
-    check(cuMemcpyHtoDAsync(device_block, host.data(), block_size, stream), "cuMemcpyHtoDAsync");
-  } else if (way == "host-function") {
-    check(cudaLaunchHostFunc(
-            stream, [](void*) {}, nullptr),
-          "cudaLaunchHostFunc");
-  } else if (way == "callback") {
-    check(cudaStreamAddCallback(
-            stream, [](cudaStream_t, cudaError_t, void*) {}, nullptr, 0),
-          "cudaStreamAddCallback");
-  } else if (way == "kernel" || way == "driver-kernel" || way == "graph") {
+/// Work that writes (or reads) a block, to be submitted through the entry point `way` names. What
+/// could make the submission itself wait is done beforehand, by prepare(), before the stream is
+/// held: a copy from pageable memory waits for the stream's earlier work, and so does a kernel's
+/// first launch, which loads it (CUDA loads modules lazily).
+struct prepared_work {
+  std::string_view way;
+  void* block{nullptr};
+  std::size_t size{block_size};
+  void* arguments[2]{&block, &size};  // the kernel's; the object stays where it was made
+  unsigned char* host{nullptr};       // page-locked
+  cudaKernel_t kernel{};
+  CUfunction function{};
+  cudaGraphExec_t graph{};
+
+  prepared_work(std::string_view w, void* b) : way{w}, block{b} {}
+  prepared_work(prepared_work const&)            = delete;
+  prepared_work& operator=(prepared_work const&) = delete;
+  ~prepared_work()
+  {
+    if (graph != nullptr) { (void)cudaGraphExecDestroy(graph); }
+    if (host != nullptr) { (void)cudaFreeHost(host); }
+  }
+
+  void prepare()
+  {
+    if (way.starts_with("memcpy-host") || way.starts_with("memcpy-device-to-host") || way == "driver-copy") {
+      check(cudaMallocHost(reinterpret_cast<void**>(&host), block_size), "cudaMallocHost");
+      std::memset(host, 0xAA, block_size);
+    }
+    if (way != "kernel" && way != "driver-kernel" && way != "graph") { return; }
     cudaLibrary_t library{};
     check(cudaLibraryLoadData(&library, mark_ends_ptx, nullptr, nullptr, 0, nullptr, nullptr, 0),
           "cudaLibraryLoadData");
-    cudaKernel_t kernel{};
     check(cudaLibraryGetKernel(&kernel, library, "mark_ends"), "cudaLibraryGetKernel");
-    std::size_t size  = block_size;
-    void* arguments[] = {&block, &size};
-    if (way == "kernel") {
-      check(cudaLaunchKernel(reinterpret_cast<void const*>(kernel), dim3{1}, dim3{1}, arguments, 0, stream),
-            "cudaLaunchKernel");
-    } else if (way == "driver-kernel") {
-      CUfunction function{};
-      check(cuKernelGetFunction(&function, reinterpret_cast<CUkernel>(kernel)), "cuKernelGetFunction");
-      check(cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, stream, arguments, nullptr), "cuLaunchKernel");
-    } else {
-      cudaGraph_t graph{};
-      check(cudaGraphCreate(&graph, 0), "cudaGraphCreate");
+    check(cuKernelGetFunction(&function, reinterpret_cast<CUkernel>(kernel)), "cuKernelGetFunction");
+    check(cuFuncLoad(function), "cuFuncLoad");
+    if (way == "graph") {
+      cudaGraph_t built{};
+      check(cudaGraphCreate(&built, 0), "cudaGraphCreate");
       cudaKernelNodeParams node{};
       node.func         = reinterpret_cast<void*>(kernel);
       node.gridDim      = dim3{1};
       node.blockDim     = dim3{1};
       node.kernelParams = arguments;
       cudaGraphNode_t added{};
-      check(cudaGraphAddKernelNode(&added, graph, nullptr, 0, &node), "cudaGraphAddKernelNode");
-      cudaGraphExec_t exec{};
-      check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-      check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+      check(cudaGraphAddKernelNode(&added, built, nullptr, 0, &node), "cudaGraphAddKernelNode");
+      check(cudaGraphInstantiate(&graph, built, 0), "cudaGraphInstantiate");
+      check(cudaGraphDestroy(built), "cudaGraphDestroy");
     }
-  } else {
-    std::printf("FAIL: unknown way of submitting work '%.*s'\n", static_cast<int>(way.size()), way.data());
-    std::exit(2);
   }
-}
+
+  /// Submits the work to `stream`.
+  void submit(cudaStream_t stream)
+  {
+    auto const device_block = reinterpret_cast<CUdeviceptr>(block);
+    if (way == "memset") {
+      check(cudaMemsetAsync(block, 0xAA, block_size, stream), "cudaMemsetAsync");
+    } else if (way == "memcpy-host-to-device") {
+      check(cudaMemcpyAsync(block, host, block_size, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (HtoD)");
+    } else if (way == "memcpy-device-to-host") {
+      check(cudaMemcpyAsync(host, block, block_size, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (DtoH)");
+    } else if (way == "memcpy-within-device") {
+      check(cudaMemcpyAsync(block, static_cast<char*>(block) + block_size / 2, block_size / 2, cudaMemcpyDeviceToDevice,
+                            stream),
+            "cudaMemcpyAsync (DtoD)");
+    } else if (way == "driver-memset") {  // the driver's symbol, linked: reached through the shim's export
+      check(cuMemsetD32Async(device_block, 0xAAAAAAAA, block_size / 4, stream), "cuMemsetD32Async");
+    } else if (way == "driver-copy") {
+      check(cuMemcpyHtoDAsync(device_block, host, block_size, stream), "cuMemcpyHtoDAsync");
+    } else if (way == "host-function") {
+      check(cudaLaunchHostFunc(
+              stream, [](void*) {}, nullptr),
+            "cudaLaunchHostFunc");
+    } else if (way == "callback") {
+      check(cudaStreamAddCallback(
+              stream, [](cudaStream_t, cudaError_t, void*) {}, nullptr, 0),
+            "cudaStreamAddCallback");
+    } else if (way == "kernel") {
+      check(cudaLaunchKernel(reinterpret_cast<void const*>(kernel), dim3{1}, dim3{1}, arguments, 0, stream),
+            "cudaLaunchKernel");
+    } else if (way == "driver-kernel") {
+      check(cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, stream, arguments, nullptr), "cuLaunchKernel");
+    } else if (way == "graph") {
+      check(cudaGraphLaunch(graph, stream), "cudaGraphLaunch");
+    } else {
+      std::printf("FAIL: unknown way of submitting work '%.*s'\n", static_cast<int>(way.size()), way.data());
+      std::exit(2);
+    }
+  }
+};
 
 /// A non-blocking stream whose only work, submitted through `way`, uses the first owner's block
 /// behind a gate on the legacy stream (the stream waits for an event recorded after the gate,
@@ -1201,13 +1230,15 @@ int work_through(std::string_view way)
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   void* first = nullptr;
   check(cudaMalloc(&first, block_size), "cudaMalloc (first owner)");
+  prepared_work work{way, first};
+  work.prepare();
   gate held;
   held.hold(nullptr);
   cudaEvent_t after_gate{};
   check(cudaEventCreateWithFlags(&after_gate, cudaEventDisableTiming), "cudaEventCreateWithFlags");
   check(cudaEventRecord(after_gate, nullptr), "cudaEventRecord");
   check(cudaStreamWaitEvent(stream, after_gate, 0), "cudaStreamWaitEvent");
-  submit_through(way, first, stream);
+  work.submit(stream);
   auto opener  = open_later(held);
   void* second = next_owner_of(first);
   std::printf("malloc_waited_for_the_work=%d\n", held.open.load() ? 1 : 0);
@@ -1425,7 +1456,7 @@ int main(int argc, char** argv)
   } else if (scenario == "stream-ordered-free-then-malloc") {
     result = stream_ordered_free_then_malloc();
   } else if (scenario == "work-through") {
-    char const* way = std::getenv("RMM_TEST_WAY");  // how the work is submitted (submit_through)
+    char const* way = std::getenv("RMM_TEST_WAY");  // how the work is submitted (prepared_work)
     result          = work_through(way != nullptr ? way : "");
   } else if (scenario == "unwatched-entry-point") {
     result = unwatched_entry_point();

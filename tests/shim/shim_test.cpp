@@ -442,7 +442,7 @@ TEST(Shim, ALogReplayedBesideManyIdleNonBlockingStreamsReservesLittleMoreThanIts
 }
 
 /// The ways of submitting work to a stream that the held-stream test tries (shim_client.cpp,
-/// submit_through): every one the backend runs.
+/// prepared_work): every one the backend runs.
 std::vector<std::string> ways_of_submitting_work()
 {
   std::vector<std::string> ways{
