@@ -34,6 +34,16 @@ std::optional<std::uint64_t> parse_uint(std::string_view text, std::uint64_t max
 
 bool is_off(std::string_view v) { return v == "off" || v == "OFF" || v == "Off"; }
 
+// A 0-or-1 knob.
+template <std::atomic<int> Settings::*Flag>
+bool apply_flag(std::string_view v, bool)
+{
+  auto n = parse_uint(v, 1);
+  if (!n) { return false; }
+  (settings().*Flag).store(static_cast<int>(*n));
+  return true;
+}
+
 // One knob: its name, the form it accepts (quoted in error messages) and how to apply it.
 struct Spec {
   char const* name;
@@ -94,28 +104,13 @@ Spec const kSpecs[] = {
      return true;
    }},
   {"RMM_EMU_PAGEABLE_MEMORY_ACCESS", "0 or 1 (the value of cudaDevAttrPageableMemoryAccess)", "0", false,
-   [](std::string_view v, bool) {
-     auto n = parse_uint(v, 1);
-     if (!n) { return false; }
-     settings().pageable_memory_access.store(static_cast<int>(*n));
-     return true;
-   }},
+   apply_flag<&Settings::pageable_memory_access>},
   {"RMM_EMU_STICKY_FAULTS",
    "0 or 1 (1: queued work on unmapped VMM memory faults its context, as on a GPU, instead of aborting)", "0", false,
-   [](std::string_view v, bool) {
-     auto n = parse_uint(v, 1);
-     if (!n) { return false; }
-     settings().sticky_faults.store(static_cast<int>(*n));
-     return true;
-   }},
+   apply_flag<&Settings::sticky_faults>},
   {"RMM_EMU_REUSE_STREAM_HANDLES",
    "0 or 1 (1: cuStreamCreate hands out the handle of the stream destroyed last, as a driver may)", "0", false,
-   [](std::string_view v, bool) {
-     auto n = parse_uint(v, 1);
-     if (!n) { return false; }
-     settings().reuse_stream_handles.store(static_cast<int>(*n));
-     return true;
-   }},
+   apply_flag<&Settings::reuse_stream_handles>},
 };
 
 Spec const* find_spec(std::string_view name)
