@@ -104,9 +104,11 @@ control_outcome respond(command c)
 {
   auto& s = state();
   switch (c) {
-    case command::ping:
-      return {true,
-              fmt::format("{} {} {}\n", ::getpid(), s.pause.status().paused ? "paused" : "running", program_name())};
+    case command::ping: {
+      auto const pause = s.pause.status();
+      auto const state = pause.paused ? "paused" : pause.closed ? "pausing" : "running";
+      return {true, fmt::format("{} {} {}\n", ::getpid(), state, program_name())};
+    }
     case command::report:
       return {true,
               render_report(report_format::text, settings().verbose ? report_detail::verbose : report_detail::summary,
@@ -171,11 +173,29 @@ void control_server::serve() noexcept
       if (errno != EINTR && errno != ECONNABORTED) { std::this_thread::sleep_for(std::chrono::milliseconds{100}); }
       continue;
     }
-    answer(connection);
-    // The end of the answer for the asker, even where a child forked meanwhile holds a copy.
-    (void)::shutdown(connection, SHUT_RDWR);
-    ::close(connection);
+    // Each request on a thread of its own, so that a question (list, report) is answered while a
+    // pause copies gigabytes; past a few at once, here, which makes the next askers wait.
+    if (answering_.fetch_add(1, std::memory_order_acq_rel) < max_answering) {
+      try {
+        std::thread{[this, connection] {
+          answer_and_close(connection);
+          answering_.fetch_sub(1, std::memory_order_acq_rel);
+        }}.detach();
+        continue;
+      } catch (...) {  // no thread: answered here
+      }
+    }
+    answer_and_close(connection);
+    answering_.fetch_sub(1, std::memory_order_acq_rel);
   }
+}
+
+void control_server::answer_and_close(int connection) noexcept
+{
+  answer(connection);
+  // The end of the answer for the asker, even where a child forked meanwhile holds a copy.
+  (void)::shutdown(connection, SHUT_RDWR);
+  ::close(connection);
 }
 
 void control_server::answer(int connection) noexcept

@@ -2,8 +2,10 @@
 #pragma once
 
 // The shim's end of the control channel (control_channel.hpp): a thread that answers rmm-ctl on
-// this process's socket. It starts when the process builds its first stack (a process that never
-// allocates device memory, a shell around the program, gets no socket) and the socket goes at exit.
+// this process's socket, each request on a thread of its own (a pause and a resume take turns; a
+// question or a release is answered meanwhile). It starts when the process builds its first stack (a
+// process that never allocates device memory, a shell around the program, gets no socket) and the
+// socket goes at exit.
 
 #include <atomic>
 #include <mutex>
@@ -25,10 +27,14 @@ class control_server {
 
  private:
   void serve() noexcept;
+  void answer_and_close(int connection) noexcept;
   void answer(int connection) noexcept;
+
+  static constexpr int max_answering = 4;  // requests answered at once, each on a thread
 
   std::once_flag started_;
   std::atomic<int> listening_{-1};
+  std::atomic<int> answering_{0};
   pid_t owner_{0};
   std::string path_;
 };

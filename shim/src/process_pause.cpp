@@ -97,6 +97,7 @@ process_pause::summary process_pause::status() const
   std::lock_guard lock{mutex_};
   auto result       = last_;
   result.paused     = paused_;
+  result.closed     = closed_;
   result.held_frees = held_.size();
   return result;
 }

@@ -55,6 +55,7 @@ class process_pause {
   /// What the report says.
   struct summary {
     bool paused{false};
+    bool closed{false};  ///< the gate: closed while pausing, paused and resuming
     std::uint64_t pauses{0};
     std::size_t device_bytes{0};  ///< given back by the last pause
     std::size_t saved_bytes{0};   ///< contents the last pause kept in host memory

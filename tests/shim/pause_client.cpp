@@ -487,6 +487,42 @@ int from_outside()
   return failures == 0 ? 0 : 1;
 }
 
+/// rmm-ctl asks, from another process, while rmm-ctl pauses this one slowly (the emulator's
+/// streams delayed): a question and a release are answered during the pause.
+int ask_while_pausing()
+{
+  (void)baseline();
+  auto const blocks = write_blocks(4, 17);
+  void* large       = nullptr;
+  check(cudaMalloc(&large, std::size_t{64} << 20), "cudaMalloc (64 MiB of contents)");
+  auto const pid = std::to_string(::getpid());
+  using clock    = std::chrono::steady_clock;
+  std::atomic<bool> paused{false};
+  auto const start = clock::now();
+  std::thread pauser{[&] {
+    run_ctl("pause", pid + " pause");
+    paused.store(true);
+  }};
+  std::this_thread::sleep_for(std::chrono::milliseconds{300});
+  run_ctl("list_pausing", "list");
+  auto const listed = clock::now();
+  std::printf("list_during_pause=%d\n", paused.load() ? 0 : 1);
+  run_ctl("report_pausing", pid + " report");
+  std::printf("report_during_pause=%d\n", paused.load() ? 0 : 1);
+  run_ctl("release_pausing", pid + " release");
+  std::printf("release_during_pause=%d\n", paused.load() ? 0 : 1);
+  pauser.join();
+  auto const ms = [&](clock::time_point t) {
+    return static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(t - start).count());
+  };
+  std::printf("listed_ms=%lld\npaused_ms=%lld\n", ms(listed), ms(clock::now()));
+  run_ctl("resume", pid + " resume");
+  std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
+  check(cudaFree(large), "cudaFree");
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
 /// This process's control socket.
 std::string own_socket()
 {
@@ -621,6 +657,8 @@ int main(int argc, char** argv)
     status = reset_while_paused();
   } else if (scenario == "host-memory") {
     status = host_memory();
+  } else if (scenario == "ask-while-pausing") {
+    status = ask_while_pausing();
   } else if (scenario == "fault-while-paused") {
     status = fault_while_paused();
   } else {

@@ -276,6 +276,29 @@ TEST(Pause, RmmCtlPausesAndResumesAnotherProcess)
   EXPECT_EQ(r.value("pid_out_of_range_status"), "64") << "no process id wraps around to another";
 }
 
+TEST(Pause, AQuestionIsAnsweredWhileAPauseIsUnderWay)
+{
+  if (rmm::test::current_backend() != rmm::test::backend::emulator) {
+    GTEST_SKIP() << "needs the emulator's delayed streams to make a pause take seconds";
+  }
+  // Every stream operation waits 100 ms: the 64 MiB block's copy in 16 MiB pieces takes over a second.
+  auto const r = run_pause("ask-while-pausing", {{"RMM_EMU_STREAM_DELAY_US", "100000"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("pause_status"), "0") << r.output;
+  EXPECT_EQ(r.value("list_pausing_status"), "0") << r.output;
+  EXPECT_TRUE(contains(r.value("list_pausing_output"), "pausing")) << r.output;
+  EXPECT_EQ(r.value("list_during_pause"), "1") << "the list was answered before the pause ended: " << r.output;
+  EXPECT_LT(std::stoll(r.value("listed_ms")), std::stoll(r.value("paused_ms"))) << r.output;
+  EXPECT_EQ(r.value("report_pausing_status"), "0") << r.output;
+  EXPECT_EQ(r.value("report_during_pause"), "1") << r.output;
+  // So is a release, which says why it cannot.
+  EXPECT_EQ(r.value("release_during_pause"), "1") << r.output;
+  EXPECT_NE(r.value("release_pausing_status"), "0") << r.output;
+  EXPECT_TRUE(contains(r.value("release_pausing_output"), "paused")) << r.output;
+  EXPECT_EQ(r.value("resume_status"), "0") << r.output;
+  EXPECT_EQ(r.value("contents_kept"), "1") << r.output;
+}
+
 TEST(Pause, BadRequestsAndOtherUsersAreRefusedAndChangeNothing)
 {
   auto const r = run_pause("bad-requests");

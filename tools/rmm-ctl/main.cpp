@@ -34,7 +34,7 @@ constexpr std::string_view help = R"(usage: rmm-ctl list
 Talks to the preload shim of a running process of this user's (one that has allocated device
 memory under the shim; RMM_SHIM_CONTROL=false turns its socket off).
 
-  list              the processes under the shim: id, running or paused, program
+  list              the processes under the shim: id, running, pausing or paused, program
   report            the shim's report now (--json: as JSON)
   release           give every free byte of the stacks back to the device
   pause             wait for the device work submitted so far, keep the contents of every live
