@@ -16,30 +16,18 @@ using namespace rmm_emu;
 
 namespace {
 
-// Synchronous variants run on the legacy stream (the per-thread stream for _ptds) and wait.
-CUresult submit(CUstream h, bool per_thread, bool sync, std::function<void()> op)
-{
-  std::shared_ptr<Stream> s;
-  if (auto r = resolve_stream(h, per_thread, s); r != CUDA_SUCCESS) { return r; }
-  if (sync && on_stream_worker()) { return CUDA_ERROR_NOT_PERMITTED; }
-  auto const pos = s->context().enqueue(*s, std::move(op));
-  if (sync) { s->wait(pos); }
-  return CUDA_SUCCESS;
-}
-
-// The same for work on VMM memory, which is given the context it runs in.
-CUresult submit_vmm(CUstream h, bool per_thread, bool sync, std::function<void(Context&)> op)
+// Synchronous variants run on the legacy stream (the per-thread stream for _ptds) and wait, and
+// answer a fault the work met (sticky faults). The work is given the context it runs in.
+CUresult submit(CUstream h, bool per_thread, bool sync, std::function<void(Context&)> op)
 {
   std::shared_ptr<Stream> s;
   if (auto r = resolve_stream(h, per_thread, s); r != CUDA_SUCCESS) { return r; }
   if (sync && on_stream_worker()) { return CUDA_ERROR_NOT_PERMITTED; }
   auto& ctx      = s->context();
   auto const pos = ctx.enqueue(*s, [&ctx, op = std::move(op)] { op(ctx); });
-  if (sync) {
-    s->wait(pos);
-    return ctx.fault.load();
-  }
-  return CUDA_SUCCESS;
+  if (!sync) { return CUDA_SUCCESS; }
+  s->wait(pos);
+  return ctx.fault.load();
 }
 
 // Work on VMM memory runs with the mappings pinned (vmm_mapping_mutex shared) and checks first that
@@ -74,13 +62,13 @@ CUresult copy(std::uint64_t dst,
     return resolve_stream(h, per_thread, stream);
   }
   if (d.vmm || s.vmm) {
-    return submit_vmm(h, per_thread, sync, [dst, src, bytes, d, s](Context& ctx) {
+    return submit(h, per_thread, sync, [dst, src, bytes, d, s](Context& ctx) {
       std::shared_lock pinned(vmm_mapping_mutex());
       if (!still_mapped(ctx, "copy", d, dst, bytes) || !still_mapped(ctx, "copy", s, src, bytes)) { return; }
       std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void const*>(src), bytes);
     });
   }
-  return submit(h, per_thread, sync, [dst, src, bytes] {
+  return submit(h, per_thread, sync, [dst, src, bytes](Context&) {
     std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<void const*>(src), bytes);
   });
 }
@@ -106,12 +94,12 @@ CUresult fill(std::uint64_t dst, T value, std::size_t count, CUstream h, bool pe
     }
   };
   if (info.vmm) {
-    return submit_vmm(h, per_thread, sync, [set, info, dst, bytes](Context& ctx) {
+    return submit(h, per_thread, sync, [set, info, dst, bytes](Context& ctx) {
       std::shared_lock pinned(vmm_mapping_mutex());
       if (still_mapped(ctx, "memset", info, dst, bytes)) { set(); }
     });
   }
-  return submit(h, per_thread, sync, set);
+  return submit(h, per_thread, sync, [set](Context&) { set(); });
 }
 
 std::uint64_t addr(void const* p) { return reinterpret_cast<std::uint64_t>(p); }
