@@ -54,6 +54,10 @@ constexpr std::array<shim_key_text, shim_key_count> shim_key_texts{{
    {},
    0,
    31'536'000},
+  {shim_key::pause_keeps_host_memory, value_kind::boolean,
+   "after a resume, keep the host memory the contents were copied into, so that the next pause copies into pages "
+   "already in use (several times faster than into new ones) at the price of that memory held while the program "
+   "runs; rmm-ctl release gives it back"},
 }};
 
 static_assert(

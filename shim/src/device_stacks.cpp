@@ -208,13 +208,31 @@ device_stacks::paused_memory device_stacks::pause(int device, bool discard)
   return {done.device_bytes, done.saved_bytes, done.staged};
 }
 
-void device_stacks::resume(int device)
+void device_stacks::resume(int device, bool keep_host_memory)
 {
   auto const* s = built(device);
   if (s == nullptr) { return; }
   std::string_view lowest;
   auto* pool = lowest_pool(s->layers, lowest);
-  if (pool != nullptr && pool->paused()) { pool->resume_device_memory(); }
+  if (pool != nullptr && pool->paused()) { pool->resume_device_memory(keep_host_memory); }
+}
+
+std::size_t device_stacks::kept_host_bytes(int device) const noexcept
+{
+  auto const* s = built(device);
+  if (s == nullptr) { return 0; }
+  std::string_view lowest;
+  auto const* pool = lowest_pool(s->layers, lowest);
+  return pool != nullptr ? pool->kept_host_bytes() : 0;
+}
+
+std::size_t device_stacks::release_kept_host_memory(int device)
+{
+  auto const* s = built(device);
+  if (s == nullptr) { return 0; }
+  std::string_view lowest;
+  auto* pool = lowest_pool(s->layers, lowest);
+  return pool != nullptr ? pool->release_kept_host_memory() : 0;
 }
 
 bool device_stacks::paused(int device) const noexcept

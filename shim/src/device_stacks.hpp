@@ -95,8 +95,13 @@ class device_stacks {
   /// nothing changed.
   paused_memory pause(int device, bool discard);
   /// Resumes `device`'s paused stack; nothing to do when it is not paused. Throws what the pool
-  /// throws (out of memory, saying how much is missing), the stack still paused.
-  void resume(int device);
+  /// throws (out of memory, saying how much is missing), the stack still paused. With
+  /// `keep_host_memory`, the host memory of the contents stays for the next pause.
+  void resume(int device, bool keep_host_memory);
+  /// Host memory `device`'s stack kept from its last resume for the next pause, in bytes.
+  [[nodiscard]] std::size_t kept_host_bytes(int device) const noexcept;
+  /// Gives that host memory back; returns its bytes.
+  std::size_t release_kept_host_memory(int device);
   [[nodiscard]] bool paused(int device) const noexcept;
 
   /// Forgets `device`'s stack after the device was reset: its memory is gone with the context, so

@@ -111,7 +111,7 @@ std::vector<paused_device> undo_pause(shim_state& s, std::vector<paused_device> 
   std::vector<paused_device> still;
   for (auto const& p : paused) {
     try {
-      s.stacks.resume(p.device);
+      s.stacks.resume(p.device, settings().pause_keeps_host_memory);
     } catch (std::exception const& e) {
       message += fmt::format(
         "; device {} cannot be resumed either ({}): the process stays paused, resume it once the "
@@ -209,7 +209,7 @@ control_outcome resume_process()
   }
   for (auto const device : paused) {
     try {
-      s.stacks.resume(device);
+      s.stacks.resume(device, settings().pause_keeps_host_memory);
     } catch (std::exception const& e) {
       std::erase_if(paused, [&s](int d) { return !s.stacks.paused(d); });
       watch_for_faults(paused);
@@ -222,8 +222,14 @@ control_outcome resume_process()
   for (auto const& block : held) { give_back_held_free(block); }
   auto const ms = milliseconds_since(start);
   s.pause.resumed(ms);
-  return {true, fmt::format("resumed in {:.0f} ms; {} free{} made while paused applied", ms, held.size(),
-                            held.size() == 1 ? "" : "s")};
+  std::size_t kept = 0;
+  for (auto const device : paused) { kept += s.stacks.kept_host_bytes(device); }
+  return {true, fmt::format("resumed in {:.0f} ms; {} free{} made while paused applied{}", ms, held.size(),
+                            held.size() == 1 ? "" : "s",
+                            kept > 0 ? fmt::format("; {} of host memory kept for the next pause (rmm-ctl release "
+                                                   "gives it back)",
+                                                   rmm::format_bytes(kept))
+                                     : std::string{})};
 }
 
 control_outcome release_process()
@@ -232,8 +238,15 @@ control_outcome release_process()
     return {false, "cannot release: the process is paused (it holds no device memory)"};
   }
   std::size_t bytes = 0;
-  for (int device = 0; device < max_devices; ++device) { bytes += release_free_memory(device); }
-  return {true, fmt::format("released {} of free device memory", rmm::format_bytes(bytes))};
+  std::size_t host  = 0;
+  for (int device = 0; device < max_devices; ++device) {
+    bytes += release_free_memory(device);
+    host += state().stacks.release_kept_host_memory(device);
+  }
+  return {true,
+          fmt::format("released {} of free device memory{}", rmm::format_bytes(bytes),
+                      host > 0 ? fmt::format(" and {} of host memory kept for the next pause", rmm::format_bytes(host))
+                               : std::string{})};
 }
 
 }  // namespace rmm::shim

@@ -410,6 +410,7 @@ struct report_contents {
   bool streams_watched{};                             ///< the non-blocking streams' work was seen
   std::string streams_unwatched_because;              ///< why not, when it was not
   process_pause::summary pause{};                     ///< the pause of the device memory
+  std::size_t kept_host_bytes{};                      ///< host memory kept for the next pause
 };
 
 report_contents collect_report(report_sources const& sources)
@@ -444,6 +445,7 @@ report_contents collect_report(report_sources const& sources)
   report.streams_watched           = streams.watching();
   report.streams_unwatched_because = streams.why_not_watching();
   report.pause                     = sources.pause.status();
+  for (int device = 0; device < max_devices; ++device) { report.kept_host_bytes += stacks.kept_host_bytes(device); }
   for (auto const& entry : wrapped_entry_points()) {
     auto const by_dlsym   = times_installed(entry, found_through::dlsym);
     auto const by_resolve = times_installed(entry, found_through::get_proc_address);
@@ -552,7 +554,7 @@ std::string text_hooks(report_contents const& report)
 }
 
 /// The pause of the device memory, when there was one.
-std::string text_pause(process_pause::summary const& p)
+std::string text_pause(process_pause::summary const& p, std::size_t kept_host_bytes)
 {
   if (p.pauses == 0) { return {}; }
   auto text = fmt::format(
@@ -560,6 +562,9 @@ std::string text_pause(process_pause::summary const& p)
     p.paused ? "PAUSED" : "paused before", p.pauses, plural(p.pauses), rmm::format_bytes(p.device_bytes),
     rmm::format_bytes(p.saved_bytes), p.staged ? "" : " (copied without page-locked staging)", p.pause_ms);
   if (!p.paused) { text += fmt::format(", resumed in {:.0f} ms", p.resume_ms); }
+  if (kept_host_bytes > 0) {
+    text += fmt::format("; {} of host memory kept for the next pause", rmm::format_bytes(kept_host_bytes));
+  }
   if (p.fault_device >= 0) {
     text += fmt::format(
       "; the CUDA context of device {} FAILED while paused ({}): a kernel most likely touched "
@@ -582,7 +587,7 @@ std::string text_report(report_contents const& report, report_detail detail)
   text += text_virtual_memory_hint(report);
   text += text_physical_allocations(report);
   for (auto const& d : report.devices) { text += text_details(d); }
-  text += text_pause(report.pause);
+  text += text_pause(report.pause, report.kept_host_bytes);
   if (!report.streams_watched && !report.streams_unwatched_because.empty() &&
       std::any_of(report.devices.begin(), report.devices.end(),
                   [](device_report const& d) { return d.non_blocking_streams_created > 0; })) {
@@ -663,6 +668,7 @@ std::string json_report(report_contents const& report)
     .boolean(report.pause.staged)
     .member("pause_ms", report.pause.pause_ms, 1)
     .member("resume_ms", report.pause.resume_ms, 1)
+    .member("kept_host_bytes", report.kept_host_bytes)
     .member("held_frees", report.pause.held_frees)
     .member("waited_allocations", report.pause.waited_allocations)
     .member("timed_out_allocations", report.pause.timed_out_allocations)

@@ -460,6 +460,46 @@ int run_ctl(std::string const& name, std::string const& args)
   return code;
 }
 
+/// Overwrites every block with new contents (the pause after must copy these, not older ones).
+void rewrite_blocks(std::vector<block>& blocks, std::uint32_t seed)
+{
+  std::mt19937 random{seed};
+  for (auto& b : blocks) {
+    for (auto& byte : b.contents) { byte = static_cast<unsigned char>(random()); }
+    check(cudaMemcpy(b.ptr, b.contents.data(), b.contents.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+  }
+}
+
+/// With pause_keeps_host_memory: the host memory of one pause serves the next, whose contents are
+/// newer; contents larger than it get new memory; rmm-ctl release gives it back.
+int keep_host_memory()
+{
+  auto const f = shim();
+  (void)baseline();
+  auto blocks = write_blocks(16, 9);
+  expect(f.pause(0) == 0, "the first pause succeeds");
+  expect(f.resume() == 0, "the first resume succeeds");
+  std::printf("first_resume_message=%s\n", f.message());
+  std::printf("report_after_resume=%d\n", f.print_report(std::getenv("RMM_TEST_PAUSED_REPORT")));
+  rewrite_blocks(blocks, 10);
+  expect(f.pause(0) == 0, "the second pause succeeds");
+  expect(f.resume() == 0, "the second resume succeeds");
+  std::printf("newer_contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
+  auto more = write_blocks(16, 11);  // more contents than the kept memory holds
+  expect(f.pause(0) == 0, "the third pause succeeds");
+  expect(f.resume() == 0, "the third resume succeeds");
+  std::printf("third_resume_message=%s\n", f.message());
+  std::printf("larger_contents_kept=%d\n", all_hold(blocks) && all_hold(more) ? 1 : 0);
+  run_ctl("release", std::to_string(::getpid()) + " release");
+  run_ctl("release_again", std::to_string(::getpid()) + " release");
+  expect(f.pause(0) == 0, "a pause after the release succeeds");
+  expect(f.resume() == 0, "its resume succeeds");
+  std::printf("contents_kept_after_release=%d\n", all_hold(blocks) && all_hold(more) ? 1 : 0);
+  free_all(blocks);
+  free_all(more);
+  return failures == 0 ? 0 : 1;
+}
+
 /// rmm-ctl, another process, pauses and resumes this one.
 int from_outside()
 {
@@ -643,6 +683,8 @@ int main(int argc, char** argv)
     status = not_pausable();
   } else if (scenario == "under-load") {
     status = under_load();
+  } else if (scenario == "keep-host-memory") {
+    return keep_host_memory();
   } else if (scenario == "from-outside") {
     status = from_outside();
   } else if (scenario == "bad-requests") {

@@ -132,6 +132,42 @@ TEST(PoolPause, ContentsLargerThanTheStagingComeBackWhole)
   for (auto const& block : kept) { pool.deallocate_sync(block.ptr, block.contents.size()); }
 }
 
+TEST(PoolPause, HostMemoryKeptByAResumeHoldsTheNextPausesNewerContents)
+{
+  auto pool = region_pool();
+  std::vector<written_block> blocks;
+  std::uint64_t seed = 1;
+  for (auto const bytes : {20 * MiB + 512, 3 * MiB, 40 * MiB}) {
+    blocks.push_back(write_pattern(pool.allocate_sync(bytes), bytes, seed++));
+  }
+  auto const first = pool.pause_device_memory(false);
+  pool.resume_device_memory(true);
+  EXPECT_EQ(pool.kept_host_bytes(), first.saved_bytes) << "the host memory of the contents stays";
+  for (auto& block : blocks) { block = write_pattern(block.ptr, block.contents.size(), seed++); }
+  (void)pool.pause_device_memory(false);
+  EXPECT_EQ(pool.kept_host_bytes(), 0U) << "the pause holds its contents in the kept memory";
+  pool.resume_device_memory(true);
+  for (auto const& block : blocks) { EXPECT_TRUE(still_holds(block)) << "the newer contents at " << block.ptr; }
+  EXPECT_EQ(pool.kept_host_bytes(), first.saved_bytes);
+
+  // Contents larger than the kept memory take memory of their own, which is kept in its place.
+  blocks.push_back(write_pattern(pool.allocate_sync(10 * MiB), 10 * MiB, seed++));
+  auto const larger = pool.pause_device_memory(false);
+  EXPECT_GT(larger.saved_bytes, first.saved_bytes);
+  pool.resume_device_memory(true);
+  EXPECT_EQ(pool.kept_host_bytes(), larger.saved_bytes);
+  for (auto const& block : blocks) { EXPECT_TRUE(still_holds(block)) << "a block's contents at " << block.ptr; }
+
+  EXPECT_EQ(pool.release_kept_host_memory(), larger.saved_bytes);
+  EXPECT_EQ(pool.kept_host_bytes(), 0U);
+  EXPECT_EQ(pool.release_kept_host_memory(), 0U) << "nothing is left to give back";
+  (void)pool.pause_device_memory(false);
+  pool.resume_device_memory();  // without keeping: nothing stays
+  EXPECT_EQ(pool.kept_host_bytes(), 0U);
+  for (auto const& block : blocks) { EXPECT_TRUE(still_holds(block)) << "a block's contents at " << block.ptr; }
+  for (auto const& block : blocks) { pool.deallocate_sync(block.ptr, block.contents.size()); }
+}
+
 TEST(PoolPause, DiscardingKeepsTheAddressesButNoContents)
 {
   auto pool         = region_pool();

@@ -40,9 +40,21 @@ auto suballocator_resource<Derived, FreeStore>::pause_device_memory(bool discard
 }
 
 template <class Derived, class FreeStore>
-void suballocator_resource<Derived, FreeStore>::resume_device_memory()
+void suballocator_resource<Derived, FreeStore>::resume_device_memory(bool keep_host_memory)
 {
-  engine_->resume();
+  engine_->resume(keep_host_memory);
+}
+
+template <class Derived, class FreeStore>
+std::size_t suballocator_resource<Derived, FreeStore>::kept_host_bytes() const
+{
+  return engine_->kept_host_bytes();
+}
+
+template <class Derived, class FreeStore>
+std::size_t suballocator_resource<Derived, FreeStore>::release_kept_host_memory()
+{
+  return engine_->release_kept_host_memory();
 }
 
 template <class Derived, class FreeStore>

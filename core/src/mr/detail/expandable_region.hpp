@@ -26,6 +26,7 @@
 namespace rmm::mr::detail {
 
 class staged_copier;
+class host_copy;
 enum class copy_direction { to_host, to_device };
 
 class expandable_region {
@@ -114,7 +115,13 @@ class expandable_region {
   /// Maps new device memory where every allocation was and copies the kept contents back. All or
   /// nothing: when the device cannot give all of it, what was created goes back, the contents stay
   /// in host memory, and rmm::out_of_memory says how much was missing; a later call may succeed.
-  void restore();
+  /// With `keep_host_memory`, the host memory that held the contents stays the region's, for the
+  /// next suspend() to copy into without first touching new pages (the slow part of a suspend).
+  void restore(bool keep_host_memory);
+  /// Host memory a restore() kept for the next suspend(), in bytes.
+  [[nodiscard]] std::size_t kept_host_bytes() const noexcept;
+  /// Gives the host memory a restore() kept back to the system; returns its bytes.
+  std::size_t release_kept_host_memory() noexcept;
   [[nodiscard]] bool suspended() const noexcept { return suspended_ != nullptr; }
 
  private:
@@ -171,6 +178,7 @@ class expandable_region {
   std::vector<physical> physicals_;
   std::vector<std::uint32_t> spare_;           // released entries of physicals_
   std::unique_ptr<saved_contents> suspended_;  // set between suspend() and restore()
+  std::unique_ptr<host_copy> kept_host_;       // host memory restore() kept for the next suspend()
   std::unique_ptr<staged_copier> copier_;      // made at the first suspend(), kept for the next ones
 };
 

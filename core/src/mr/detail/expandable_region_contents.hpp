@@ -6,7 +6,7 @@
 #include "expandable_region.hpp"
 
 #include <cstddef>
-#include <optional>
+#include <memory>
 #include <vector>
 
 namespace rmm::mr::detail {
@@ -23,15 +23,19 @@ class host_copy {
   host_copy& operator=(host_copy const&) = delete;
 
   [[nodiscard]] unsigned char* data() const noexcept { return data_; }
+  /// The bytes it can hold (what it was made for).
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
 
  private:
   unsigned char* data_{nullptr};
+  std::size_t size_{0};
 };
 
 struct expandable_region::saved_contents {
   std::vector<memory_range> ranges;  ///< in address order, each kept at the sum of the sizes before it
   std::size_t bytes{0};
-  std::optional<host_copy> host;
+  std::unique_ptr<host_copy> host;
+  bool host_was_kept{false};  ///< `host` is the memory an earlier pause kept (it goes back there on failure)
 };
 
 }  // namespace rmm::mr::detail

@@ -73,6 +73,7 @@ host_copy::host_copy(std::size_t bytes)
     throw rmm::out_of_memory{
       fmt::format("no host memory for {} of device memory's contents", rmm::format_bytes_exact(bytes))};
   }
+  size_ = bytes;
   (void)::madvise(data_, size, MADV_HUGEPAGE);  // a hint: without it, 4 KiB pages
 }
 
@@ -146,8 +147,26 @@ expandable_region::suspension expandable_region::suspend(std::vector<memory_rang
     if (at < end) { keep(at, end); }
   }
   rmm::detail::device_context_scope const context{device_};
-  saved->host.emplace(saved->bytes);
-  suspension result{0, saved->bytes, copy_contents(*saved, copy_direction::to_host)};
+  if (kept_host_ != nullptr && kept_host_->size() >= saved->bytes) {
+    saved->host          = std::move(kept_host_);
+    saved->host_was_kept = true;
+  } else {
+    try {
+      saved->host = std::make_unique<host_copy>(saved->bytes);
+    } catch (rmm::out_of_memory const&) {
+      if (kept_host_ == nullptr) { throw; }
+      kept_host_.reset();  // too small for these contents, and in the way of a copy that is not
+      saved->host = std::make_unique<host_copy>(saved->bytes);
+    }
+    kept_host_.reset();  // the new copy takes its place
+  }
+  suspension result{0, saved->bytes, false};
+  try {
+    result.staged = copy_contents(*saved, copy_direction::to_host);
+  } catch (...) {
+    if (saved->host_was_kept) { kept_host_ = std::move(saved->host); }
+    throw;
+  }
   // Unmap everything first: should the driver refuse one, those unmapped before it are mapped
   // again with their memory, which nothing has released yet, and the region is as it was.
   for (std::size_t i = 0; i < live.size(); ++i) {
@@ -155,6 +174,7 @@ expandable_region::suspension expandable_region::suspend(std::vector<memory_rang
     if (auto const r = cu().cuMemUnmap(static_cast<CUdeviceptr>(address_of(p.first)), p.granules * granularity_);
         r != CUDA_SUCCESS) {
       remap_after_failed_suspend(live, i);
+      if (saved->host_was_kept) { kept_host_ = std::move(saved->host); }
       throw rmm::cuda_error{fmt::format("could not unmap {} of device memory at {:#x}: {}",
                                         rmm::format_bytes_exact(p.granules * granularity_), address_of(p.first),
                                         describe("cuMemUnmap", r))};
@@ -202,7 +222,7 @@ void expandable_region::undo_restore(std::vector<std::uint32_t> const& created, 
   }
 }
 
-void expandable_region::restore()
+void expandable_region::restore(bool keep_host_memory)
 {
   if (!suspended()) { throw rmm::logic_error{"the region is not suspended"}; }
   rmm::detail::device_context_scope const context{device_};
@@ -257,7 +277,20 @@ void expandable_region::restore()
     undo_restore(created, created.size());
     throw;
   }
+  if (keep_host_memory) { kept_host_ = std::move(suspended_->host); }
   suspended_.reset();
+}
+
+std::size_t expandable_region::kept_host_bytes() const noexcept
+{
+  return kept_host_ != nullptr ? kept_host_->size() : 0;
+}
+
+std::size_t expandable_region::release_kept_host_memory() noexcept
+{
+  auto const bytes = kept_host_bytes();
+  kept_host_.reset();
+  return bytes;
 }
 
 }  // namespace rmm::mr::detail

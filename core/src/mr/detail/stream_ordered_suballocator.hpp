@@ -119,8 +119,17 @@ class stream_ordered_suballocator {
   /// when the pool cannot pause or is paused, else as expandable_region::suspend.
   expandable_region::suspension pause(bool discard);
   /// Maps the memory back at the same addresses with the contents pause() kept; throws as
-  /// expandable_region::restore, the pool then still paused.
-  void resume();
+  /// expandable_region::restore, the pool then still paused. With `keep_host_memory`, the host
+  /// memory of the contents stays for the next pause.
+  void resume(bool keep_host_memory);
+  /// Host memory the last resume() kept for the next pause, in bytes (without waiting for a pause
+  /// under way).
+  [[nodiscard]] std::size_t kept_host_bytes() const noexcept
+  {
+    return kept_host_bytes_.load(std::memory_order_relaxed);
+  }
+  /// Gives that host memory back; returns its bytes.
+  std::size_t release_kept_host_memory();
   [[nodiscard]] bool paused() const noexcept { return region_ != nullptr && region_->suspended(); }
 
   [[nodiscard]] suballocator_statistics statistics() const;
@@ -332,7 +341,8 @@ class stream_ordered_suballocator {
 
   arena clean_;  // free memory with no pending work on any stream
 
-  std::mutex growth_mutex_;  // growth, reclaim and release, one at a time
+  std::mutex growth_mutex_;                      // growth, reclaim and release, one at a time
+  std::atomic<std::size_t> kept_host_bytes_{0};  // region_->kept_host_bytes(), for readers without the lock
   mutable std::mutex chunks_mutex_;
   std::vector<chunk> chunks_;  // sorted by start
   std::shared_ptr<chunk_starts const> chunk_starts_;

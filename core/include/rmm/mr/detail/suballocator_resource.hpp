@@ -50,8 +50,14 @@ class suballocator_resource : public device_memory_resource {
   paused_memory pause_device_memory(bool discard);
   /// Maps device memory back at the same addresses with the kept contents. All or nothing: throws
   /// rmm::out_of_memory saying how much is missing, the resource still paused, when the device
-  /// cannot give it all.
-  void resume_device_memory();
+  /// cannot give it all. With `keep_host_memory`, the host memory that held the contents stays
+  /// the resource's, so that the next pause copies into pages already touched (several times
+  /// faster than into new ones) at the price of that memory held while running.
+  void resume_device_memory(bool keep_host_memory = false);
+  /// Host memory a resume kept for the next pause, in bytes.
+  [[nodiscard]] std::size_t kept_host_bytes() const;
+  /// Gives the host memory a resume kept back to the system; returns its bytes.
+  std::size_t release_kept_host_memory();
   [[nodiscard]] bool paused() const noexcept;
 
  protected:
