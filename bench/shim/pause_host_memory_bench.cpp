@@ -37,7 +37,10 @@ unsigned char* allocate(std::size_t bytes, bool advise)
 
 /// Each thread takes every n-th chunk of the destination, as the staged copy's workers do; with
 /// `populate_chunks`, it populates each chunk's pages before it copies into them.
-void fill(unsigned char* to, std::size_t bytes, unsigned char const* from, unsigned threads,
+void fill(unsigned char* to,
+          std::size_t bytes,
+          unsigned char const* from,
+          unsigned threads,
           bool populate_chunks = false)
 {
   std::vector<std::thread> workers;
@@ -129,8 +132,7 @@ BENCHMARK(kept)->Arg(1)->Arg(8)->Iterations(3)->UseRealTime()->Unit(benchmark::k
 int main(int argc, char** argv)
 {
   benchmark::AddCustomContext("transparent_hugepage", first_line("/sys/kernel/mm/transparent_hugepage/enabled"));
-  benchmark::AddCustomContext("transparent_hugepage_defrag",
-                              first_line("/sys/kernel/mm/transparent_hugepage/defrag"));
+  benchmark::AddCustomContext("transparent_hugepage_defrag", first_line("/sys/kernel/mm/transparent_hugepage/defrag"));
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) { return 1; }
   benchmark::RunSpecifiedBenchmarks();

@@ -58,6 +58,9 @@ constexpr std::array<shim_key_text, shim_key_count> shim_key_texts{{
    "after a resume, keep the host memory the contents were copied into, so that the next pause copies into pages "
    "already in use (several times faster than into new ones) at the price of that memory held while the program "
    "runs; rmm-ctl release gives it back"},
+  {shim_key::physical_cache, value_kind::boolean,
+   "keep the physical allocations the program releases (cuMemRelease) and hand them out again for its next "
+   "cuMemCreate of the same size and properties; one it exported or bound elsewhere is never reused"},
 }};
 
 static_assert(

@@ -211,10 +211,10 @@ CUresult hand_out(shim_state& s,
 }
 
 /// allocate_aligned in `stream`'s order (none: memory any stream may use at once).
-aligned_block allocate_on(rmm::mr::any_device_resource& stack,
-                          std::size_t bytes,
-                          std::size_t alignment,
-                          std::optional<CUstream> stream)
+aligned_block allocate_once(rmm::mr::any_device_resource& stack,
+                            std::size_t bytes,
+                            std::size_t alignment,
+                            std::optional<CUstream> stream)
 {
   if (!stream) {
     return allocate_aligned(
@@ -225,6 +225,22 @@ aligned_block allocate_on(rmm::mr::any_device_resource& stack,
   return allocate_aligned(
     bytes, alignment, [&](std::size_t n) { return stack.allocate(order, n, rmm::CUDA_ALLOCATION_ALIGNMENT); },
     [&](void* p, std::size_t n) { stack.deallocate(order, p, n, rmm::CUDA_ALLOCATION_ALIGNMENT); });
+}
+
+/// allocate_once, tried again when the device's memory sat in physical allocations the program
+/// released (physical_cache.hpp): those go back to the device first.
+aligned_block allocate_on(rmm::mr::any_device_resource& stack,
+                          int device,
+                          std::size_t bytes,
+                          std::size_t alignment,
+                          std::optional<CUstream> stream)
+{
+  try {
+    return allocate_once(stack, bytes, alignment, stream);
+  } catch (rmm::out_of_memory const&) {
+    if (release_cached_physical_memory(device) == 0) { throw; }
+  }
+  return allocate_once(stack, bytes, alignment, stream);
 }
 
 /// What a failed allocation returns: out of memory whatever the cause, never an exception across the
@@ -460,21 +476,21 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes)
   CUstream const order           = legacy_order || fenced_legacy_order ? CU_STREAM_LEGACY : nullptr;
   try {
     if (legacy_order) {
-      auto const block = allocate_on(stack, bytes, alignment, CU_STREAM_LEGACY);
+      auto const block = allocate_on(stack, *device, bytes, alignment, CU_STREAM_LEGACY);
       after_legacy_take(s, *device, legacy_take::unfenced);
       return hand_out(s, block, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
     }
     if (fenced_legacy_order) {
       // Every block of the legacy stream's order is safe for the non-blocking streams too: their
       // fences wait for the legacy work its old owner queued (deferred_frees.hpp).
-      auto const block = allocate_on(stack, bytes, alignment, CU_STREAM_LEGACY);
+      auto const block = allocate_on(stack, *device, bytes, alignment, CU_STREAM_LEGACY);
       if (!s.deferred.fenced_reuse(*device)) {
         (void)real()->ctx_synchronize();  // a cudaFreeAsync meanwhile may have put an unfenced block there
       }
       after_legacy_take(s, *device, legacy_take::fenced);
       return hand_out(s, block, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
     }
-    auto const block = allocate_on(stack, bytes, alignment, std::nullopt);
+    auto const block = allocate_on(stack, *device, bytes, alignment, std::nullopt);
     return hand_out(s, block, bytes, *device, block_kind::synchronous, out, stack, nullptr);
   } catch (std::exception const& e) {
     return failed(s, *device, bytes, order, e);
@@ -540,11 +556,29 @@ std::size_t release_free_memory(int device) noexcept
   return release_free_memory_at_rest(device);
 }
 
+bool caching_physical_memory() noexcept
+{
+  return settings().enabled && settings().physical_cache && !exiting() && !passing_through();
+}
+
+std::size_t release_cached_physical_memory(int device) noexcept
+{
+  std::size_t bytes = 0;
+  try {
+    for (auto const& cached : state().physical.drain(device)) {
+      if (real()->mem_release(cached.owner) == CUDA_SUCCESS) { bytes += cached.bytes; }
+    }
+  } catch (...) {  // no memory for the list: nothing was taken out of the cache
+  }
+  return bytes;
+}
+
 std::size_t release_free_memory_at_rest(int device) noexcept
 {
   if (!settings().enabled || exiting()) { return 0; }
-  auto& s = state();
-  if (s.stacks.find(device) == nullptr) { return 0; }
+  auto& s                   = state();
+  auto const physical_bytes = release_cached_physical_memory(device);
+  if (s.stacks.find(device) == nullptr) { return physical_bytes; }
   (void)give_back_kept_blocks(device);  // into the stack first, then released with it
   own_work_scope const own_work;
   scoped_device_context const on_device{device};
@@ -554,7 +588,7 @@ std::size_t release_free_memory_at_rest(int device) noexcept
     bytes = s.stacks.release(device);
   } catch (...) {  // the bytes given back so far
   }
-  return bytes;
+  return physical_bytes + bytes;
 }
 
 std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
@@ -586,7 +620,7 @@ std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
   auto& stack = stack_of(s, *device);
   sampled_timer const timer{*device};
   try {
-    auto const block = allocate_on(stack, bytes, s.stacks.alignment(*device), stream);
+    auto const block = allocate_on(stack, *device, bytes, s.stacks.alignment(*device), stream);
     return hand_out(s, block, bytes, *device, block_kind::stream_ordered, out, stack, stream);
   } catch (std::exception const& e) {
     return failed(s, *device, bytes, stream, e);
@@ -641,6 +675,7 @@ void adjust_memory_info(std::size_t* free, std::size_t* total) noexcept
   try {
     std::size_t unused = s.deferred.pending_bytes(*device) + thread_cache::kept_bytes(*device);
     if (auto const stats = s.stacks.statistics(*device)) { unused += stats->free_bytes; }
+    unused += s.physical.cached_bytes(*device);  // released by the program: free to it
     *free = std::min(*total, *free + unused);
   } catch (...) {  // statistics only lock; leave the driver's answer alone if that ever fails
   }

@@ -76,6 +76,12 @@ std::size_t give_back_kept_blocks(int device) noexcept;
 /// Gives every free byte of `device`'s stack back to the device (kept blocks and frees still
 /// waiting for their streams first). Returns the bytes; none while the process is paused.
 std::size_t release_free_memory(int device) noexcept;
+/// Whether the program's released physical allocations are kept for its next cuMemCreate
+/// (physical_cache.hpp): the shim is on and the `physical_cache` setting too.
+[[nodiscard]] bool caching_physical_memory() noexcept;
+/// Gives the physical allocations the program released on `device`, and the cache kept, back to
+/// the driver; returns their bytes.
+std::size_t release_cached_physical_memory(int device) noexcept;
 /// release_free_memory for a caller that keeps every served call out (a pause).
 std::size_t release_free_memory_at_rest(int device) noexcept;
 /// A block freed while the process was paused goes back to its stack (at the resume).

@@ -193,25 +193,6 @@ RMM_SHIM_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, std::size_t keep)
   return result;
 }
 
-RMM_SHIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
-                                     std::size_t bytes,
-                                     CUmemAllocationProp const* prop,
-                                     unsigned long long flags)
-{
-  auto const create = real()->mem_create;
-  if (create == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  return rmm::shim::timed_physical_allocation_call(rmm::shim::physical_call::create, bytes,
-                                                   [&] { return create(handle, bytes, prop, flags); });
-}
-
-RMM_SHIM_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
-{
-  auto const release = real()->mem_release;
-  if (release == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  return rmm::shim::timed_physical_allocation_call(rmm::shim::physical_call::release, 0,
-                                                   [&] { return release(handle); });
-}
-
 RMM_SHIM_EXPORT CUresult cuDeviceSetMemPool(CUdevice device, CUmemoryPool pool)
 {
   auto const result = pass_through([&] { return real()->device_set_mem_pool(device, pool); });
@@ -369,15 +350,6 @@ RMM_SHIM_EXPORT CUresult cuPointerGetAttributes(unsigned int count,
     for (unsigned int i = 0; i < count; ++i) { rmm::shim::adjust_pointer_attribute(data[i], attributes[i], ptr); }
   }
   return result;
-}
-
-// Memory of a native cudaMalloc has no allocation handle; a block of a pool has the pool's, which
-// would hand out (and let a program export or unmap) the whole pool's memory.
-RMM_SHIM_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr)
-{
-  if (rmm::shim::is_served_memory(reinterpret_cast<CUdeviceptr>(addr))) { return CUDA_ERROR_INVALID_VALUE; }
-  auto const retain = real()->mem_retain_allocation_handle;
-  return retain == nullptr ? CUDA_ERROR_NOT_SUPPORTED : pass_through([&] { return retain(handle, addr); });
 }
 
 RMM_SHIM_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr* dptr, CUipcMemHandle handle, unsigned int flags)

@@ -208,6 +208,8 @@ control_outcome resume_process()
     return {false, "cannot resume: " + why + "; the process stays paused"};
   }
   for (auto const device : paused) {
+    // Physical allocations the program released, kept for it, are free memory the resume may need.
+    (void)release_cached_physical_memory(device);
     try {
       s.stacks.resume(device, settings().pause_keeps_host_memory);
     } catch (std::exception const& e) {

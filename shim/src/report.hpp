@@ -21,6 +21,7 @@ class device_stacks;
 class deferred_frees;
 class program_streams;
 class process_pause;
+class physical_cache;
 
 /// Why a call went to the real function instead of the stack.
 enum class pass_reason : std::uint8_t {
@@ -124,6 +125,7 @@ struct report_sources {
   deferred_frees const& pending;
   program_streams const& streams;
   process_pause const& pause;
+  physical_cache const& physical;
 };
 
 /// The report, as text or JSON. Calls no CUDA.

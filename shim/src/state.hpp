@@ -13,6 +13,7 @@
 #include "ipc_exports.hpp"
 #include "ipc_imports.hpp"
 #include "ownership.hpp"
+#include "physical_cache.hpp"
 #include "process_pause.hpp"
 #include "program_streams.hpp"
 #include "report.hpp"
@@ -37,6 +38,7 @@ struct shim_state {
   /// its cudaMallocAsync calls asked for that pool, and pass through.
   std::array<std::atomic<bool>, max_devices> program_pool{};
   default_pool_table default_pools;  // the devices' default pools, which the stacks stand in for
+  physical_cache physical;           // the program's own physical allocations it released
   process_pause pause;               // the gate of the served calls, and the pause behind it
   control_server control;            // answers rmm-ctl
 };
@@ -44,7 +46,7 @@ struct shim_state {
 /// What the report of `s` reads.
 [[nodiscard]] inline report_sources report_sources_of(shim_state const& s) noexcept
 {
-  return {s.count, s.stacks, s.deferred, s.streams, s.pause};
+  return {s.count, s.stacks, s.deferred, s.streams, s.pause, s.physical};
 }
 
 namespace detail {

@@ -340,13 +340,27 @@ RMM_SHIM_EXPORT CUresult cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams* p
   return submit_on(stream, real()->mem_batch_decompress_async_ptsz, paramsArray, count, flags, errorIndex, stream);
 }
 
+namespace {
+/// A physical allocation mapped into a sparse array is reachable through the array: never reused.
+void note_array_mappings(CUarrayMapInfo_v1 const* list, unsigned int count)
+{
+  for (unsigned int i = 0; list != nullptr && i < count; ++i) {
+    if (list[i].memHandleType == CU_MEM_HANDLE_TYPE_GENERIC) {
+      rmm::shim::state().physical.escaped(list[i].memHandle.memHandle);
+    }
+  }
+}
+}  // namespace
+
 RMM_SHIM_EXPORT CUresult cuMemMapArrayAsync(CUarrayMapInfo_v1* mapInfoList, unsigned int count, CUstream hStream)
 {
+  note_array_mappings(mapInfoList, count);
   return submit_on(hStream, real()->mem_map_array_async, mapInfoList, count, hStream);
 }
 
 RMM_SHIM_EXPORT CUresult cuMemMapArrayAsync_ptsz(CUarrayMapInfo_v1* mapInfoList, unsigned int count, CUstream hStream)
 {
+  note_array_mappings(mapInfoList, count);
   return submit_on(hStream, real()->mem_map_array_async_ptsz, mapInfoList, count, hStream);
 }
 

@@ -10,6 +10,7 @@
 #include "memory.hpp"
 #include "state.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -313,6 +314,28 @@ RMM_EMU_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationPr
   auto it = physicals().find(handle);
   if (it == physicals().end() || it->second.refs == 0) { return CUDA_ERROR_INVALID_VALUE; }
   *prop = it->second.prop;
+  return CUDA_SUCCESS;
+}
+
+// A POSIX file descriptor for another process to import: here a descriptor of /dev/null, since
+// the emulator has no other process to share with; the allocation must have asked for the type.
+RMM_EMU_EXPORT CUresult cuMemExportToShareableHandle(void* shareable,
+                                                     CUmemGenericAllocationHandle handle,
+                                                     CUmemAllocationHandleType type,
+                                                     unsigned long long flags)
+{
+  RMM_EMU_REQUIRE_INIT();
+  if (shareable == nullptr || flags != 0) { return CUDA_ERROR_INVALID_VALUE; }
+  std::lock_guard lock(memory_mutex());
+  auto it = physicals().find(handle);
+  if (it == physicals().end() || it->second.refs == 0) { return CUDA_ERROR_INVALID_VALUE; }
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
+      (it->second.prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  int const fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) { return CUDA_ERROR_OUT_OF_MEMORY; }
+  *static_cast<int*>(shareable) = fd;
   return CUDA_SUCCESS;
 }
 

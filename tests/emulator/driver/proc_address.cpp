@@ -109,6 +109,7 @@ std::vector<Entry> const& entries()
     RMM_EMU_PROC(cuMemGetAccess, 10020, cuMemGetAccess),
     RMM_EMU_PROC(cuMemGetAllocationGranularity, 10020, cuMemGetAllocationGranularity),
     RMM_EMU_PROC(cuMemGetAllocationPropertiesFromHandle, 10020, cuMemGetAllocationPropertiesFromHandle),
+    RMM_EMU_PROC(cuMemExportToShareableHandle, 10020, cuMemExportToShareableHandle),
     RMM_EMU_PROC(cuMemRetainAllocationHandle, 11000, cuMemRetainAllocationHandle),
     // stream-ordered allocation
     RMM_EMU_PROC(cuMemAllocAsync, 11020, cuMemAllocAsync),

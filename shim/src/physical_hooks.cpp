@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+// The wrappers of the program's own physical memory (CUDA's virtual memory management): its
+// allocations are not served by the stacks, but those it releases are kept in the physical cache
+// (physical_cache.hpp) and handed out again; everything that can keep an allocation's memory
+// reachable (mappings, retained references, exports, multicast bindings) is followed so that
+// nothing still reachable is ever handed out.
+
+#include "driver_hooks.hpp"
+
+#include "dispatch.hpp"
+#include "real_driver.hpp"
+#include "settings.hpp"
+#include "state.hpp"
+#include "visibility.hpp"
+
+namespace {
+
+using rmm::shim::pass_through;
+using rmm::shim::physical_call;
+using rmm::shim::real;
+
+rmm::shim::physical_cache& cache() noexcept { return rmm::shim::state().physical; }
+
+}  // namespace
+
+RMM_SHIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
+                                     std::size_t bytes,
+                                     CUmemAllocationProp const* prop,
+                                     unsigned long long flags)
+{
+  auto const create = real()->mem_create;
+  if (create == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  auto const caching = handle != nullptr && prop != nullptr && rmm::shim::caching_physical_memory();
+  if (caching) {
+    if (auto const cached = cache().take(bytes, *prop, flags)) {
+      *handle = *cached;
+      rmm::shim::note_physical_allocation_call(physical_call::create, 0);
+      rmm::shim::note_passed_by(rmm::shim::pass_reason::virtual_memory, bytes);
+      return CUDA_SUCCESS;
+    }
+  }
+  auto result = rmm::shim::timed_physical_allocation_call(physical_call::create, bytes,
+                                                          [&] { return create(handle, bytes, prop, flags); });
+  if (result == CUDA_ERROR_OUT_OF_MEMORY && caching && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE &&
+      rmm::shim::release_cached_physical_memory(prop->location.id) > 0) {
+    // The device's memory sat in released allocations of other sizes: try again without them.
+    result = rmm::shim::timed_physical_allocation_call(physical_call::create, bytes,
+                                                       [&] { return create(handle, bytes, prop, flags); });
+  }
+  if (result == CUDA_SUCCESS && caching) { cache().created(*handle, bytes, *prop); }
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+  auto const release = real()->mem_release;
+  if (release == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  if (!rmm::shim::passing_through()) {
+    switch (cache().released(handle)) {
+      case rmm::shim::physical_cache::release_action::keep:
+        rmm::shim::note_physical_allocation_call(physical_call::release, 0);
+        return CUDA_SUCCESS;
+      case rmm::shim::physical_cache::release_action::refuse: return CUDA_ERROR_INVALID_VALUE;
+      case rmm::shim::physical_cache::release_action::forward: break;
+    }
+  }
+  return rmm::shim::timed_physical_allocation_call(physical_call::release, 0, [&] { return release(handle); });
+}
+
+RMM_SHIM_EXPORT CUresult
+cuMemMap(CUdeviceptr ptr, std::size_t size, std::size_t offset, CUmemGenericAllocationHandle handle,
+         unsigned long long flags)
+{
+  auto const map = real()->mem_map;
+  if (map == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  auto const result = pass_through([&] { return map(ptr, size, offset, handle, flags); });
+  if (result == CUDA_SUCCESS) { cache().mapped(ptr, size, handle); }
+  return result;
+}
+
+RMM_SHIM_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, std::size_t size)
+{
+  auto const unmap = real()->mem_unmap;
+  if (unmap == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  auto const result = pass_through([&] { return unmap(ptr, size); });
+  if (result == CUDA_SUCCESS) { cache().unmapped(ptr, size); }
+  return result;
+}
+
+// Freeing a reservation unmaps whatever is still mapped in it.
+RMM_SHIM_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, std::size_t size)
+{
+  auto const address_free = real()->mem_address_free;
+  if (address_free == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  auto const result = pass_through([&] { return address_free(ptr, size); });
+  if (result == CUDA_SUCCESS) { cache().unmapped(ptr, size); }
+  return result;
+}
+
+// Memory of a native cudaMalloc has no allocation handle; a block of a pool has the pool's, which
+// would hand out (and let a program export or unmap) the whole pool's memory.
+RMM_SHIM_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle, void* addr)
+{
+  if (rmm::shim::is_served_memory(reinterpret_cast<CUdeviceptr>(addr))) { return CUDA_ERROR_INVALID_VALUE; }
+  auto const retain = real()->mem_retain_allocation_handle;
+  if (retain == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  auto const result = pass_through([&] { return retain(handle, addr); });
+  if (result == CUDA_SUCCESS && handle != nullptr) { cache().retained(*handle); }
+  return result;
+}
+
+// Another process may hold an exported allocation's memory for as long as it likes.
+RMM_SHIM_EXPORT CUresult cuMemExportToShareableHandle(void* shareable,
+                                                      CUmemGenericAllocationHandle handle,
+                                                      CUmemAllocationHandleType type,
+                                                      unsigned long long flags)
+{
+  auto const export_handle = real()->mem_export_to_shareable_handle;
+  if (export_handle == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  cache().escaped(handle);  // before: the other process may import it as soon as it exists
+  return pass_through([&] { return export_handle(shareable, handle, type, flags); });
+}
+
+// A multicast object keeps the memory bound to it until it is unbound, which is not followed.
+RMM_SHIM_EXPORT CUresult cuMulticastBindMem(CUmemGenericAllocationHandle multicast,
+                                            std::size_t multicast_offset,
+                                            CUmemGenericAllocationHandle handle,
+                                            std::size_t offset,
+                                            std::size_t size,
+                                            unsigned long long flags)
+{
+  auto const bind = real()->multicast_bind_mem;
+  if (bind == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  cache().escaped(handle);
+  return pass_through([&] { return bind(multicast, multicast_offset, handle, offset, size, flags); });
+}
+
+RMM_SHIM_EXPORT CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle multicast,
+                                             std::size_t multicast_offset,
+                                             CUdeviceptr address,
+                                             std::size_t size,
+                                             unsigned long long flags)
+{
+  auto const bind = real()->multicast_bind_addr;
+  if (bind == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  for (std::size_t at = 0; at < size;) {  // each allocation mapped in the range
+    auto const mapped = cache().mapped_at(address + at);
+    if (!mapped) { break; }
+    cache().escaped(mapped->owner);
+    at = mapped->end - address;
+  }
+  return pass_through([&] { return bind(multicast, multicast_offset, address, size, flags); });
+}
