@@ -32,7 +32,7 @@ std::optional<physical_cache::handle> physical_cache::take(std::size_t bytes,
   cached_.erase(it);
   stats_.cached_bytes -= bytes;
   ++stats_.hits;
-  auto& r             = records_.at(h);
+  auto& r              = records_.at(h);
   r.program_references = 1;
   return h;
 }

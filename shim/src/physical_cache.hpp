@@ -31,7 +31,8 @@ class physical_cache {
   using handle = CUmemGenericAllocationHandle;
 
   /// A cached handle for cuMemCreate(bytes, prop, flags), taken out of the cache, or nothing.
-  [[nodiscard]] std::optional<handle> take(std::size_t bytes, CUmemAllocationProp const& prop,
+  [[nodiscard]] std::optional<handle> take(std::size_t bytes,
+                                           CUmemAllocationProp const& prop,
                                            unsigned long long flags);
   /// Records a handle the driver created for the program.
   void created(handle h, std::size_t bytes, CUmemAllocationProp const& prop);
@@ -70,11 +71,11 @@ class physical_cache {
   [[nodiscard]] std::vector<drained> drain(int device);
 
   struct statistics {
-    std::uint64_t hits{};          ///< cuMemCreate answered from the cache
-    std::uint64_t misses{};        ///< cuMemCreate that went to the driver
-    std::size_t cached_bytes{};    ///< held now
+    std::uint64_t hits{};        ///< cuMemCreate answered from the cache
+    std::uint64_t misses{};      ///< cuMemCreate that went to the driver
+    std::size_t cached_bytes{};  ///< held now
     std::size_t peak_cached_bytes{};
-    std::uint64_t drained{};       ///< handles given back to the driver by drain()
+    std::uint64_t drained{};  ///< handles given back to the driver by drain()
   };
   [[nodiscard]] statistics stats() const;
   /// Bytes cached on `device` (device memory the program released; free to it in effect).
@@ -106,7 +107,7 @@ class physical_cache {
   void settle(handle h, record const& r);
 
   mutable std::mutex mutex_;
-  std::unordered_map<handle, record> records_;  ///< the program's handles, in use or cached
+  std::unordered_map<handle, record> records_;                      ///< the program's handles, in use or cached
   std::map<CUdeviceptr, std::pair<std::size_t, handle>> mappings_;  ///< address: bytes, handle
   std::multimap<key, handle> cached_;
   statistics stats_{};

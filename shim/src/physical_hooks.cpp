@@ -67,9 +67,11 @@ RMM_SHIM_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
   return rmm::shim::timed_physical_allocation_call(physical_call::release, 0, [&] { return release(handle); });
 }
 
-RMM_SHIM_EXPORT CUresult
-cuMemMap(CUdeviceptr ptr, std::size_t size, std::size_t offset, CUmemGenericAllocationHandle handle,
-         unsigned long long flags)
+RMM_SHIM_EXPORT CUresult cuMemMap(CUdeviceptr ptr,
+                                  std::size_t size,
+                                  std::size_t offset,
+                                  CUmemGenericAllocationHandle handle,
+                                  unsigned long long flags)
 {
   auto const map = real()->mem_map;
   if (map == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }

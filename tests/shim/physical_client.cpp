@@ -151,21 +151,33 @@ int exported()
   return 0;
 }
 
-/// Released allocations of one size must not make a larger one fail: the cache gives them back.
-int out_of_memory()
+std::size_t device_free_bytes()
 {
-  auto const g = granularity();
   std::size_t free_bytes = 0;
   std::size_t total      = 0;
   check(cuMemGetInfo(&free_bytes, &total), "cuMemGetInfo");
-  auto const count = free_bytes / g * 3 / 4;  // three quarters of the device in granules
+  return free_bytes;
+}
+
+/// Creates granules for three quarters of the device's free memory and releases them all (kept by
+/// the cache); returns the free memory before.
+std::size_t create_and_release_three_quarters()
+{
+  auto const g          = granularity();
+  auto const free_bytes = device_free_bytes();
   std::vector<CUmemGenericAllocationHandle> handles;
-  for (std::size_t i = 0; i < count; ++i) { handles.push_back(create(g)); }
+  for (std::size_t i = 0; i < free_bytes / g * 3 / 4; ++i) { handles.push_back(create(g)); }
   for (auto h : handles) { check(cuMemRelease(h), "cuMemRelease"); }
-  std::size_t free_after = 0;
-  check(cuMemGetInfo(&free_after, &total), "cuMemGetInfo");
-  print("released_memory_counts_as_free", free_after >= free_bytes);
-  auto const half = free_bytes / g / 2 * g;  // more than the device has beside the cached granules
+  return free_bytes;
+}
+
+/// Released allocations of one size must not make a larger one fail: the cache gives them back.
+int out_of_memory()
+{
+  auto const free_bytes = create_and_release_three_quarters();
+  print("released_memory_counts_as_free", device_free_bytes() >= free_bytes);
+  auto const g    = granularity();
+  auto const half = free_bytes / g / 2 * g;  // more than the device has beside the kept granules
   CUmemGenericAllocationHandle large{};
   auto const prop = device_properties();
   print("large_allocation_served", cuMemCreate(&large, half, &prop, 0) == CUDA_SUCCESS);
@@ -173,17 +185,11 @@ int out_of_memory()
   return 0;
 }
 
-/// Nor an allocation the shim's stack serves (cuMemAlloc), nor a resume.
+/// Nor an allocation the shim's stack serves (cuMemAlloc).
 int served_after_release()
 {
-  auto const g = granularity();
-  std::size_t free_bytes = 0;
-  std::size_t total      = 0;
-  check(cuMemGetInfo(&free_bytes, &total), "cuMemGetInfo");
-  std::vector<CUmemGenericAllocationHandle> handles;
-  for (std::size_t i = 0; i < free_bytes / g * 3 / 4; ++i) { handles.push_back(create(g)); }
-  for (auto h : handles) { check(cuMemRelease(h), "cuMemRelease"); }
-  CUdeviceptr block = 0;
+  auto const free_bytes = create_and_release_three_quarters();
+  CUdeviceptr block     = 0;
   print("served_allocation", cuMemAlloc(&block, free_bytes / 2) == CUDA_SUCCESS);
   if (block != 0) { check(cuMemFree(block), "cuMemFree"); }
   return 0;
