@@ -73,6 +73,13 @@ class staged_copier::host_workers {
     work_.notify_one();
   }
 
+  /// Whether the jobs queued on `buffer` so far are done, without waiting.
+  bool idle(std::size_t buffer)
+  {
+    std::lock_guard lock{mutex_};
+    return finished_[buffer] == queued_[buffer];
+  }
+
   /// Waits until the jobs queued on `buffer` so far are done.
   void wait(std::size_t buffer)
   {
@@ -170,16 +177,21 @@ void staged_copier::to_host(std::vector<host_piece> const& pieces)
   auto const buffers = staging_.size();
   try {
     host_workers workers{threads_, buffers};
+    auto const issue = [&](std::size_t chunk) {
+      auto const b = chunk % buffers;
+      check(cu().cuMemcpyDtoHAsync_v2(staging_[b], chunks[chunk].device, chunks[chunk].bytes, stream_),
+            "cuMemcpyDtoHAsync");
+      check(cu().cuEventRecord(copied_[b], stream_), "cuEventRecord");
+    };
     std::size_t issued = 0;
     for (std::size_t i = 0; i < chunks.size(); ++i) {
-      // The device copies run up to a buffer a thread ahead of the host's.
-      for (; issued < chunks.size() && issued < i + buffers; ++issued) {
-        auto const b = issued % buffers;
-        workers.wait(b);  // the host has its previous chunk out of the buffer
-        check(cu().cuMemcpyDtoHAsync_v2(staging_[b], chunks[issued].device, chunks[issued].bytes, stream_),
-              "cuMemcpyDtoHAsync");
-        check(cu().cuEventRecord(copied_[b], stream_), "cuEventRecord");
+      if (issued == i) {  // this chunk's buffer must be free before it can be waited for
+        workers.wait(i % buffers);
+        issue(issued++);
       }
+      // The device copies run ahead into every buffer the host threads are done with; waiting here
+      // for the one just handed to a thread would leave the others idle.
+      while (issued < chunks.size() && issued < i + buffers && workers.idle(issued % buffers)) { issue(issued++); }
       auto const b = i % buffers;
       check(cu().cuEventSynchronize(copied_[b]), "cuEventSynchronize");
       workers.copy(b, chunks[i].host, staging_[b], chunks[i].bytes);
