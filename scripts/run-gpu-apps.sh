@@ -78,7 +78,8 @@ for program in "${programs[@]}"; do
     jax_mlp | jax_transformer)
       # XLA's allocator as shipped (BFC, preallocating), growing, stream-ordered on the device's
       # default pool, and platform (a cudaMalloc per buffer); under the shim the stream-ordered
-      # mode is served (docs/apps.md), the platform mode maps its memory itself and passes by.
+      # mode is served (docs/apps.md), the platform mode maps its memory itself and passes by,
+      # its released allocations kept for reuse (and once without that, to compare).
       for round in $rounds; do
         run "$program" own
         run "$program" own_growing XLA_PYTHON_CLIENT_PREALLOCATE=false
@@ -86,7 +87,9 @@ for program in "${programs[@]}"; do
         run "$program" shim XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async XLA_PYTHON_CLIENT_PREALLOCATE=false
       done
       run "$program" off XLA_PYTHON_CLIENT_ALLOCATOR=platform
-      run "$program" shim_platform XLA_PYTHON_CLIENT_ALLOCATOR=platform ;;
+      run "$program" shim_platform XLA_PYTHON_CLIENT_ALLOCATOR=platform
+      # The same without the physical cache: what keeping released allocations saves.
+      run "$program" shim_platform_uncached XLA_PYTHON_CLIENT_ALLOCATOR=platform RMM_SHIM_PHYSICAL_CACHE=false ;;
     jax_torch_exchange)
       for round in $rounds; do
         run "$program" own XLA_PYTHON_CLIENT_PREALLOCATE=false

@@ -2,6 +2,7 @@
 #include "physical_cache.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace rmm::shim {
 
@@ -23,17 +24,16 @@ std::optional<physical_cache::handle> physical_cache::take(std::size_t bytes,
                                                            unsigned long long flags)
 {
   std::lock_guard lock{mutex_};
+  ++creates_;
   auto const it = flags == 0 ? cached_.find(key_of(bytes, prop)) : cached_.end();
   if (it == cached_.end()) {
     ++stats_.misses;
     return std::nullopt;
   }
-  auto const h = it->second;
-  cached_.erase(it);
-  stats_.cached_bytes -= bytes;
+  auto const h = uncache(it).owner;
   ++stats_.hits;
-  auto& r              = records_.at(h);
-  r.program_references = 1;
+  records_.at(h).program_references = 1;
+  peak_held_                        = std::max(peak_held_, ++held_);
   return h;
 }
 
@@ -41,6 +41,40 @@ void physical_cache::created(handle h, std::size_t bytes, CUmemAllocationProp co
 {
   std::lock_guard lock{mutex_};
   records_.insert_or_assign(h, record{key_of(bytes, prop)});
+  peak_held_ = std::max(peak_held_, ++held_);
+}
+
+physical_cache::drained physical_cache::uncache(std::multimap<key, handle>::iterator it)
+{
+  auto const h     = it->second;
+  auto const bytes = it->first.bytes;
+  cached_.erase(it);
+  stats_.cached_bytes -= bytes;
+  records_.at(h).cached = false;
+  return {h, bytes};
+}
+
+std::uint64_t physical_cache::keep_for_creates() const noexcept
+{
+  return std::max<std::uint64_t>(256, 2 * std::uint64_t{peak_held_});
+}
+
+std::vector<physical_cache::drained> physical_cache::expired()
+{
+  std::lock_guard lock{mutex_};
+  std::vector<drained> handles;
+  auto const keep = keep_for_creates();
+  while (!cached_order_.empty() && cached_order_.front().first + keep < creates_) {
+    auto const [at, h] = cached_order_.front();
+    cached_order_.pop_front();
+    auto const r = records_.find(h);
+    if (r == records_.end() || !r->second.cached || r->second.cached_at != at) { continue; }  // taken since
+    auto const [first, last] = cached_.equal_range(r->second.what);
+    handles.push_back(uncache(std::find_if(first, last, [h](auto const& e) { return e.second == h; })));
+    records_.erase(r);
+  }
+  stats_.drained += handles.size();
+  return handles;
 }
 
 physical_cache::release_action physical_cache::released(handle h)
@@ -54,6 +88,7 @@ physical_cache::release_action physical_cache::released(handle h)
   if (--r.program_references > 0) { return release_action::forward; }
   if (r.escaped) {
     records_.erase(it);
+    --held_;
     return release_action::forward;
   }
   settle(h, r);
@@ -105,9 +140,13 @@ std::optional<physical_cache::mapping> physical_cache::mapped_at(CUdeviceptr add
   return mapping{m->second.second, end};
 }
 
-void physical_cache::settle(handle h, record const& r)
+void physical_cache::settle(handle h, record& r)
 {
-  if (r.program_references > 0 || r.mappings > 0 || r.escaped) { return; }
+  if (r.program_references > 0 || r.mappings > 0 || r.escaped || r.cached) { return; }
+  r.cached    = true;
+  r.cached_at = creates_;
+  cached_order_.emplace_back(creates_, h);
+  --held_;
   cached_.emplace(r.what, h);
   stats_.cached_bytes += r.what.bytes;
   stats_.peak_cached_bytes = std::max(stats_.peak_cached_bytes, stats_.cached_bytes);
@@ -123,10 +162,10 @@ std::vector<physical_cache::drained> physical_cache::drain(int device)
       ++it;
       continue;
     }
-    handles.push_back({it->second, k.bytes});
-    stats_.cached_bytes -= k.bytes;
-    records_.erase(it->second);
-    it = cached_.erase(it);
+    auto const next = std::next(it);
+    handles.push_back(uncache(it));
+    records_.erase(handles.back().owner);
+    it = next;
   }
   stats_.drained += handles.size();
   return handles;

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -70,12 +71,20 @@ class physical_cache {
   /// Takes every cached handle of `device` out of the cache.
   [[nodiscard]] std::vector<drained> drain(int device);
 
+  /// Takes the cached handles no cuMemCreate asked for during the last keep_for_creates() calls
+  /// out of the cache, for the caller to release to the driver: a size the program stopped asking
+  /// for must not hold device memory for good.
+  [[nodiscard]] std::vector<drained> expired();
+  /// How many of the program's cuMemCreate calls a cached handle waits for one that takes it: twice
+  /// the most handles the program held at once (a step's worth, in a training loop), 256 at least.
+  [[nodiscard]] std::uint64_t keep_for_creates() const noexcept;
+
   struct statistics {
     std::uint64_t hits{};        ///< cuMemCreate answered from the cache
     std::uint64_t misses{};      ///< cuMemCreate that went to the driver
     std::size_t cached_bytes{};  ///< held now
     std::size_t peak_cached_bytes{};
-    std::uint64_t drained{};  ///< handles given back to the driver by drain()
+    std::uint64_t drained{};  ///< handles given back to the driver by drain() or expired()
   };
   [[nodiscard]] statistics stats() const;
   /// Bytes cached on `device` (device memory the program released; free to it in effect).
@@ -102,14 +111,22 @@ class physical_cache {
     unsigned program_references{1};  ///< cuMemCreate's and each retain's, less each release
     unsigned mappings{0};
     bool escaped{false};
+    bool cached{false};
+    std::uint64_t cached_at{0};  ///< creates_ when it was cached
   };
   /// Caches `h` when the program is done with it: no references, no mappings. Caller holds mutex_.
-  void settle(handle h, record const& r);
+  void settle(handle h, record& r);
+  /// Takes cached entry `it` out of the cache. Caller holds mutex_.
+  drained uncache(std::multimap<key, handle>::iterator it);
 
   mutable std::mutex mutex_;
   std::unordered_map<handle, record> records_;                      ///< the program's handles, in use or cached
   std::map<CUdeviceptr, std::pair<std::size_t, handle>> mappings_;  ///< address: bytes, handle
   std::multimap<key, handle> cached_;
+  std::deque<std::pair<std::uint64_t, handle>> cached_order_;  ///< (cached_at, handle), oldest first; may be stale
+  std::uint64_t creates_{0};                                    ///< the program's cuMemCreate calls
+  std::size_t held_{0};  ///< handles the program holds (records not cached)
+  std::size_t peak_held_{0};
   statistics stats_{};
 };
 

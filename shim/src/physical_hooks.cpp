@@ -21,6 +21,15 @@ using rmm::shim::real;
 
 rmm::shim::physical_cache& cache() noexcept { return rmm::shim::state().physical; }
 
+/// Gives the driver back the kept allocations no cuMemCreate asked for in a long while.
+void release_expired(PFN_cuMemRelease_v10020 release) noexcept
+{
+  try {
+    for (auto const& stale : cache().expired()) { (void)release(stale.owner); }
+  } catch (...) {  // no memory for the list: they stay kept, and expire at a later call
+  }
+}
+
 }  // namespace
 
 RMM_SHIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
@@ -32,7 +41,9 @@ RMM_SHIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
   if (create == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
   auto const caching = handle != nullptr && prop != nullptr && rmm::shim::caching_physical_memory();
   if (caching) {
-    if (auto const cached = cache().take(bytes, *prop, flags)) {
+    auto const cached = cache().take(bytes, *prop, flags);
+    if (real()->mem_release != nullptr) { release_expired(real()->mem_release); }
+    if (cached) {
       *handle = *cached;
       rmm::shim::note_physical_allocation_call(physical_call::create, 0);
       rmm::shim::note_passed_by(rmm::shim::pass_reason::virtual_memory, bytes);

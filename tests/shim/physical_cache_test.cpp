@@ -76,6 +76,14 @@ TEST(PhysicalCache, ALoopOfOneBufferAStepCreatesOnce)
   EXPECT_GT(r.reported("cached_bytes"), 0) << "the last one is kept at exit: " << r.report;
 }
 
+TEST(PhysicalCache, ASizeNoLongerAskedForGoesBackToTheDriver)
+{
+  auto const r = run_physical("expiry");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("expired_not_reused"), "1") << r.output;
+  EXPECT_EQ(r.reported("cache_hits"), 599) << "the other size was reused all along: " << r.report;
+}
+
 TEST(PhysicalCache, SwitchedOffEveryCreateGoesToTheDriver)
 {
   auto const r = run_physical("loop", {{"RMM_SHIM_PHYSICAL_CACHE", "false"}});

@@ -195,6 +195,20 @@ int served_after_release()
   return 0;
 }
 
+/// A size the program stops asking for does not stay kept: after some hundred creates of another
+/// size, the allocation went back to the driver.
+int expiry()
+{
+  auto const g     = granularity();
+  auto const first = create(g);
+  check(cuMemRelease(first), "cuMemRelease");
+  for (int i = 0; i < 600; ++i) { check(cuMemRelease(create(2 * g)), "cuMemRelease (another size)"); }
+  auto const again = create(g);
+  print("expired_not_reused", again != first);
+  check(cuMemRelease(again), "cuMemRelease");
+  return 0;
+}
+
 /// cuMemCreate and cuMemRelease in a loop, as a program with one buffer a step.
 int loop()
 {
@@ -230,10 +244,12 @@ int main(int argc, char** argv)
     status = out_of_memory();
   } else if (scenario == "served-after-release") {
     status = served_after_release();
+  } else if (scenario == "expiry") {
+    status = expiry();
   } else if (scenario == "loop") {
     status = loop();
   } else {
-    std::printf("usage: physical_client reuse|retain|exported|out-of-memory|served-after-release|loop\n");
+    std::printf("usage: physical_client reuse|retain|exported|out-of-memory|served-after-release|expiry|loop\n");
   }
   std::fflush(stdout);
   return status;
