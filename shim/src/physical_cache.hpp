@@ -124,8 +124,8 @@ class physical_cache {
   std::map<CUdeviceptr, std::pair<std::size_t, handle>> mappings_;  ///< address: bytes, handle
   std::multimap<key, handle> cached_;
   std::deque<std::pair<std::uint64_t, handle>> cached_order_;  ///< (cached_at, handle), oldest first; may be stale
-  std::uint64_t creates_{0};                                    ///< the program's cuMemCreate calls
-  std::size_t held_{0};  ///< handles the program holds (records not cached)
+  std::uint64_t creates_{0};                                   ///< the program's cuMemCreate calls
+  std::size_t held_{0};                                        ///< handles the program holds (records not cached)
   std::size_t peak_held_{0};
   statistics stats_{};
 };
