@@ -79,7 +79,7 @@ for program in "${programs[@]}"; do
       # XLA's allocator as shipped (BFC, preallocating), growing, stream-ordered on the device's
       # default pool, and platform (a cudaMalloc per buffer); under the shim the stream-ordered
       # mode is served (docs/apps.md), the platform mode maps its memory itself and passes by,
-      # its released allocations kept for reuse (and once without that, to compare).
+      # once more with its released allocations kept for reuse.
       for round in $rounds; do
         run "$program" own
         run "$program" own_growing XLA_PYTHON_CLIENT_PREALLOCATE=false
@@ -88,8 +88,8 @@ for program in "${programs[@]}"; do
       done
       run "$program" off XLA_PYTHON_CLIENT_ALLOCATOR=platform
       run "$program" shim_platform XLA_PYTHON_CLIENT_ALLOCATOR=platform
-      # The same without the physical cache: what keeping released allocations saves.
-      run "$program" shim_platform_uncached XLA_PYTHON_CLIENT_ALLOCATOR=platform RMM_SHIM_PHYSICAL_CACHE=false ;;
+      # The same with the physical cache: what keeping released allocations saves, and costs.
+      run "$program" shim_platform_cached XLA_PYTHON_CLIENT_ALLOCATOR=platform RMM_SHIM_PHYSICAL_CACHE=true ;;
     jax_torch_exchange)
       for round in $rounds; do
         run "$program" own XLA_PYTHON_CLIENT_PREALLOCATE=false

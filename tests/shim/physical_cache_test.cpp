@@ -13,8 +13,10 @@
 namespace rmm::test {
 namespace {
 
+/// Runs a scenario with the physical cache switched on, unless `environment` says otherwise.
 outcome run_physical(std::string const& scenario, std::map<std::string, std::string> environment = {})
 {
+  environment.emplace("RMM_SHIM_PHYSICAL_CACHE", "true");
   return run_program(RMM_PHYSICAL_CLIENT, scenario, std::move(environment));
 }
 
@@ -84,9 +86,9 @@ TEST(PhysicalCache, ASizeNoLongerAskedForGoesBackToTheDriver)
   EXPECT_EQ(r.reported("cache_hits"), 599) << "the other size was reused all along: " << r.report;
 }
 
-TEST(PhysicalCache, SwitchedOffEveryCreateGoesToTheDriver)
+TEST(PhysicalCache, OffByDefaultEveryCreateGoesToTheDriver)
 {
-  auto const r = run_physical("loop", {{"RMM_SHIM_PHYSICAL_CACHE", "false"}});
+  auto const r = run_program(RMM_PHYSICAL_CLIENT, "loop");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.reported("creates"), 100) << r.report;
   EXPECT_EQ(r.reported("cache_hits"), 0) << r.report;

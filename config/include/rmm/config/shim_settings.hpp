@@ -60,7 +60,7 @@ inline constexpr std::array<std::string_view, 2> free_policy_names{"device_wide"
   KEY(control, bool, true)                                                              \
   KEY(pause_timeout, std::int64_t, 300)                                                 \
   KEY(pause_keeps_host_memory, bool, false)                                             \
-  KEY(physical_cache, bool, true)
+  KEY(physical_cache, bool, false)
 
 /// The [shim] keys, one enumerator per key, in the order of RMM_CONFIG_SHIM_KEYS.
 enum class shim_key : unsigned char {
