@@ -556,13 +556,13 @@ std::size_t release_free_memory(int device) noexcept
   return release_free_memory_at_rest(device);
 }
 
-bool caching_physical_memory() noexcept
-{
-  return settings().enabled && settings().physical_cache && !exiting() && !passing_through();
-}
+bool following_physical_memory() noexcept { return settings().enabled && settings().physical_cache; }
+
+bool caching_physical_memory() noexcept { return following_physical_memory() && !exiting() && !passing_through(); }
 
 std::size_t release_cached_physical_memory(int device) noexcept
 {
+  if (!following_physical_memory()) { return 0; }
   std::size_t bytes = 0;
   try {
     for (auto const& cached : state().physical.drain(device)) {
@@ -675,7 +675,7 @@ void adjust_memory_info(std::size_t* free, std::size_t* total) noexcept
   try {
     std::size_t unused = s.deferred.pending_bytes(*device) + thread_cache::kept_bytes(*device);
     if (auto const stats = s.stacks.statistics(*device)) { unused += stats->free_bytes; }
-    unused += s.physical.cached_bytes(*device);  // released by the program: free to it
+    if (following_physical_memory()) { unused += s.physical.cached_bytes(*device); }  // released: free to it
     *free = std::min(*total, *free + unused);
   } catch (...) {  // statistics only lock; leave the driver's answer alone if that ever fails
   }

@@ -76,8 +76,11 @@ std::size_t give_back_kept_blocks(int device) noexcept;
 /// Gives every free byte of `device`'s stack back to the device (kept blocks and frees still
 /// waiting for their streams first). Returns the bytes; none while the process is paused.
 std::size_t release_free_memory(int device) noexcept;
-/// Whether the program's released physical allocations are kept for its next cuMemCreate
-/// (physical_cache.hpp): the shim is on and the `physical_cache` setting too.
+/// Whether the shim follows the program's physical allocations (physical_cache.hpp): the shim is on
+/// and the `physical_cache` setting too. Off, their calls pass through untouched.
+[[nodiscard]] bool following_physical_memory() noexcept;
+/// Whether this cuMemCreate may be answered from, and recorded for, the physical cache: followed,
+/// and the program's own call (not exiting, not inside a call passed through).
 [[nodiscard]] bool caching_physical_memory() noexcept;
 /// Gives the physical allocations the program released on `device`, and the cache kept, back to
 /// the driver; returns their bytes.

@@ -21,6 +21,9 @@ using rmm::shim::real;
 
 rmm::shim::physical_cache& cache() noexcept { return rmm::shim::state().physical; }
 
+/// The cache, when the program's physical allocations are followed; nothing when the setting is off.
+rmm::shim::physical_cache* followed() noexcept { return rmm::shim::following_physical_memory() ? &cache() : nullptr; }
+
 /// Gives the driver back the kept allocations no cuMemCreate asked for in a long while.
 void release_expired(PFN_cuMemRelease_v10020 release) noexcept
 {
@@ -66,8 +69,8 @@ RMM_SHIM_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
   auto const release = real()->mem_release;
   if (release == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  if (!rmm::shim::passing_through()) {
-    switch (cache().released(handle)) {
+  if (auto* c = followed(); c != nullptr && !rmm::shim::passing_through()) {
+    switch (c->released(handle)) {
       case rmm::shim::physical_cache::release_action::keep:
         rmm::shim::note_physical_allocation_call(physical_call::release, 0);
         return CUDA_SUCCESS;
@@ -87,7 +90,7 @@ RMM_SHIM_EXPORT CUresult cuMemMap(CUdeviceptr ptr,
   auto const map = real()->mem_map;
   if (map == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
   auto const result = pass_through([&] { return map(ptr, size, offset, handle, flags); });
-  if (result == CUDA_SUCCESS) { cache().mapped(ptr, size, handle); }
+  if (auto* c = followed(); c != nullptr && result == CUDA_SUCCESS) { c->mapped(ptr, size, handle); }
   return result;
 }
 
@@ -96,7 +99,7 @@ RMM_SHIM_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, std::size_t size)
   auto const unmap = real()->mem_unmap;
   if (unmap == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
   auto const result = pass_through([&] { return unmap(ptr, size); });
-  if (result == CUDA_SUCCESS) { cache().unmapped(ptr, size); }
+  if (auto* c = followed(); c != nullptr && result == CUDA_SUCCESS) { c->unmapped(ptr, size); }
   return result;
 }
 
@@ -106,7 +109,7 @@ RMM_SHIM_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, std::size_t size)
   auto const address_free = real()->mem_address_free;
   if (address_free == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
   auto const result = pass_through([&] { return address_free(ptr, size); });
-  if (result == CUDA_SUCCESS) { cache().unmapped(ptr, size); }
+  if (auto* c = followed(); c != nullptr && result == CUDA_SUCCESS) { c->unmapped(ptr, size); }
   return result;
 }
 
@@ -118,7 +121,7 @@ RMM_SHIM_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandl
   auto const retain = real()->mem_retain_allocation_handle;
   if (retain == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
   auto const result = pass_through([&] { return retain(handle, addr); });
-  if (result == CUDA_SUCCESS && handle != nullptr) { cache().retained(*handle); }
+  if (auto* c = followed(); c != nullptr && result == CUDA_SUCCESS && handle != nullptr) { c->retained(*handle); }
   return result;
 }
 
@@ -130,7 +133,7 @@ RMM_SHIM_EXPORT CUresult cuMemExportToShareableHandle(void* shareable,
 {
   auto const export_handle = real()->mem_export_to_shareable_handle;
   if (export_handle == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  cache().escaped(handle);  // before: the other process may import it as soon as it exists
+  if (auto* c = followed()) { c->escaped(handle); }  // before: another process may import it at once
   return pass_through([&] { return export_handle(shareable, handle, type, flags); });
 }
 
@@ -144,7 +147,7 @@ RMM_SHIM_EXPORT CUresult cuMulticastBindMem(CUmemGenericAllocationHandle multica
 {
   auto const bind = real()->multicast_bind_mem;
   if (bind == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  cache().escaped(handle);
+  if (auto* c = followed()) { c->escaped(handle); }
   return pass_through([&] { return bind(multicast, multicast_offset, handle, offset, size, flags); });
 }
 
@@ -156,11 +159,13 @@ RMM_SHIM_EXPORT CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle multic
 {
   auto const bind = real()->multicast_bind_addr;
   if (bind == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  for (std::size_t at = 0; at < size;) {  // each allocation mapped in the range
-    auto const mapped = cache().mapped_at(address + at);
-    if (!mapped) { break; }
-    cache().escaped(mapped->owner);
-    at = mapped->end - address;
+  if (auto* c = followed()) {
+    for (std::size_t at = 0; at < size;) {  // each allocation mapped in the range
+      auto const mapped = c->mapped_at(address + at);
+      if (!mapped) { break; }
+      c->escaped(mapped->owner);
+      at = mapped->end - address;
+    }
   }
   return pass_through([&] { return bind(multicast, multicast_offset, address, size, flags); });
 }

@@ -5,6 +5,7 @@
 // per-thread stream, or on a blocking one, costs a compare and a lookup.
 
 #include "driver_hooks.hpp"
+#include "dispatch.hpp"
 #include "program_streams.hpp"
 #include "real_driver.hpp"
 #include "state.hpp"
@@ -344,6 +345,7 @@ namespace {
 /// A physical allocation mapped into a sparse array is reachable through the array: never reused.
 void note_array_mappings(CUarrayMapInfo_v1 const* list, unsigned int count)
 {
+  if (!rmm::shim::following_physical_memory()) { return; }
   for (unsigned int i = 0; list != nullptr && i < count; ++i) {
     if (list[i].memHandleType == CU_MEM_HANDLE_TYPE_GENERIC) {
       rmm::shim::state().physical.escaped(list[i].memHandle.memHandle);
