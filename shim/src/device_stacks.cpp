@@ -71,6 +71,15 @@ rmm::mr::pool_memory_resource* lowest_pool(std::vector<rmm::mr::any_device_resou
   return nullptr;
 }
 
+/// The lowest pool of a built stack (the one that pauses), or null: no stack, or no pool under it.
+template <class Stack>
+rmm::mr::pool_memory_resource* lowest_pool_in(Stack const* stack) noexcept
+{
+  if (stack == nullptr) { return nullptr; }
+  std::string_view lowest;
+  return lowest_pool(stack->layers, lowest);
+}
+
 /// max(256, the device's texture alignment): what native cudaMalloc results are aligned to at
 /// least, whatever their size.
 std::size_t block_alignment(int device)
@@ -199,10 +208,8 @@ std::optional<std::string> device_stacks::why_not_pausable(int device) const
 
 device_stacks::paused_memory device_stacks::pause(int device, bool discard)
 {
-  auto const* s = built(device);
-  if (s == nullptr) { return {}; }
-  std::string_view lowest;
-  auto* pool = lowest_pool(s->layers, lowest);
+  if (built(device) == nullptr) { return {}; }
+  auto* pool = lowest_pool_in(built(device));
   if (pool == nullptr) { throw rmm::logic_error{why_not_pausable(device).value_or("the stack cannot pause")}; }
   auto const done = pool->pause_device_memory(discard);
   return {done.device_bytes, done.saved_bytes, done.staged};
@@ -210,37 +217,26 @@ device_stacks::paused_memory device_stacks::pause(int device, bool discard)
 
 void device_stacks::resume(int device, bool keep_host_memory)
 {
-  auto const* s = built(device);
-  if (s == nullptr) { return; }
-  std::string_view lowest;
-  auto* pool = lowest_pool(s->layers, lowest);
-  if (pool != nullptr && pool->paused()) { pool->resume_device_memory(keep_host_memory); }
+  if (auto* pool = lowest_pool_in(built(device)); pool != nullptr && pool->paused()) {
+    pool->resume_device_memory(keep_host_memory);
+  }
 }
 
 std::size_t device_stacks::kept_host_bytes(int device) const noexcept
 {
-  auto const* s = built(device);
-  if (s == nullptr) { return 0; }
-  std::string_view lowest;
-  auto const* pool = lowest_pool(s->layers, lowest);
+  auto const* pool = lowest_pool_in(built(device));
   return pool != nullptr ? pool->kept_host_bytes() : 0;
 }
 
 std::size_t device_stacks::release_kept_host_memory(int device)
 {
-  auto const* s = built(device);
-  if (s == nullptr) { return 0; }
-  std::string_view lowest;
-  auto* pool = lowest_pool(s->layers, lowest);
+  auto* pool = lowest_pool_in(built(device));
   return pool != nullptr ? pool->release_kept_host_memory() : 0;
 }
 
 bool device_stacks::paused(int device) const noexcept
 {
-  auto const* s = built(device);
-  if (s == nullptr) { return false; }
-  std::string_view lowest;
-  auto const* pool = lowest_pool(s->layers, lowest);
+  auto const* pool = lowest_pool_in(built(device));
   return pool != nullptr && pool->paused();
 }
 
