@@ -32,12 +32,7 @@ RMM_SHIM_EXPORT int rmm_shim_print_report(char const* path)
 
 RMM_SHIM_EXPORT size_t rmm_shim_release(void)
 {
-  std::size_t bytes = 0;
-  for (int device = 0; device < rmm::shim::max_devices; ++device) {
-    bytes += rmm::shim::release_free_memory(device);
-    (void)rmm::shim::state().stacks.release_kept_host_memory(device);  // host memory: not counted
-  }
-  return bytes;
+  return rmm::shim::release_all_free_memory().device_bytes;  // the host memory given back is not counted
 }
 
 namespace {

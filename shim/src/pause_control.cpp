@@ -239,16 +239,24 @@ control_outcome release_process()
   if (state().pause.gate.closed()) {
     return {false, "cannot release: the process is paused (it holds no device memory)"};
   }
-  std::size_t bytes = 0;
-  std::size_t host  = 0;
+  auto const released = release_all_free_memory();
+  return {true, fmt::format("released {} of free device memory{}", rmm::format_bytes(released.device_bytes),
+                            released.host_bytes > 0 ? fmt::format(" and {} of host memory kept for the next pause",
+                                                                  rmm::format_bytes(released.host_bytes))
+                                                    : std::string{})};
+}
+
+released_memory release_all_free_memory() noexcept
+{
+  released_memory released;
   for (int device = 0; device < max_devices; ++device) {
-    bytes += release_free_memory(device);
-    host += state().stacks.release_kept_host_memory(device);
+    released.device_bytes += release_free_memory(device);
+    try {
+      released.host_bytes += state().stacks.release_kept_host_memory(device);
+    } catch (...) {  // its lock failed: the memory stays kept, for a later release
+    }
   }
-  return {true,
-          fmt::format("released {} of free device memory{}", rmm::format_bytes(bytes),
-                      host > 0 ? fmt::format(" and {} of host memory kept for the next pause", rmm::format_bytes(host))
-                               : std::string{})};
+  return released;
 }
 
 }  // namespace rmm::shim

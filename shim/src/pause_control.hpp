@@ -37,4 +37,13 @@ struct control_outcome {
 /// Gives every free byte of every stack back to the devices (rmm_shim_release).
 [[nodiscard]] control_outcome release_process();
 
+/// What a release gave back.
+struct released_memory {
+  std::size_t device_bytes{0};  ///< every device's free memory (release_free_memory)
+  std::size_t host_bytes{0};    ///< host memory the pools kept for the next pause
+};
+/// Gives back every device's free memory and the host memory kept for the next pause: the work of
+/// release_process and rmm_shim_release.
+released_memory release_all_free_memory() noexcept;
+
 }  // namespace rmm::shim
