@@ -90,7 +90,7 @@ std::string first_line(char const* path)
 void host_fill(benchmark::State& state, way how)
 {
   auto const bytes   = static_cast<std::size_t>(state.range(0)) << 30;
-  auto const threads = copy_threads();
+  auto const threads = state.range(1) > 0 ? static_cast<unsigned>(state.range(1)) : copy_threads();
   std::vector<unsigned char> source(chunk, 0x5a);
   unsigned char* kept = nullptr;
   if (how == way::kept) {
@@ -120,12 +120,17 @@ void fresh_populated(benchmark::State& state) { host_fill(state, way::fresh_popu
 void fresh_populated_by_chunk(benchmark::State& state) { host_fill(state, way::fresh_populated_by_chunk); }
 void kept(benchmark::State& state) { host_fill(state, way::kept); }
 
-// GiB filled; a few iterations each, in wall time (the threads do the work).
-BENCHMARK(fresh_advised)->Arg(1)->Arg(8)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(fresh_plain)->Arg(1)->Arg(8)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(fresh_populated)->Arg(1)->Arg(8)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(fresh_populated_by_chunk)->Arg(1)->Arg(8)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(kept)->Arg(1)->Arg(8)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
+// GiB filled and host threads (0: the staged copy's count); a few iterations each, in wall time
+// (the threads do the work). The two ways a pause can take are also timed with fewer and more
+// threads than the staged copy uses, to show whether its count is the right one on this host.
+void sizes(benchmark::internal::Benchmark* b) { b->Args({1, 0})->Args({8, 0}); }
+void sizes_and_threads(benchmark::internal::Benchmark* b) { sizes(b->Args({8, 4})->Args({8, 16})); }
+
+BENCHMARK(fresh_advised)->Apply(sizes_and_threads)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(fresh_plain)->Apply(sizes)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(fresh_populated)->Apply(sizes)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(fresh_populated_by_chunk)->Apply(sizes)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(kept)->Apply(sizes_and_threads)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
