@@ -2,8 +2,10 @@
 // What a pause's host side costs: filling host memory as large as the paused contents from a
 // 16 MiB buffer (standing in for the page-locked staging buffers) with several threads, as the
 // staged copy does. The memory is fresh each time (the way a pause gets it), fresh and populated
-// first, or kept from an earlier fill (the way a pause could get it if the memory were kept
-// between pauses). Host only: no GPU needed, but run it on the GPU host to learn that host's figures.
+// first, kept from an earlier fill (the way a pause gets it with pause_keeps_host_memory), or kept
+// but given back lazily after each fill (MADV_FREE: the kernel takes the pages only when it runs
+// short, so a later fill usually finds them still there). Host only: no GPU needed, but run it on the GPU host to learn
+// that host's figures.
 
 #include <benchmark/benchmark.h>
 
@@ -26,7 +28,7 @@ constexpr std::size_t chunk     = std::size_t{16} << 20;
 /// The staged copy's host threads: half the cores, 2 to 8.
 unsigned copy_threads() { return std::clamp(std::max(2U, std::thread::hardware_concurrency()) / 2, 2U, 8U); }
 
-enum class way { fresh_advised, fresh_plain, fresh_populated, fresh_populated_by_chunk, kept };
+enum class way { fresh_advised, fresh_plain, fresh_populated, fresh_populated_by_chunk, kept, kept_lazily_freed };
 
 unsigned char* allocate(std::size_t bytes, bool advise)
 {
@@ -92,11 +94,16 @@ void host_fill(benchmark::State& state, way how)
   auto const bytes   = static_cast<std::size_t>(state.range(0)) << 30;
   auto const threads = state.range(1) > 0 ? static_cast<unsigned>(state.range(1)) : copy_threads();
   std::vector<unsigned char> source(chunk, 0x5a);
-  unsigned char* kept = nullptr;
-  if (how == way::kept) {
+  unsigned char* kept     = nullptr;
+  bool const lazily_freed = how == way::kept_lazily_freed;
+  if (how == way::kept || lazily_freed) {
     kept = allocate(bytes, true);
     if (kept == nullptr) { return state.SkipWithError("no host memory for the kept copy"); }
     fill(kept, bytes, source.data(), threads);
+    if (lazily_freed && ::madvise(kept, bytes, MADV_FREE) != 0) {
+      std::free(kept);  // NOLINT
+      return state.SkipWithError("MADV_FREE failed (Linux 4.5 or later has it)");
+    }
   }
   for (auto _ : state) {
     auto* to = kept != nullptr ? kept : allocate(bytes, how != way::fresh_plain);
@@ -108,6 +115,8 @@ void host_fill(benchmark::State& state, way how)
     fill(to, bytes, source.data(), threads, how == way::fresh_populated_by_chunk);
     benchmark::DoNotOptimize(to[bytes - 1]);
     if (to != kept) { std::free(to); }  // NOLINT
+    // Given back lazily, as a resume could: the kernel takes the pages only when it needs them.
+    if (lazily_freed) { (void)::madvise(to, bytes, MADV_FREE); }
   }
   std::free(kept);  // NOLINT
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(bytes));
@@ -119,6 +128,7 @@ void fresh_plain(benchmark::State& state) { host_fill(state, way::fresh_plain); 
 void fresh_populated(benchmark::State& state) { host_fill(state, way::fresh_populated); }
 void fresh_populated_by_chunk(benchmark::State& state) { host_fill(state, way::fresh_populated_by_chunk); }
 void kept(benchmark::State& state) { host_fill(state, way::kept); }
+void kept_lazily_freed(benchmark::State& state) { host_fill(state, way::kept_lazily_freed); }
 
 // GiB filled and host threads (0: the staged copy's count); a few iterations each, in wall time
 // (the threads do the work). The two ways a pause can take are also timed with fewer and more
@@ -131,6 +141,7 @@ BENCHMARK(fresh_plain)->Apply(sizes)->Iterations(3)->UseRealTime()->Unit(benchma
 BENCHMARK(fresh_populated)->Apply(sizes)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(fresh_populated_by_chunk)->Apply(sizes)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(kept)->Apply(sizes_and_threads)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(kept_lazily_freed)->Apply(sizes)->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
