@@ -55,9 +55,10 @@ constexpr std::array<shim_key_text, shim_key_count> shim_key_texts{{
    0,
    31'536'000},
   {shim_key::pause_keeps_host_memory, value_kind::boolean,
-   "after a resume, keep the host memory the contents were copied into, so that the next pause copies into pages "
+   "after a resume, hold the host memory the contents were copied into, so that the next pause copies into pages "
    "already in use (several times faster than into new ones) at the price of that memory held while the program "
-   "runs; rmm-ctl release gives it back"},
+   "runs; by default it is given back lazily instead (the system takes the pages when it runs short); rmm-ctl "
+   "release gives it back either way"},
   {shim_key::physical_cache, value_kind::boolean,
    "keep the physical allocations the program releases (cuMemRelease) and hand them out again for its next "
    "cuMemCreate of the same size and properties; one it exported or bound elsewhere is never reused"},

@@ -95,10 +95,11 @@ class device_stacks {
   /// nothing changed.
   paused_memory pause(int device, bool discard);
   /// Resumes `device`'s paused stack; nothing to do when it is not paused. Throws what the pool
-  /// throws (out of memory, saying how much is missing), the stack still paused. With
-  /// `keep_host_memory`, the host memory of the contents stays for the next pause.
+  /// throws (out of memory, saying how much is missing), the stack still paused. The host memory
+  /// of the contents stays for the next pause: held with `keep_host_memory`, else given back lazily.
   void resume(int device, bool keep_host_memory);
-  /// Host memory `device`'s stack kept from its last resume for the next pause, in bytes.
+  /// Host memory `device`'s stack kept from its last resume for the next pause, held or given back
+  /// lazily, in bytes.
   [[nodiscard]] std::size_t kept_host_bytes(int device) const noexcept;
   /// Gives that host memory back; returns its bytes.
   std::size_t release_kept_host_memory(int device);

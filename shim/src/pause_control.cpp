@@ -141,6 +141,16 @@ device_stacks::paused_memory sum(std::vector<paused_device> const& paused)
   return total;
 }
 
+/// What a resume says of the host memory it kept for the next pause.
+std::string kept_host_memory_text(std::size_t bytes)
+{
+  if (bytes == 0) { return {}; }
+  return fmt::format("; {} of host memory kept for the next pause{}", rmm::format_bytes(bytes),
+                     settings().pause_keeps_host_memory
+                       ? " (rmm-ctl release gives it back)"
+                       : " until the system needs it (rmm-ctl release gives it back now)");
+}
+
 }  // namespace
 
 control_outcome pause_process(pause_contents contents)
@@ -227,11 +237,7 @@ control_outcome resume_process()
   std::size_t kept = 0;
   for (auto const device : paused) { kept += s.stacks.kept_host_bytes(device); }
   return {true, fmt::format("resumed in {:.0f} ms; {} free{} made while paused applied{}", ms, held.size(),
-                            held.size() == 1 ? "" : "s",
-                            kept > 0 ? fmt::format("; {} of host memory kept for the next pause (rmm-ctl release "
-                                                   "gives it back)",
-                                                   rmm::format_bytes(kept))
-                                     : std::string{})};
+                            held.size() == 1 ? "" : "s", kept_host_memory_text(kept))};
 }
 
 control_outcome release_process()

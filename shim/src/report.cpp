@@ -6,6 +6,7 @@
 #include "physical_cache.hpp"
 #include "process_pause.hpp"
 #include "program_streams.hpp"
+#include "settings.hpp"
 #include "hook_table.hpp"
 #include "thread_cache.hpp"
 #include "thread_records.hpp"
@@ -413,6 +414,7 @@ struct report_contents {
   std::string streams_unwatched_because;              ///< why not, when it was not
   process_pause::summary pause{};                     ///< the pause of the device memory
   std::size_t kept_host_bytes{};                      ///< host memory kept for the next pause
+  bool kept_host_held{};                              ///< held, else given back lazily
 };
 
 report_contents collect_report(report_sources const& sources)
@@ -449,6 +451,7 @@ report_contents collect_report(report_sources const& sources)
   report.streams_unwatched_because = streams.why_not_watching();
   report.pause                     = sources.pause.status();
   for (int device = 0; device < max_devices; ++device) { report.kept_host_bytes += stacks.kept_host_bytes(device); }
+  report.kept_host_held = settings().pause_keeps_host_memory;
   for (auto const& entry : wrapped_entry_points()) {
     auto const by_dlsym   = times_installed(entry, found_through::dlsym);
     auto const by_resolve = times_installed(entry, found_through::get_proc_address);
@@ -560,7 +563,7 @@ std::string text_hooks(report_contents const& report)
 }
 
 /// The pause of the device memory, when there was one.
-std::string text_pause(process_pause::summary const& p, std::size_t kept_host_bytes)
+std::string text_pause(process_pause::summary const& p, std::size_t kept_host_bytes, bool kept_host_held)
 {
   if (p.pauses == 0) { return {}; }
   auto text = fmt::format(
@@ -569,7 +572,8 @@ std::string text_pause(process_pause::summary const& p, std::size_t kept_host_by
     rmm::format_bytes(p.saved_bytes), p.staged ? "" : " (copied without page-locked staging)", p.pause_ms);
   if (!p.paused) { text += fmt::format(", resumed in {:.0f} ms", p.resume_ms); }
   if (kept_host_bytes > 0) {
-    text += fmt::format("; {} of host memory kept for the next pause", rmm::format_bytes(kept_host_bytes));
+    text += fmt::format("; {} of host memory kept for the next pause{}", rmm::format_bytes(kept_host_bytes),
+                        kept_host_held ? "" : " until the system needs it");
   }
   if (p.fault_device >= 0) {
     text += fmt::format(
@@ -593,7 +597,7 @@ std::string text_report(report_contents const& report, report_detail detail)
   text += text_virtual_memory_hint(report);
   text += text_physical_allocations(report);
   for (auto const& d : report.devices) { text += text_details(d); }
-  text += text_pause(report.pause, report.kept_host_bytes);
+  text += text_pause(report.pause, report.kept_host_bytes, report.kept_host_held);
   if (!report.streams_watched && !report.streams_unwatched_because.empty() &&
       std::any_of(report.devices.begin(), report.devices.end(),
                   [](device_report const& d) { return d.non_blocking_streams_created > 0; })) {
@@ -678,6 +682,8 @@ std::string json_report(report_contents const& report)
     .member("pause_ms", report.pause.pause_ms, 1)
     .member("resume_ms", report.pause.resume_ms, 1)
     .member("kept_host_bytes", report.kept_host_bytes)
+    .key("kept_host_held")
+    .boolean(report.kept_host_held)
     .member("held_frees", report.pause.held_frees)
     .member("waited_allocations", report.pause.waited_allocations)
     .member("timed_out_allocations", report.pause.timed_out_allocations)

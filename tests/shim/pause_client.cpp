@@ -470,8 +470,9 @@ void rewrite_blocks(std::vector<block>& blocks, std::uint32_t seed)
   }
 }
 
-/// With pause_keeps_host_memory: the host memory of one pause serves the next, whose contents are
-/// newer; contents larger than it get new memory; rmm-ctl release gives it back.
+/// The host memory of one pause serves the next (held with pause_keeps_host_memory, else until the
+/// system needs it), whose contents are newer; contents larger than it get new memory; rmm-ctl
+/// release gives it back.
 int keep_host_memory()
 {
   auto const f = shim();

@@ -287,6 +287,7 @@ TEST(Pause, KeptHostMemoryServesTheNextPauseWithNewerContentsUntilReleased)
   std::string const json{std::istreambuf_iterator<char>{file}, std::istreambuf_iterator<char>{}};
   EXPECT_TRUE(contains(json, "\"kept_host_bytes\":")) << json;
   EXPECT_FALSE(contains(json, "\"kept_host_bytes\":0")) << json;
+  EXPECT_TRUE(contains(json, "\"kept_host_held\":true")) << json;
   EXPECT_EQ(r.value("newer_contents_kept"), "1") << "the second pause copied the contents of its time";
   EXPECT_EQ(r.value("larger_contents_kept"), "1") << "contents larger than the kept memory got memory of their own";
   EXPECT_TRUE(contains(r.value("third_resume_message"), "kept for the next pause")) << r.output;
@@ -297,13 +298,24 @@ TEST(Pause, KeptHostMemoryServesTheNextPauseWithNewerContentsUntilReleased)
   std::remove(report.c_str());
 }
 
-TEST(Pause, WithoutTheSettingNoHostMemoryIsKept)
+TEST(Pause, WithoutTheSettingHostMemoryIsKeptUntilTheSystemNeedsIt)
 {
-  auto const r = run_pause("keep-host-memory");
+  auto const report = ::testing::TempDir() + "lazy_report_" + std::to_string(::getpid()) + ".json";
+  auto const r      = run_pause("keep-host-memory", {{"RMM_TEST_PAUSED_REPORT", report}});
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_FALSE(contains(r.value("first_resume_message"), "host memory")) << r.output;
-  EXPECT_EQ(r.value("newer_contents_kept"), "1");
-  EXPECT_FALSE(contains(r.value("release_output"), "host memory")) << r.output;
+  EXPECT_TRUE(contains(r.value("first_resume_message"),
+                       "of host memory kept for the next pause until the system "
+                       "needs it (rmm-ctl release gives it back now)"))
+    << r.output;
+  std::ifstream file{report};
+  std::string const json{std::istreambuf_iterator<char>{file}, std::istreambuf_iterator<char>{}};
+  EXPECT_TRUE(contains(json, "\"kept_host_held\":false")) << json;
+  EXPECT_EQ(r.value("newer_contents_kept"), "1") << "the second pause copied the contents of its time";
+  EXPECT_EQ(r.value("larger_contents_kept"), "1");
+  EXPECT_TRUE(contains(r.value("release_output"), "of host memory kept for the next pause")) << r.output;
+  EXPECT_FALSE(contains(r.value("release_again_output"), "host memory")) << "nothing left to give back: " << r.output;
+  EXPECT_EQ(r.value("contents_kept_after_release"), "1") << r.output;
+  std::remove(report.c_str());
 }
 
 TEST(Pause, AQuestionIsAnsweredWhileAPauseIsUnderWay)

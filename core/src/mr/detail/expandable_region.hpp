@@ -115,10 +115,11 @@ class expandable_region {
   /// Maps new device memory where every allocation was and copies the kept contents back. All or
   /// nothing: when the device cannot give all of it, what was created goes back, the contents stay
   /// in host memory, and rmm::out_of_memory says how much was missing; a later call may succeed.
-  /// With `keep_host_memory`, the host memory that held the contents stays the region's, for the
-  /// next suspend() to copy into without first touching new pages (the slow part of a suspend).
+  /// The host memory that held the contents stays the region's, for the next suspend() to copy
+  /// into without first touching new pages (the slow part of a suspend): held with
+  /// `keep_host_memory`, else given back lazily (the system takes the pages when it runs short).
   void restore(bool keep_host_memory);
-  /// Host memory a restore() kept for the next suspend(), in bytes.
+  /// Host memory a restore() kept for the next suspend(), held or given back lazily, in bytes.
   [[nodiscard]] std::size_t kept_host_bytes() const noexcept;
   /// Gives the host memory a restore() kept back to the system; returns its bytes.
   std::size_t release_kept_host_memory() noexcept;
@@ -159,6 +160,9 @@ class expandable_region {
   [[nodiscard]] CUmemAllocationProp allocation_properties() const noexcept;
   /// Gives back what a restore() that could not finish created, unmapping the first `mapped`.
   void undo_restore(std::vector<std::uint32_t> const& created, std::size_t mapped) noexcept;
+  /// Keeps `copy` for the next suspend(): held, or given back lazily (dropped where the kernel
+  /// cannot do that).
+  void keep_host_copy(std::unique_ptr<host_copy> copy, bool held) noexcept;
 
   /// The contents a suspended region keeps: each saved range at its offset in `host`.
   struct saved_contents;
@@ -179,6 +183,7 @@ class expandable_region {
   std::vector<std::uint32_t> spare_;           // released entries of physicals_
   std::unique_ptr<saved_contents> suspended_;  // set between suspend() and restore()
   std::unique_ptr<host_copy> kept_host_;       // host memory restore() kept for the next suspend()
+  bool kept_host_held_{false};                 // else given back lazily
   std::unique_ptr<staged_copier> copier_;      // made at the first suspend(), kept for the next ones
 };
 

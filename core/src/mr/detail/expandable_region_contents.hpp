@@ -25,6 +25,10 @@ class host_copy {
   [[nodiscard]] unsigned char* data() const noexcept { return data_; }
   /// The bytes it can hold (what it was made for).
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// Tells the kernel it may take the pages back whenever it runs short (MADV_FREE); until it does,
+  /// they stay, and writing into them again costs no page fault. The contents may be lost: write
+  /// before reading. False when the kernel does not offer it (then nothing changed).
+  bool give_back_lazily() noexcept;
 
  private:
   unsigned char* data_{nullptr};

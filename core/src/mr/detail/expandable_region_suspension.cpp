@@ -33,6 +33,9 @@ namespace {
 
 rmm::detail::cuda_driver const& cu() { return rmm::detail::cuda_driver_table(); }
 
+/// Host copies come in transparent huge pages where the kernel gives them.
+constexpr std::size_t huge_page = std::size_t{2} << 20;
+
 std::string describe(char const* call, CUresult result)
 {
   return std::string{call} + ": " + rmm::detail::describe_cu_result(result);
@@ -66,8 +69,7 @@ host_copy::host_copy(std::size_t bytes)
     throw rmm::out_of_memory{fmt::format("the host has {} of memory available for {} of device memory's contents",
                                          rmm::format_bytes(*available), rmm::format_bytes(bytes))};
   }
-  auto const huge_page = std::size_t{2} << 20;
-  auto const size      = rmm::align_up(bytes, huge_page);
+  auto const size = rmm::align_up(bytes, huge_page);
   data_ = static_cast<unsigned char*>(std::aligned_alloc(huge_page, size));  // NOLINT(cppcoreguidelines-no-malloc)
   if (data_ == nullptr) {
     throw rmm::out_of_memory{
@@ -80,6 +82,11 @@ host_copy::host_copy(std::size_t bytes)
 host_copy::~host_copy()
 {
   std::free(data_);  // NOLINT(cppcoreguidelines-no-malloc)
+}
+
+bool host_copy::give_back_lazily() noexcept
+{
+  return data_ != nullptr && ::madvise(data_, rmm::align_up(size_, huge_page), MADV_FREE) == 0;
 }
 
 bool expandable_region::copy_contents(saved_contents const& saved, copy_direction direction)
@@ -164,7 +171,7 @@ expandable_region::suspension expandable_region::suspend(std::vector<memory_rang
   try {
     result.staged = copy_contents(*saved, copy_direction::to_host);
   } catch (...) {
-    if (saved->host_was_kept) { kept_host_ = std::move(saved->host); }
+    if (saved->host_was_kept) { keep_host_copy(std::move(saved->host), kept_host_held_); }
     throw;
   }
   // Unmap everything first: should the driver refuse one, those unmapped before it are mapped
@@ -174,7 +181,7 @@ expandable_region::suspension expandable_region::suspend(std::vector<memory_rang
     if (auto const r = cu().cuMemUnmap(static_cast<CUdeviceptr>(address_of(p.first)), p.granules * granularity_);
         r != CUDA_SUCCESS) {
       remap_after_failed_suspend(live, i);
-      if (saved->host_was_kept) { kept_host_ = std::move(saved->host); }
+      if (saved->host_was_kept) { keep_host_copy(std::move(saved->host), kept_host_held_); }
       throw rmm::cuda_error{fmt::format("could not unmap {} of device memory at {:#x}: {}",
                                         rmm::format_bytes_exact(p.granules * granularity_), address_of(p.first),
                                         describe("cuMemUnmap", r))};
@@ -277,8 +284,18 @@ void expandable_region::restore(bool keep_host_memory)
     undo_restore(created, created.size());
     throw;
   }
-  if (keep_host_memory) { kept_host_ = std::move(suspended_->host); }
+  keep_host_copy(std::move(suspended_->host), keep_host_memory);
   suspended_.reset();
+}
+
+void expandable_region::keep_host_copy(std::unique_ptr<host_copy> copy, bool held) noexcept
+{
+  // Given back lazily, the pages stay until the system runs short: the next suspend() usually
+  // finds them there and copies as fast as into held memory, while nothing is held for good.
+  if (copy != nullptr && (held || copy->give_back_lazily())) {
+    kept_host_      = std::move(copy);
+    kept_host_held_ = held;
+  }
 }
 
 std::size_t expandable_region::kept_host_bytes() const noexcept

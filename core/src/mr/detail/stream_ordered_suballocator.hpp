@@ -119,11 +119,11 @@ class stream_ordered_suballocator {
   /// when the pool cannot pause or is paused, else as expandable_region::suspend.
   expandable_region::suspension pause(bool discard);
   /// Maps the memory back at the same addresses with the contents pause() kept; throws as
-  /// expandable_region::restore, the pool then still paused. With `keep_host_memory`, the host
-  /// memory of the contents stays for the next pause.
+  /// expandable_region::restore, the pool then still paused. The host memory of the contents
+  /// stays for the next pause: held with `keep_host_memory`, else given back lazily.
   void resume(bool keep_host_memory);
-  /// Host memory the last resume() kept for the next pause, in bytes (without waiting for a pause
-  /// under way).
+  /// Host memory the last resume() kept for the next pause, held or given back lazily, in bytes
+  /// (without waiting for a pause under way).
   [[nodiscard]] std::size_t kept_host_bytes() const noexcept
   {
     return kept_host_bytes_.load(std::memory_order_relaxed);

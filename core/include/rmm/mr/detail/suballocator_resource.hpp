@@ -50,11 +50,12 @@ class suballocator_resource : public device_memory_resource {
   paused_memory pause_device_memory(bool discard);
   /// Maps device memory back at the same addresses with the kept contents. All or nothing: throws
   /// rmm::out_of_memory saying how much is missing, the resource still paused, when the device
-  /// cannot give it all. With `keep_host_memory`, the host memory that held the contents stays
-  /// the resource's, so that the next pause copies into pages already touched (several times
-  /// faster than into new ones) at the price of that memory held while running.
+  /// cannot give it all. The host memory that held the contents stays the resource's, so that the
+  /// next pause copies into pages already touched (several times faster than into new ones): with
+  /// `keep_host_memory` it is held while running; without, it is given back lazily, the system
+  /// taking the pages whenever it runs short (the next pause touches again what it took).
   void resume_device_memory(bool keep_host_memory = false);
-  /// Host memory a resume kept for the next pause, in bytes.
+  /// Host memory a resume kept for the next pause, held or given back lazily, in bytes.
   [[nodiscard]] std::size_t kept_host_bytes() const;
   /// Gives the host memory a resume kept back to the system; returns its bytes.
   std::size_t release_kept_host_memory();
