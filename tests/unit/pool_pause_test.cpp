@@ -114,6 +114,16 @@ written_block write_pattern(void* ptr, std::size_t bytes, std::uint64_t seed)
   return block;
 }
 
+/// Blocks of three sizes (one not a whole number of granules), each with a pattern of its own.
+std::vector<written_block> write_blocks_of_three_sizes(rmm::mr::pool_memory_resource& pool, std::uint64_t& seed)
+{
+  std::vector<written_block> blocks;
+  for (auto const bytes : {20 * MiB + 512, 3 * MiB, 40 * MiB}) {
+    blocks.push_back(write_pattern(pool.allocate_sync(bytes), bytes, seed++));
+  }
+  return blocks;
+}
+
 TEST(PoolPause, ContentsLargerThanTheStagingComeBackWhole)
 {
   // Blocks larger than one staging buffer, and more of them in all than every staging buffer
@@ -134,13 +144,10 @@ TEST(PoolPause, ContentsLargerThanTheStagingComeBackWhole)
 
 TEST(PoolPause, HostMemoryKeptByAResumeHoldsTheNextPausesNewerContents)
 {
-  auto pool = region_pool();
-  std::vector<written_block> blocks;
+  auto pool          = region_pool();
   std::uint64_t seed = 1;
-  for (auto const bytes : {20 * MiB + 512, 3 * MiB, 40 * MiB}) {
-    blocks.push_back(write_pattern(pool.allocate_sync(bytes), bytes, seed++));
-  }
-  auto const first = pool.pause_device_memory(false);
+  auto blocks        = write_blocks_of_three_sizes(pool, seed);
+  auto const first   = pool.pause_device_memory(false);
   pool.resume_device_memory(true);
   EXPECT_EQ(pool.kept_host_bytes(), first.saved_bytes) << "the host memory of the contents stays";
   for (auto& block : blocks) { block = write_pattern(block.ptr, block.contents.size(), seed++); }
@@ -166,13 +173,10 @@ TEST(PoolPause, HostMemoryKeptByAResumeHoldsTheNextPausesNewerContents)
 
 TEST(PoolPause, HostMemoryGivenBackLazilyServesTheNextPausesNewerContents)
 {
-  auto pool = region_pool();
-  std::vector<written_block> blocks;
+  auto pool          = region_pool();
   std::uint64_t seed = 1;
-  for (auto const bytes : {20 * MiB + 512, 3 * MiB, 40 * MiB}) {
-    blocks.push_back(write_pattern(pool.allocate_sync(bytes), bytes, seed++));
-  }
-  auto const first = pool.pause_device_memory(false);
+  auto blocks        = write_blocks_of_three_sizes(pool, seed);
+  auto const first   = pool.pause_device_memory(false);
   pool.resume_device_memory();  // not held: given back lazily, the system may take the pages
   EXPECT_EQ(pool.kept_host_bytes(), first.saved_bytes) << "the host memory stays until the system needs it";
   for (int round = 0; round < 3; ++round) {
