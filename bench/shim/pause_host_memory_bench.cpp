@@ -3,9 +3,9 @@
 // 16 MiB buffer (standing in for the page-locked staging buffers) with several threads, as the
 // staged copy does. The memory is fresh each time (the way a pause gets it), fresh and populated
 // first, kept from an earlier fill (the way a pause gets it with pause_keeps_host_memory), or kept
-// but given back lazily after each fill (MADV_FREE: the kernel takes the pages only when it runs
-// short, so a later fill usually finds them still there). Host only: no GPU needed, but run it on the GPU host to learn
-// that host's figures.
+// but given back lazily after each fill (the way a pause gets it by default: MADV_FREE, the kernel
+// takes the pages only when it runs short, so a later fill usually finds them still there).
+// Host only: no GPU needed, but run it on the GPU host to learn that host's figures.
 
 #include <benchmark/benchmark.h>
 
