@@ -25,8 +25,8 @@ namespace {
 constexpr std::size_t huge_page = std::size_t{2} << 20;
 constexpr std::size_t chunk     = std::size_t{16} << 20;
 
-/// The staged copy's host threads: half the cores, 2 to 8.
-unsigned copy_threads() { return std::clamp(std::max(2U, std::thread::hardware_concurrency()) / 2, 2U, 8U); }
+/// The staged copy's host threads: one a core, 2 to 16.
+unsigned copy_threads() { return std::clamp(std::max(2U, std::thread::hardware_concurrency()), 2U, 16U); }
 
 enum class way { fresh_advised, fresh_plain, fresh_populated, fresh_populated_by_chunk, kept, kept_lazily_freed };
 

