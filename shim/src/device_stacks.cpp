@@ -228,6 +228,12 @@ std::size_t device_stacks::kept_host_bytes(int device) const noexcept
   return pool != nullptr ? pool->kept_host_bytes() : 0;
 }
 
+std::size_t device_stacks::staging_host_bytes(int device) const noexcept
+{
+  auto const* pool = lowest_pool_in(built(device));
+  return pool != nullptr ? pool->staging_host_bytes() : 0;
+}
+
 std::size_t device_stacks::release_kept_host_memory(int device)
 {
   auto* pool = lowest_pool_in(built(device));

@@ -101,7 +101,9 @@ class device_stacks {
   /// Host memory `device`'s stack kept from its last resume for the next pause, held or given back
   /// lazily, in bytes.
   [[nodiscard]] std::size_t kept_host_bytes(int device) const noexcept;
-  /// Gives that host memory back; returns its bytes.
+  /// Page-locked host memory `device`'s stack holds for staging a pause's copies, in bytes.
+  [[nodiscard]] std::size_t staging_host_bytes(int device) const noexcept;
+  /// Gives that host memory and the staging back; returns their bytes.
   std::size_t release_kept_host_memory(int device);
   [[nodiscard]] bool paused(int device) const noexcept;
 

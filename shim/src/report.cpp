@@ -415,6 +415,7 @@ struct report_contents {
   process_pause::summary pause{};                     ///< the pause of the device memory
   std::size_t kept_host_bytes{};                      ///< host memory kept for the next pause
   bool kept_host_held{};                              ///< held, else given back lazily
+  std::size_t staging_host_bytes{};                   ///< page-locked, for the pause's copies
 };
 
 report_contents collect_report(report_sources const& sources)
@@ -450,7 +451,10 @@ report_contents collect_report(report_sources const& sources)
   report.streams_watched           = streams.watching();
   report.streams_unwatched_because = streams.why_not_watching();
   report.pause                     = sources.pause.status();
-  for (int device = 0; device < max_devices; ++device) { report.kept_host_bytes += stacks.kept_host_bytes(device); }
+  for (int device = 0; device < max_devices; ++device) {
+    report.kept_host_bytes += stacks.kept_host_bytes(device);
+    report.staging_host_bytes += stacks.staging_host_bytes(device);
+  }
   report.kept_host_held = settings().pause_keeps_host_memory;
   for (auto const& entry : wrapped_entry_points()) {
     auto const by_dlsym   = times_installed(entry, found_through::dlsym);
@@ -563,17 +567,22 @@ std::string text_hooks(report_contents const& report)
 }
 
 /// The pause of the device memory, when there was one.
-std::string text_pause(process_pause::summary const& p, std::size_t kept_host_bytes, bool kept_host_held)
+std::string text_pause(report_contents const& report)
 {
+  auto const& p = report.pause;
   if (p.pauses == 0) { return {}; }
   auto text = fmt::format(
     "  {}: {} pause{}; the last gave back {} of device memory and kept {} of contents in host memory{} in {:.0f} ms",
     p.paused ? "PAUSED" : "paused before", p.pauses, plural(p.pauses), rmm::format_bytes(p.device_bytes),
     rmm::format_bytes(p.saved_bytes), p.staged ? "" : " (copied without page-locked staging)", p.pause_ms);
   if (!p.paused) { text += fmt::format(", resumed in {:.0f} ms", p.resume_ms); }
-  if (kept_host_bytes > 0) {
-    text += fmt::format("; {} of host memory kept for the next pause{}", rmm::format_bytes(kept_host_bytes),
-                        kept_host_held ? "" : " until the system needs it");
+  if (report.kept_host_bytes > 0) {
+    text += fmt::format("; {} of host memory kept for the next pause{}", rmm::format_bytes(report.kept_host_bytes),
+                        report.kept_host_held ? "" : " until the system needs it");
+  }
+  if (report.staging_host_bytes > 0) {
+    text += fmt::format("; {} of page-locked host memory held to stage the copies",
+                        rmm::format_bytes(report.staging_host_bytes));
   }
   if (p.fault_device >= 0) {
     text += fmt::format(
@@ -597,7 +606,7 @@ std::string text_report(report_contents const& report, report_detail detail)
   text += text_virtual_memory_hint(report);
   text += text_physical_allocations(report);
   for (auto const& d : report.devices) { text += text_details(d); }
-  text += text_pause(report.pause, report.kept_host_bytes, report.kept_host_held);
+  text += text_pause(report);
   if (!report.streams_watched && !report.streams_unwatched_because.empty() &&
       std::any_of(report.devices.begin(), report.devices.end(),
                   [](device_report const& d) { return d.non_blocking_streams_created > 0; })) {
@@ -684,6 +693,7 @@ std::string json_report(report_contents const& report)
     .member("kept_host_bytes", report.kept_host_bytes)
     .key("kept_host_held")
     .boolean(report.kept_host_held)
+    .member("staging_host_bytes", report.staging_host_bytes)
     .member("held_frees", report.pause.held_frees)
     .member("waited_allocations", report.pause.waited_allocations)
     .member("timed_out_allocations", report.pause.timed_out_allocations)

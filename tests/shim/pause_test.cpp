@@ -288,6 +288,8 @@ TEST(Pause, KeptHostMemoryServesTheNextPauseWithNewerContentsUntilReleased)
   EXPECT_TRUE(contains(json, "\"kept_host_bytes\":")) << json;
   EXPECT_FALSE(contains(json, "\"kept_host_bytes\":0")) << json;
   EXPECT_TRUE(contains(json, "\"kept_host_held\":true")) << json;
+  EXPECT_TRUE(contains(json, "\"staging_host_bytes\":")) << json;
+  EXPECT_FALSE(contains(json, "\"staging_host_bytes\":0,")) << "the copies' page-locked staging is held: " << json;
   EXPECT_EQ(r.value("newer_contents_kept"), "1") << "the second pause copied the contents of its time";
   EXPECT_EQ(r.value("larger_contents_kept"), "1") << "contents larger than the kept memory got memory of their own";
   EXPECT_TRUE(contains(r.value("third_resume_message"), "kept for the next pause")) << r.output;

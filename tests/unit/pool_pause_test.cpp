@@ -165,9 +165,36 @@ TEST(PoolPause, HostMemoryKeptByAResumeHoldsTheNextPausesNewerContents)
   EXPECT_EQ(pool.kept_host_bytes(), larger.saved_bytes);
   for (auto const& block : blocks) { EXPECT_TRUE(still_holds(block)) << "a block's contents at " << block.ptr; }
 
-  EXPECT_EQ(pool.release_kept_host_memory(), larger.saved_bytes);
+  auto const staging = pool.staging_host_bytes();
+  EXPECT_EQ(pool.release_kept_host_memory(), larger.saved_bytes + staging);
   EXPECT_EQ(pool.kept_host_bytes(), 0U);
   EXPECT_EQ(pool.release_kept_host_memory(), 0U) << "nothing is left to give back";
+  for (auto const& block : blocks) { pool.deallocate_sync(block.ptr, block.contents.size()); }
+}
+
+TEST(PoolPause, ReleaseGivesBackTheStagingAndTheNextPauseMakesItAgain)
+{
+  auto pool          = region_pool();
+  std::uint64_t seed = 1;
+  auto blocks        = write_blocks_of_three_sizes(pool, seed);
+  EXPECT_EQ(pool.staging_host_bytes(), 0U) << "no staging before the first pause";
+  auto const first = pool.pause_device_memory(false);
+  ASSERT_TRUE(first.staged) << "the contents went through page-locked staging";
+  auto const staging = pool.staging_host_bytes();
+  EXPECT_GT(staging, 0U);
+  EXPECT_EQ(staging % (2 * 16 * MiB), 0U) << "two 16 MiB buffers a host thread";
+  pool.resume_device_memory(true);
+  EXPECT_EQ(pool.staging_host_bytes(), staging) << "held for the next pause";
+
+  EXPECT_EQ(pool.release_kept_host_memory(), first.saved_bytes + staging);
+  EXPECT_EQ(pool.staging_host_bytes(), 0U);
+
+  for (auto& block : blocks) { block = write_pattern(block.ptr, block.contents.size(), seed++); }
+  auto const again = pool.pause_device_memory(false);
+  EXPECT_TRUE(again.staged) << "a pause after the release stages its copies through new buffers";
+  EXPECT_EQ(pool.staging_host_bytes(), staging);
+  pool.resume_device_memory();
+  for (auto const& block : blocks) { EXPECT_TRUE(still_holds(block)) << "the newer contents at " << block.ptr; }
   for (auto const& block : blocks) { pool.deallocate_sync(block.ptr, block.contents.size()); }
 }
 
@@ -186,7 +213,8 @@ TEST(PoolPause, HostMemoryGivenBackLazilyServesTheNextPausesNewerContents)
     pool.resume_device_memory();
     for (auto const& block : blocks) { EXPECT_TRUE(still_holds(block)) << "the newer contents at " << block.ptr; }
   }
-  EXPECT_EQ(pool.release_kept_host_memory(), first.saved_bytes);
+  auto const staging = pool.staging_host_bytes();
+  EXPECT_EQ(pool.release_kept_host_memory(), first.saved_bytes + staging);
   EXPECT_EQ(pool.kept_host_bytes(), 0U);
   for (auto const& block : blocks) { pool.deallocate_sync(block.ptr, block.contents.size()); }
 }

@@ -52,6 +52,12 @@ std::size_t suballocator_resource<Derived, FreeStore>::kept_host_bytes() const
 }
 
 template <class Derived, class FreeStore>
+std::size_t suballocator_resource<Derived, FreeStore>::staging_host_bytes() const
+{
+  return engine_->staging_host_bytes();
+}
+
+template <class Derived, class FreeStore>
 std::size_t suballocator_resource<Derived, FreeStore>::release_kept_host_memory()
 {
   return engine_->release_kept_host_memory();

@@ -121,7 +121,11 @@ class expandable_region {
   void restore(bool keep_host_memory);
   /// Host memory a restore() kept for the next suspend(), held or given back lazily, in bytes.
   [[nodiscard]] std::size_t kept_host_bytes() const noexcept;
-  /// Gives the host memory a restore() kept back to the system; returns its bytes.
+  /// Page-locked host memory the copies are staged through, made at the first suspend() and held
+  /// for the next ones, in bytes.
+  [[nodiscard]] std::size_t staging_host_bytes() const noexcept;
+  /// Gives the host memory a restore() kept and the staging buffers back to the system; returns
+  /// their bytes. The next suspend() makes new ones.
   std::size_t release_kept_host_memory() noexcept;
   [[nodiscard]] bool suspended() const noexcept { return suspended_ != nullptr; }
 

@@ -303,10 +303,19 @@ std::size_t expandable_region::kept_host_bytes() const noexcept
   return kept_host_ != nullptr ? kept_host_->size() : 0;
 }
 
+std::size_t expandable_region::staging_host_bytes() const noexcept
+{
+  return copier_ != nullptr ? copier_->staging_bytes() : 0;
+}
+
 std::size_t expandable_region::release_kept_host_memory() noexcept
 {
-  auto const bytes = kept_host_bytes();
+  auto const bytes = kept_host_bytes() + staging_host_bytes();
   kept_host_.reset();
+  if (copier_ != nullptr) {
+    rmm::detail::device_context_scope const context{device_};  // its stream and events are the device's
+    copier_.reset();
+  }
   return bytes;
 }
 

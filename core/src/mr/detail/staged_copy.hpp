@@ -38,6 +38,9 @@ class staged_copier {
   /// Copies every piece from the host to the device; returns once all are there.
   void to_device(std::vector<host_piece> const& pieces);
 
+  /// Page-locked host memory the staging buffers hold, in bytes.
+  [[nodiscard]] std::size_t staging_bytes() const noexcept { return staging_.size() * chunk_bytes; }
+
   /// Bytes of one staging buffer: the pieces are copied in chunks of this size at most.
   static constexpr std::size_t chunk_bytes = std::size_t{16} << 20;
 

@@ -128,7 +128,12 @@ class stream_ordered_suballocator {
   {
     return kept_host_bytes_.load(std::memory_order_relaxed);
   }
-  /// Gives that host memory back; returns its bytes.
+  /// Page-locked host memory the pauses' copies are staged through, held for the next pause.
+  [[nodiscard]] std::size_t staging_host_bytes() const noexcept
+  {
+    return staging_host_bytes_.load(std::memory_order_relaxed);
+  }
+  /// Gives that host memory and the staging back; returns their bytes.
   std::size_t release_kept_host_memory();
   [[nodiscard]] bool paused() const noexcept { return region_ != nullptr && region_->suspended(); }
 
@@ -341,8 +346,9 @@ class stream_ordered_suballocator {
 
   arena clean_;  // free memory with no pending work on any stream
 
-  std::mutex growth_mutex_;                      // growth, reclaim and release, one at a time
-  std::atomic<std::size_t> kept_host_bytes_{0};  // region_->kept_host_bytes(), for readers without the lock
+  std::mutex growth_mutex_;                         // growth, reclaim and release, one at a time
+  std::atomic<std::size_t> kept_host_bytes_{0};     // region_->kept_host_bytes(), for readers without the lock
+  std::atomic<std::size_t> staging_host_bytes_{0};  // region_->staging_host_bytes(), likewise
   mutable std::mutex chunks_mutex_;
   std::vector<chunk> chunks_;  // sorted by start
   std::shared_ptr<chunk_starts const> chunk_starts_;

@@ -437,6 +437,7 @@ expandable_region::suspension stream_ordered_suballocator<FreeStore>::pause(bool
   std::sort(free.begin(), free.end(), [](memory_range a, memory_range b) { return a.start < b.start; });
   auto const done = region_->suspend(free, discard);
   kept_host_bytes_.store(region_->kept_host_bytes(), std::memory_order_relaxed);
+  staging_host_bytes_.store(region_->staging_host_bytes(), std::memory_order_relaxed);
   return done;
 }
 
@@ -447,6 +448,7 @@ void stream_ordered_suballocator<FreeStore>::resume(bool keep_host_memory)
   if (!paused()) { throw rmm::logic_error{options_.name + " is not paused"}; }
   region_->restore(keep_host_memory);
   kept_host_bytes_.store(region_->kept_host_bytes(), std::memory_order_relaxed);
+  staging_host_bytes_.store(region_->staging_host_bytes(), std::memory_order_relaxed);
 }
 
 template <class FreeStore>
@@ -455,6 +457,7 @@ std::size_t stream_ordered_suballocator<FreeStore>::release_kept_host_memory()
   std::lock_guard lock{growth_mutex_};
   if (region_ == nullptr) { return 0; }
   kept_host_bytes_.store(0, std::memory_order_relaxed);
+  staging_host_bytes_.store(0, std::memory_order_relaxed);
   return region_->release_kept_host_memory();
 }
 

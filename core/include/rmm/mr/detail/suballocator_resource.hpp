@@ -57,7 +57,11 @@ class suballocator_resource : public device_memory_resource {
   void resume_device_memory(bool keep_host_memory = false);
   /// Host memory a resume kept for the next pause, held or given back lazily, in bytes.
   [[nodiscard]] std::size_t kept_host_bytes() const;
-  /// Gives the host memory a resume kept back to the system; returns its bytes.
+  /// Page-locked host memory the pauses' copies are staged through (16 MiB a buffer, two buffers
+  /// a host thread), made at the first pause and held for the next ones, in bytes.
+  [[nodiscard]] std::size_t staging_host_bytes() const;
+  /// Gives the host memory a resume kept, and the staging, back to the system; returns their
+  /// bytes. The next pause makes new staging.
   std::size_t release_kept_host_memory();
   [[nodiscard]] bool paused() const noexcept;
 
