@@ -349,6 +349,19 @@ class stream_ordered_suballocator {
   std::mutex growth_mutex_;                         // growth, reclaim and release, one at a time
   std::atomic<std::size_t> kept_host_bytes_{0};     // region_->kept_host_bytes(), for readers without the lock
   std::atomic<std::size_t> staging_host_bytes_{0};  // region_->staging_host_bytes(), likewise
+  /// Copies the region's host-memory figures into the atomics above when it leaves its scope,
+  /// however the pause, resume or release under growth_mutex_ ended.
+  struct host_memory_note {
+    stream_ordered_suballocator& engine;
+    explicit host_memory_note(stream_ordered_suballocator& e) noexcept : engine{e} {}
+    host_memory_note(host_memory_note const&)            = delete;
+    host_memory_note& operator=(host_memory_note const&) = delete;
+    ~host_memory_note()
+    {
+      engine.kept_host_bytes_.store(engine.region_->kept_host_bytes(), std::memory_order_relaxed);
+      engine.staging_host_bytes_.store(engine.region_->staging_host_bytes(), std::memory_order_relaxed);
+    }
+  };
   mutable std::mutex chunks_mutex_;
   std::vector<chunk> chunks_;  // sorted by start
   std::shared_ptr<chunk_starts const> chunk_starts_;

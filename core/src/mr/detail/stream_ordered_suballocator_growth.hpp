@@ -435,10 +435,8 @@ expandable_region::suspension stream_ordered_suballocator<FreeStore>::pause(bool
   std::vector<memory_range> free;
   for (auto const& owner : free_ranges_by_owner()) { free.insert(free.end(), owner.begin(), owner.end()); }
   std::sort(free.begin(), free.end(), [](memory_range a, memory_range b) { return a.start < b.start; });
-  auto const done = region_->suspend(free, discard);
-  kept_host_bytes_.store(region_->kept_host_bytes(), std::memory_order_relaxed);
-  staging_host_bytes_.store(region_->staging_host_bytes(), std::memory_order_relaxed);
-  return done;
+  host_memory_note const note{*this};  // a failed pause may have made the staging already
+  return region_->suspend(free, discard);
 }
 
 template <class FreeStore>
@@ -446,9 +444,8 @@ void stream_ordered_suballocator<FreeStore>::resume(bool keep_host_memory)
 {
   std::lock_guard lock{growth_mutex_};
   if (!paused()) { throw rmm::logic_error{options_.name + " is not paused"}; }
+  host_memory_note const note{*this};
   region_->restore(keep_host_memory);
-  kept_host_bytes_.store(region_->kept_host_bytes(), std::memory_order_relaxed);
-  staging_host_bytes_.store(region_->staging_host_bytes(), std::memory_order_relaxed);
 }
 
 template <class FreeStore>
@@ -456,8 +453,7 @@ std::size_t stream_ordered_suballocator<FreeStore>::release_kept_host_memory()
 {
   std::lock_guard lock{growth_mutex_};
   if (region_ == nullptr) { return 0; }
-  kept_host_bytes_.store(0, std::memory_order_relaxed);
-  staging_host_bytes_.store(0, std::memory_order_relaxed);
+  host_memory_note const note{*this};
   return region_->release_kept_host_memory();
 }
 
