@@ -7,6 +7,8 @@
 // takes the pages only when it runs short, so a later fill usually finds them still there).
 // Host only: no GPU needed, but run it on the GPU host to learn that host's figures.
 
+#include "mr/detail/staged_copy_threads.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <sys/mman.h>
@@ -24,9 +26,6 @@ namespace {
 
 constexpr std::size_t huge_page = std::size_t{2} << 20;
 constexpr std::size_t chunk     = std::size_t{16} << 20;
-
-/// The staged copy's host threads: one a core, 2 to 16.
-unsigned copy_threads() { return std::clamp(std::max(2U, std::thread::hardware_concurrency()), 2U, 16U); }
 
 enum class way { fresh_advised, fresh_plain, fresh_populated, fresh_populated_by_chunk, kept, kept_lazily_freed };
 
@@ -91,8 +90,9 @@ std::string first_line(char const* path)
 
 void host_fill(benchmark::State& state, way how)
 {
-  auto const bytes   = static_cast<std::size_t>(state.range(0)) << 30;
-  auto const threads = state.range(1) > 0 ? static_cast<unsigned>(state.range(1)) : copy_threads();
+  auto const bytes = static_cast<std::size_t>(state.range(0)) << 30;
+  auto const threads =
+    state.range(1) > 0 ? static_cast<unsigned>(state.range(1)) : rmm::mr::detail::staged_copy_host_threads();
   std::vector<unsigned char> source(chunk, 0x5a);
   unsigned char* kept     = nullptr;
   bool const lazily_freed = how == way::kept_lazily_freed;

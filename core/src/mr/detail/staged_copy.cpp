@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "staged_copy.hpp"
+#include "staged_copy_threads.hpp"
 
 #include "../../detail/cuda_driver.hpp"
 
@@ -27,16 +28,6 @@ void check(CUresult result, char const* call)
   if (result != CUDA_SUCCESS) {
     throw rmm::cuda_error{fmt::format("staged copy: {}: {}", call, rmm::detail::describe_cu_result(result))};
   }
-}
-
-/// Host threads for the host's side of the copies: one a core, 2 to 16. Into fresh host memory (a
-/// first pause) the copy runs at the rate the kernel hands out zeroed pages, which grows with the
-/// threads; and each thread's two buffers keep more of the link's copies in flight. On a 16-core
-/// H100 host, 16 threads paused and resumed 20 GiB in 0.77 of the time 8 took.
-unsigned host_threads()
-{
-  auto const cores = std::max(2U, std::thread::hardware_concurrency());
-  return std::clamp(cores, 2U, 16U);
 }
 
 }  // namespace
@@ -128,7 +119,7 @@ class staged_copier::host_workers {
   std::vector<std::thread> threads_;
 };
 
-staged_copier::staged_copier() : threads_{host_threads()}
+staged_copier::staged_copier() : threads_{staged_copy_host_threads()}
 {
   // Two buffers a thread: the device fills (or empties) one while the thread copies the other.
   auto const buffers = std::size_t{2} * threads_;
