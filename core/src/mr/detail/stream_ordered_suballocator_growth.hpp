@@ -169,7 +169,10 @@ auto stream_ordered_suballocator<FreeStore>::plan_mapping(std::size_t bytes, std
   }
   // Small steps cost little here (free memory coalesces across them), so a pool grows by a
   // sixteenth of its size, at most the growth step: a fixed 32 MiB would be most of what a pool
-  // that peaks at a few hundred MiB holds beyond its use.
+  // that peaks at a few hundred MiB holds beyond its use. Smaller steps (a thirty-second, a
+  // sixty-fourth, or exactly what a small request lacks) move later blocks into other holes more
+  // than they save at the end: replaying three logs of one ViT program under the shim, they came
+  // out from 0 to 3.7% above this step's peak, which was the same for all three.
   auto const step =
     std::max(granule, std::min(align_up(options_.growth_step, granule), align_up(reserved / 16, granule)));
   mapping.preferred = std::min(std::max(mapping.minimum, step), align_down(room, granule));
