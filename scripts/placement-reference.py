@@ -112,16 +112,15 @@ def main(paths):
     if not paths or any(p in ("-h", "--help") for p in paths):
         print(__doc__.strip())
         return 0 if paths else 64
+    mib = 1 << 20
     print(f"{'log':24} {'peak live':>12} {'first fit':>12} {'ratio':>7} {'best fit':>12} {'ratio':>7}")
     for path in paths:
         events = read_log(path)
         live, first = replay(events, best_fit=False)
         _, best = replay(events, best_fit=True)
-        ratio = (lambda reserved: reserved / live if live else 0.0)
-        name = path.rsplit("/", 1)[-1]
-        mib = 1 << 20
-        print(f"{name:24} {live / mib:8.2f} MiB {first / mib:8.2f} MiB {ratio(first):7.4f} "
-              f"{best / mib:8.2f} MiB {ratio(best):7.4f}")
+        ratios = [reserved / live if live else 0.0 for reserved in (first, best)]
+        print(f"{path.rsplit('/', 1)[-1]:24} {live / mib:8.2f} MiB {first / mib:8.2f} MiB {ratios[0]:7.4f} "
+              f"{best / mib:8.2f} MiB {ratios[1]:7.4f}")
     return 0
 
 
