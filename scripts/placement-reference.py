@@ -31,12 +31,9 @@ def read_log(path):
                 action, pointer, size = row["Action"], row["Pointer"], int(row["Size"])
             except (KeyError, TypeError, ValueError):
                 raise SystemExit(f"{path}:{line}: not a row of an allocation log (Action, Pointer, Size)")
-            if action == "allocate":
-                events.append(("a", pointer, size))
-            elif action == "free":
-                events.append(("f", pointer, size))
-            else:
+            if action not in ("allocate", "free"):
                 raise SystemExit(f"{path}:{line}: unknown action '{action}' (allocate or free)")
+            events.append((action[0], pointer, size))
     return events
 
 
