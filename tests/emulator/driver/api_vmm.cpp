@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +22,8 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <vector>
 
 using namespace rmm_emu;
@@ -33,7 +36,14 @@ struct Physical {
   std::uint64_t size = 0;
   unsigned refs      = 1;  // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
   unsigned mappings  = 0;  // live cuMemMap mappings of it
+  // Shareable as a POSIX file descriptor: the memory is a memfd, which every mapping shares (in
+  // this process and in those it was exported to); -1 for anonymous memory of each mapping's own.
+  int fd        = -1;
+  bool imported = false;  // another process's (cuMemImportFromShareableHandle): not this device's capacity
 };
+
+// The name of the emulator's memfds, by which an imported descriptor is recognised.
+constexpr char kMemfdName[] = "rmm-emu-physical";
 
 struct Mapping {
   std::uint64_t base                  = 0;
@@ -120,7 +130,8 @@ void settle(CUmemGenericAllocationHandle handle)
   if (it == physicals().end()) { return; }
   Physical const& p = it->second;
   if (p.refs != 0 || p.mappings != 0) { return; }
-  return_device_capacity(*device(p.device), p.size);
+  if (p.fd >= 0) { ::close(p.fd); }
+  if (!p.imported) { return_device_capacity(*device(p.device), p.size); }
   physicals().erase(it);
 }
 
@@ -143,6 +154,31 @@ void unmap_one(Mapping const& m)
   mappings().erase(m.base);  // m dangles from here
   if (auto it = physicals().find(handle); it != physicals().end()) { --it->second.mappings; }
   settle(handle);
+}
+
+// A memfd of `bytes` for a shareable physical allocation, its first bytes poisoned as a fresh
+// mapping's are; -1 when the system has none to give.
+int shared_memory(std::uint64_t bytes)
+{
+  int const fd = ::memfd_create(kMemfdName, MFD_CLOEXEC);
+  if (fd < 0) { return -1; }
+  std::vector<unsigned char> poison(std::min<std::uint64_t>(bytes, kVmmPoisonLimit), kFreshPoison);
+  if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0 ||
+      ::pwrite(fd, poison.data(), poison.size(), 0) != static_cast<ssize_t>(poison.size())) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Whether `fd` is a memfd the emulator made (in this process or another).
+bool emulator_memory(int fd)
+{
+  char target[64]          = {};
+  auto const link          = "/proc/self/fd/" + std::to_string(fd);
+  auto const n             = ::readlink(link.c_str(), target, sizeof target - 1);
+  std::string const prefix = std::string{"/memfd:"} + kMemfdName;
+  return n > 0 && std::string_view{target, static_cast<std::size_t>(n)}.starts_with(prefix);
 }
 
 // cuMemCreate / cuMemGetAllocationGranularity: what the emulator can allocate.
@@ -218,7 +254,7 @@ int vmm_pointer_access_flags(std::uint64_t base)
 void vmm_live_stats(int dev, LiveStats& stats)
 {
   for (auto const& [handle, p] : physicals()) {
-    if (dev >= 0 && p.device != dev) { continue; }
+    if ((dev >= 0 && p.device != dev) || p.imported) { continue; }
     ++stats.count;
     stats.bytes += static_cast<long long>(p.size);
   }
@@ -271,11 +307,18 @@ RMM_EMU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
   Device& dev = *device(prop->location.id);
   std::lock_guard lock(memory_mutex());
   if (auto r = take_device_capacity(dev, size); r != CUDA_SUCCESS) { return r; }
-  auto const h = g_next_handle.fetch_add(1);
   Physical p;
   p.prop   = *prop;
   p.device = dev.ordinal();
   p.size   = size;
+  if ((prop->requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0) {
+    p.fd = shared_memory(size);
+    if (p.fd < 0) {
+      return_device_capacity(dev, size);
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+  }
+  auto const h = g_next_handle.fetch_add(1);
   physicals().emplace(h, p);
   *handle = h;
   return CUDA_SUCCESS;
@@ -317,8 +360,8 @@ RMM_EMU_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationPr
   return CUDA_SUCCESS;
 }
 
-// A POSIX file descriptor for another process to import: here a descriptor of /dev/null, since
-// the emulator has no other process to share with; the allocation must have asked for the type.
+// A POSIX file descriptor for another process to import: a duplicate of the allocation's memfd,
+// which the importer maps to the same bytes. The allocation must have asked for the type.
 RMM_EMU_EXPORT CUresult cuMemExportToShareableHandle(void* shareable,
                                                      CUmemGenericAllocationHandle handle,
                                                      CUmemAllocationHandleType type,
@@ -329,13 +372,42 @@ RMM_EMU_EXPORT CUresult cuMemExportToShareableHandle(void* shareable,
   std::lock_guard lock(memory_mutex());
   auto it = physicals().find(handle);
   if (it == physicals().end() || it->second.refs == 0) { return CUDA_ERROR_INVALID_VALUE; }
-  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
-      (it->second.prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == 0) {
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  int const fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || it->second.fd < 0) { return CUDA_ERROR_INVALID_VALUE; }
+  int const fd = ::fcntl(it->second.fd, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) { return CUDA_ERROR_OUT_OF_MEMORY; }
   *static_cast<int*>(shareable) = fd;
+  return CUDA_SUCCESS;
+}
+
+// The allocation behind a descriptor another process exported. The descriptor stays the caller's
+// (the driver keeps a duplicate). Only the emulator's own memfds are accepted.
+RMM_EMU_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle,
+                                                       void* os_handle,
+                                                       CUmemAllocationHandleType type)
+{
+  RMM_EMU_REQUIRE_INIT();
+  if (handle == nullptr || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) { return CUDA_ERROR_INVALID_VALUE; }
+  int const given = static_cast<int>(reinterpret_cast<std::intptr_t>(os_handle));
+  struct stat info {};
+  if (given < 0 || ::fstat(given, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size <= 0 ||
+      !aligned(static_cast<std::uint64_t>(info.st_size)) || !emulator_memory(given)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  Context* ctx = current_context();
+  Physical p;
+  p.prop.type                 = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.prop.location.type        = CU_MEM_LOCATION_TYPE_DEVICE;
+  p.prop.location.id          = ctx != nullptr ? ctx->device().ordinal() : 0;
+  p.prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  p.device                    = p.prop.location.id;
+  p.size                      = static_cast<std::uint64_t>(info.st_size);
+  p.imported                  = true;
+  p.fd                        = ::fcntl(given, F_DUPFD_CLOEXEC, 0);
+  if (p.fd < 0) { return CUDA_ERROR_OUT_OF_MEMORY; }
+  std::lock_guard lock(memory_mutex());
+  auto const h = g_next_handle.fetch_add(1);
+  physicals().emplace(h, p);
+  *handle = h;
   return CUDA_SUCCESS;
 }
 
@@ -423,10 +495,12 @@ cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHand
   if (auto next = mappings().upper_bound(ptr); next != mappings().end() && next->first < ptr + size) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  void* p = ::mmap(reinterpret_cast<void*>(ptr), size, PROT_READ | PROT_WRITE,
-                   MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = phys.fd >= 0 ? ::mmap(reinterpret_cast<void*>(ptr), size, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_SHARED,
+                                  phys.fd, static_cast<off_t>(offset))
+                         : ::mmap(reinterpret_cast<void*>(ptr), size, PROT_READ | PROT_WRITE,
+                                  MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) { return CUDA_ERROR_OUT_OF_MEMORY; }
-  std::memset(p, kFreshPoison, std::min<std::uint64_t>(size, kVmmPoisonLimit));
+  if (phys.fd < 0) { std::memset(p, kFreshPoison, std::min<std::uint64_t>(size, kVmmPoisonLimit)); }
   ++phys.mappings;
   mappings().emplace(ptr, Mapping{ptr, size, handle, 0, 0});
   insert_allocation({ptr, size, size, MemKind::vmm, phys.device, nullptr,
@@ -487,4 +561,31 @@ RMM_EMU_EXPORT CUresult cuMemGetAccess(unsigned long long* flags, CUmemLocation 
   std::uint64_t const bit = std::uint64_t{1} << location->id;
   *flags                  = (m->write & bit) != 0 ? kFlagsReadWrite : (m->read & bit) != 0 ? kFlagsRead : kFlagsNone;
   return CUDA_SUCCESS;
+}
+
+// ---- CUDA IPC of cudaMalloc memory ----
+// Not emulated (allocations of cuMemAlloc are private host memory): refused as a driver refuses
+// memory it cannot share. Memory of cuMemCreate with a POSIX file descriptor type is shared above.
+
+RMM_EMU_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr)
+{
+  RMM_EMU_REQUIRE_INIT();
+  return handle == nullptr ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+RMM_EMU_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr* ptr, CUipcMemHandle, unsigned int)
+{
+  RMM_EMU_REQUIRE_INIT();
+  return ptr == nullptr ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+RMM_EMU_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr* ptr, CUipcMemHandle handle, unsigned int flags)
+{
+  return cuIpcOpenMemHandle_v2(ptr, handle, flags);
+}
+
+RMM_EMU_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr)
+{
+  RMM_EMU_REQUIRE_INIT();
+  return CUDA_ERROR_INVALID_VALUE;  // nothing was opened
 }

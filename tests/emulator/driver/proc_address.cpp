@@ -110,6 +110,12 @@ std::vector<Entry> const& entries()
     RMM_EMU_PROC(cuMemGetAllocationGranularity, 10020, cuMemGetAllocationGranularity),
     RMM_EMU_PROC(cuMemGetAllocationPropertiesFromHandle, 10020, cuMemGetAllocationPropertiesFromHandle),
     RMM_EMU_PROC(cuMemExportToShareableHandle, 10020, cuMemExportToShareableHandle),
+    RMM_EMU_PROC(cuMemImportFromShareableHandle, 10020, cuMemImportFromShareableHandle),
+    // CUDA IPC (refused: see api_vmm.cpp)
+    RMM_EMU_PROC(cuIpcGetMemHandle, 4010, cuIpcGetMemHandle),
+    RMM_EMU_PROC(cuIpcOpenMemHandle, 4010, cuIpcOpenMemHandle),
+    RMM_EMU_PROC(cuIpcOpenMemHandle, 11000, cuIpcOpenMemHandle_v2),
+    RMM_EMU_PROC(cuIpcCloseMemHandle, 4010, cuIpcCloseMemHandle),
     RMM_EMU_PROC(cuMemRetainAllocationHandle, 11000, cuMemRetainAllocationHandle),
     // stream-ordered allocation
     RMM_EMU_PROC(cuMemAllocAsync, 11020, cuMemAllocAsync),

@@ -2,9 +2,12 @@
 // Virtual memory management (cuMemAddressReserve / cuMemCreate / cuMemMap / cuMemSetAccess ...).
 //
 // A reservation is a PROT_NONE, MAP_NORESERVE range of host address space. A physical allocation
-// (cuMemCreate) is only bookkeeping: its size counts against the device's capacity until it is
-// released and no longer mapped. A mapping replaces part of a reservation with fresh anonymous
-// read-write pages (so two mappings of one handle do not share bytes) and is entered in the table
+// (cuMemCreate) is bookkeeping: its size counts against the device's capacity until it is
+// released and no longer mapped. One that asked for a POSIX file descriptor handle type is also a
+// memfd: every mapping of it shares its bytes, and so does every process it is exported to
+// (cuMemExportToShareableHandle, cuMemImportFromShareableHandle), as CUDA IPC of such memory does.
+// Otherwise a mapping replaces part of a reservation with fresh anonymous read-write pages (two
+// mappings of one handle do not share bytes). Each mapping is entered in the table
 // of live allocations as MemKind::vmm, which gives it pointer attributes, cuMemGetAddressRange and
 // bounds checks. Copies and sets reach a mapping only once cuMemSetAccess granted access to it;
 // they may run across adjacent mappings.
