@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,19 +14,18 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
-#include <thread>
 
 namespace rmm::shim {
 
 namespace {
 
-std::uint64_t random_token() noexcept
+/// Sends a reply without pieces.
+void send_status(int connection, CUresult status) noexcept
 {
-  std::uint64_t token = 0;
-  if (::getrandom(&token, sizeof token, 0) != static_cast<ssize_t>(sizeof token)) {
-    token = static_cast<std::uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ULL ^ reinterpret_cast<std::uintptr_t>(&token);
-  }
-  return token;
+  ipc::reply reply{};
+  std::memcpy(reply.magic, ipc::reply_magic, sizeof reply.magic);
+  reply.status = status;
+  (void)ipc::send_message(connection, &reply, sizeof reply, -1);
 }
 
 void explain_once(std::string const& why)
@@ -89,7 +87,7 @@ CUresult ipc_exports::export_block(std::uintptr_t start, std::size_t size, int d
   auto const known =
     std::find_if(exports_.begin(), exports_.end(), [start](exported const& e) { return e.start == start; });
   if (known != exports_.end() && known->size == size && known->device == device) {
-    *out = ipc::encode({static_cast<std::uint32_t>(::getpid()), device, known->id, known->token, size});
+    *out = handle_of(*known);
     return CUDA_SUCCESS;
   }
   std::vector<place> places;
@@ -108,10 +106,9 @@ CUresult ipc_exports::export_block(std::uintptr_t start, std::size_t size, int d
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   if (known != exports_.end()) { exports_.erase(known); }  // a new block at that address
-  exports_.push_back({next_id_++, random_token(), start, size, device, std::move(places), 0, false, {}});
-  count_.store(exports_.size(), std::memory_order_release);
-  auto const& e = exports_.back();
-  *out          = ipc::encode({static_cast<std::uint32_t>(::getpid()), device, e.id, e.token, size});
+  exports_.push_back({next_id_++, ipc::random_u64(), start, size, device, std::move(places), {}, false, {}});
+  count_changed();
+  *out = handle_of(exports_.back());
   return CUDA_SUCCESS;
 }
 
@@ -121,13 +118,13 @@ bool ipc_exports::hold_freed(std::uintptr_t start, kept_block const& block) noex
   auto const found =
     std::find_if(exports_.begin(), exports_.end(), [start](exported const& e) { return e.start == start; });
   if (found == exports_.end()) { return false; }
-  if (found->opened > 0) {
+  if (!found->openers.empty()) {
     found->freed = true;
     found->block = block;
     return true;
   }
   exports_.erase(found);  // its handle opens nothing from now on, as a freed allocation's
-  count_.store(exports_.size(), std::memory_order_release);
+  count_changed();
   return false;
 }
 
@@ -135,85 +132,140 @@ void ipc_exports::forget_device(int device) noexcept
 {
   std::lock_guard lock{mutex_};
   std::erase_if(exports_, [device](exported const& e) { return e.device == device; });
-  count_.store(exports_.size(), std::memory_order_release);
+  count_changed();
+}
+
+CUipcMemHandle ipc_exports::handle_of(exported const& e) const noexcept
+{
+  return ipc::encode({static_cast<std::uint32_t>(::getpid()), e.device, e.id, e.token, e.size, channel_});
 }
 
 bool ipc_exports::serving()
 {
   if (serving_) { return true; }
-  int const listener = ipc::listen_here();
+  std::uint64_t channel = 0;
+  int const listener    = ipc::listen_here(channel);
   if (listener < 0) { return false; }
-  try {
-    std::thread{[this, listener] { serve(listener); }}.detach();
-  } catch (...) {
+  if (!ipc_server::start(listener, *this)) {
+    auto const error = errno;
     ::close(listener);
-    errno = EAGAIN;
+    errno = error;
     return false;
   }
+  channel_ = channel;
   serving_ = true;
   return true;
 }
 
-void ipc_exports::serve(int listener) noexcept
+bool ipc_exports::answer(int connection, ipc::request const& request, pid_t importer) noexcept
 {
-  for (;;) {
-    int const connection = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-    if (connection < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) { continue; }
-      return;
-    }
-    ipc::limit_connection_waits(connection);
-    answer(connection);
-    ::close(connection);
-  }
-}
-
-void ipc_exports::answer(int connection) noexcept
-{
-  ipc::request request{};
-  if (!ipc::receive_message(connection, &request, sizeof request, nullptr) ||
-      std::memcmp(request.magic, ipc::request_magic, sizeof request.magic) != 0) {
-    return;
-  }
-  ipc::reply reply{};
-  std::memcpy(reply.magic, ipc::reply_magic, sizeof reply.magic);
+  auto const kind = ipc::kind_of(request.kind);
   std::unique_lock lock{mutex_};
   auto const found = std::find_if(exports_.begin(), exports_.end(),
                                   [&](exported const& e) { return e.id == request.id && e.token == request.token; });
-  if (found == exports_.end() || !ipc::peer_allowed(connection) ||
-      (found->freed && request.kind == ipc::request_kind::open)) {
-    reply.status = CUDA_ERROR_INVALID_VALUE;  // as for the handle of memory that was freed
-    lock.unlock();
-    (void)ipc::send_message(connection, &reply, sizeof reply, -1);
-    return;
-  }
-  if (request.kind == ipc::request_kind::close) {
-    found->opened = std::max(0, found->opened - 1);
-    std::optional<kept_block> back;
-    if (found->opened == 0 && found->freed) {
-      back = found->block;
-      exports_.erase(found);
-      count_.store(exports_.size(), std::memory_order_release);
-    }
-    lock.unlock();
-    reply.status = CUDA_SUCCESS;
-    (void)ipc::send_message(connection, &reply, sizeof reply, -1);
-    if (back) { give_back_(*back); }
-    return;
-  }
-  auto const e = *found;  // sent without the lock; the block stays while it is held open
-  ++found->opened;
+  bool const known = found != exports_.end();
   lock.unlock();
+  if (std::memcmp(request.magic, ipc::request_magic, sizeof request.magic) != 0 || !kind || !known) {
+    send_status(connection, CUDA_ERROR_INVALID_VALUE);  // as for the handle of memory that was freed
+    return false;
+  }
+  if (*kind == ipc::request_kind::close) {
+    answer_close(connection, request.id, importer);
+    return false;
+  }
+  return answer_open(connection, request.id, importer);
+}
+
+bool ipc_exports::answer_open(int connection, std::uint64_t id, pid_t importer) noexcept
+{
+  std::unique_lock lock{mutex_};
+  auto const found = std::find_if(exports_.begin(), exports_.end(), [id](exported const& e) { return e.id == id; });
+  if (found == exports_.end() || found->freed) {
+    lock.unlock();
+    send_status(connection, CUDA_ERROR_INVALID_VALUE);
+    return false;
+  }
+  std::optional<exported> e;
+  try {
+    e = *found;  // sent without the lock; the block stays while it is held open
+    auto const held =
+      std::find_if(found->openers.begin(), found->openers.end(), [&](auto const& o) { return o.pid == importer; });
+    if (held == found->openers.end()) {
+      found->openers.push_back({importer, 1});
+    } else {
+      ++held->opens;
+    }
+  } catch (...) {
+    lock.unlock();
+    send_status(connection, CUDA_ERROR_OUT_OF_MEMORY);
+    return false;
+  }
+  lock.unlock();
+  ipc::reply reply{};
+  std::memcpy(reply.magic, ipc::reply_magic, sizeof reply.magic);
   reply.status = CUDA_SUCCESS;
-  reply.pieces = static_cast<std::uint32_t>(e.places.size());
-  if (ipc::send_message(connection, &reply, sizeof reply, -1) && send_places(connection, e)) { return; }
+  reply.pieces = static_cast<std::uint32_t>(e->places.size());
+  if (ipc::send_message(connection, &reply, sizeof reply, -1) && send_places(connection, *e)) { return true; }
   // The importer did not get it: it is not open there.
   lock.lock();
-  if (auto const again =
-        std::find_if(exports_.begin(), exports_.end(), [&](exported const& x) { return x.id == e.id; });
+  if (auto const again = std::find_if(exports_.begin(), exports_.end(), [id](exported const& x) { return x.id == id; });
       again != exports_.end()) {
-    again->opened = std::max(0, again->opened - 1);
+    auto const back = drop_open(again, importer, false);
+    lock.unlock();
+    if (back) { give_back_(*back); }
   }
+  return false;
+}
+
+void ipc_exports::answer_close(int connection, std::uint64_t id, pid_t importer) noexcept
+{
+  std::unique_lock lock{mutex_};
+  auto const found = std::find_if(exports_.begin(), exports_.end(), [id](exported const& e) { return e.id == id; });
+  bool const open_there = found != exports_.end() && std::any_of(found->openers.begin(), found->openers.end(),
+                                                                 [&](auto const& o) { return o.pid == importer; });
+  if (!open_there) {
+    lock.unlock();
+    send_status(connection, CUDA_ERROR_INVALID_VALUE);  // a process that never opened it
+    return;
+  }
+  auto const back = drop_open(found, importer, false);
+  lock.unlock();
+  send_status(connection, CUDA_SUCCESS);
+  if (back) { give_back_(*back); }
+}
+
+void ipc_exports::importer_exited(pid_t importer) noexcept
+{
+  std::vector<kept_block> back;
+  {
+    std::lock_guard lock{mutex_};
+    try {
+      back.reserve(exports_.size());
+    } catch (...) {  // no memory for the list: its opens are dropped when memory allows
+      return;
+    }
+    for (std::size_t i = 0; i < exports_.size();) {
+      auto const before = exports_.size();
+      if (auto const block = drop_open(exports_.begin() + static_cast<std::ptrdiff_t>(i), importer, true)) {
+        back.push_back(*block);
+      }
+      if (exports_.size() == before) { ++i; }  // else that export is gone and `i` names the next
+    }
+  }
+  for (auto const& block : back) { give_back_(block); }
+}
+
+std::optional<kept_block> ipc_exports::drop_open(std::vector<exported>::iterator e, pid_t importer, bool all)
+{
+  auto const held =
+    std::find_if(e->openers.begin(), e->openers.end(), [&](auto const& o) { return o.pid == importer; });
+  if (held == e->openers.end()) { return std::nullopt; }
+  if (all || --held->opens == 0) { e->openers.erase(held); }
+  if (!e->openers.empty() || !e->freed) { return std::nullopt; }
+  auto const block = e->block;
+  exports_.erase(e);
+  count_changed();
+  return block;
 }
 
 bool ipc_exports::send_places(int connection, exported const& e) noexcept

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// The blocks this process exported with cuIpcGetMemHandle (ipc_channel.hpp), and the thread that
-// serves them to the processes that open their handles. An exported block that the program frees
-// while another process still has it open is not reused until the last of them closes it (the
-// memory of a native cudaMalloc lives on in the processes that opened it, too).
+// The blocks this process exported with cuIpcGetMemHandle (ipc_channel.hpp), and the answers to
+// the processes that open and close their handles (served by ipc_server.hpp). An exported block
+// that the program frees while another process still has it open is not reused until the last of
+// them closes it or exits (the memory of a native cudaMalloc lives on in the processes that opened
+// it, too). Each open is counted for the process that made it: only that process can close it.
 
+#include "ipc_server.hpp"
 #include "thread_cache.hpp"  // kept_block
 
 #include <cuda.h>
@@ -14,11 +16,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace rmm::shim {
 
-class ipc_exports {
+class ipc_exports final : private ipc_server::handler {
  public:
   /// Gives back a freed block once no other process has it open (called on the serving thread).
   using give_back_fn = void (*)(kept_block const& block) noexcept;
@@ -51,6 +54,12 @@ class ipc_exports {
     bool legacy;
     CUipcMemHandle legacy_handle;
   };
+  /// A process that has an export open, and how many times (a process opens once, but a forged
+  /// or repeated request must not make the count go wrong).
+  struct opener {
+    pid_t pid;
+    int opens;
+  };
   struct exported {
     std::uint64_t id;
     std::uint64_t token;
@@ -58,8 +67,8 @@ class ipc_exports {
     std::size_t size;
     int device;
     std::vector<place> places;
-    int opened;  // processes that have it open now
-    bool freed;  // the program freed it; it waits for the last close
+    std::vector<opener> openers;  // the processes that have it open now
+    bool freed;                   // the program freed it; it waits for the last close
     kept_block block;
   };
 
@@ -67,9 +76,21 @@ class ipc_exports {
   [[nodiscard]] CUresult find_places(std::uintptr_t start, std::size_t size, std::vector<place>& places) const;
   /// Starts the serving thread once per process; false when the socket cannot be made.
   [[nodiscard]] bool serving();
-  void serve(int listener) noexcept;
-  void answer(int connection) noexcept;
+  [[nodiscard]] CUipcMemHandle handle_of(exported const& e) const noexcept;
+
+  // ipc_server::handler, on the serving thread.
+  bool answer(int connection, ipc::request const& request, pid_t importer) noexcept override;
+  void importer_exited(pid_t importer) noexcept override;
+
+  /// An open of export `id` for `importer`: the reply and its pieces sent; true when it was counted.
+  [[nodiscard]] bool answer_open(int connection, std::uint64_t id, pid_t importer) noexcept;
+  /// A close of export `id` by `importer`, which must have it open.
+  void answer_close(int connection, std::uint64_t id, pid_t importer) noexcept;
   [[nodiscard]] bool send_places(int connection, exported const& e) noexcept;
+  /// Takes one open of `importer` off export `e`; the block to give back when that was the last
+  /// open of a freed block. Caller holds mutex_.
+  [[nodiscard]] std::optional<kept_block> drop_open(std::vector<exported>::iterator e, pid_t importer, bool all);
+  void count_changed() noexcept { count_.store(exports_.size(), std::memory_order_release); }
 
   give_back_fn give_back_;
   std::mutex mutex_;
@@ -77,6 +98,7 @@ class ipc_exports {
   std::atomic<std::size_t> count_{0};
   std::uint64_t next_id_{1};  // under mutex_
   bool serving_{false};       // under mutex_
+  std::uint64_t channel_{0};  // the socket's name; under mutex_
 };
 
 }  // namespace rmm::shim

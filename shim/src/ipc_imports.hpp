@@ -3,6 +3,10 @@
 
 // The shim handles (ipc_channel.hpp) this process opened: the exporter's memory under the block,
 // mapped here at addresses of this process's own, and how to undo that at cuIpcCloseMemHandle.
+// What the exporter answers is checked before anything is mapped or allocated for it: its
+// credentials first, then every count, offset and size.
+
+#include "ipc_channel.hpp"
 
 #include <cuda.h>
 
@@ -10,6 +14,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace rmm::shim {
@@ -23,7 +28,8 @@ class ipc_imports {
   /// cuIpcOpenMemHandle of a shim handle: the exporter's block, mapped for the current device;
   /// nothing for any other handle (the driver's own, passed through). The same handle opened again
   /// gives the same address. Opening a handle in the process that exported it is
-  /// CUDA_ERROR_INVALID_CONTEXT, as natively.
+  /// CUDA_ERROR_INVALID_CONTEXT, as natively; CUDA_ERROR_NOT_SUPPORTED where the driver lacks
+  /// what mapping another process's memory takes.
   [[nodiscard]] std::optional<CUresult> open(CUdeviceptr* out, CUipcMemHandle const& handle, unsigned int flags);
 
   /// cuIpcCloseMemHandle of an address open() gave; nothing for any other (passed through). The
@@ -32,15 +38,24 @@ class ipc_imports {
 
  private:
   struct opened {
-    std::uint32_t pid;
-    std::uint64_t id;
-    std::uint64_t token;
+    ipc::handle_fields exporter;
     CUdeviceptr ptr;     // what the program was given
     CUdeviceptr mapped;  // the reservation mapped here (0 for a legacy handle)
     std::size_t span;    // its size
     CUdeviceptr legacy;  // what the driver's open of a legacy handle gave (0: none)
     int references;
   };
+  /// The memory the exporter's answer describes, mapped here: `record` completed, or why not.
+  struct mapping_failure {
+    CUresult result;
+    std::string why;
+    bool answer_broken{false};  ///< the answer broke the protocol: its sender is told nothing more
+  };
+  [[nodiscard]] std::optional<mapping_failure> map_answer(int connection,
+                                                          ipc::reply const& reply,
+                                                          CUdevice device,
+                                                          unsigned int flags,
+                                                          opened& record);
 
   std::mutex mutex_;
   std::vector<opened> opened_;
