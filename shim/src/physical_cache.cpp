@@ -95,6 +95,13 @@ physical_cache::release_action physical_cache::released(handle h)
   return release_action::keep;
 }
 
+bool physical_cache::released_by_program(handle h) const
+{
+  std::lock_guard lock{mutex_};
+  auto const it = records_.find(h);
+  return it != records_.end() && it->second.program_references == 0;
+}
+
 void physical_cache::retained(handle h)
 {
   std::lock_guard lock{mutex_};

@@ -45,6 +45,9 @@ class physical_cache {
     refuse,   ///< the program released every reference already (CUDA_ERROR_INVALID_VALUE)
   };
   [[nodiscard]] release_action released(handle h);
+  /// Whether the program released every reference it had to `h` (one of its own): the driver
+  /// refuses such a handle in every call, whatever the cache keeps of it.
+  [[nodiscard]] bool released_by_program(handle h) const;
   /// cuMemRetainAllocationHandle gave the program one more reference to `h`.
   void retained(handle h);
   /// The program mapped `h` at [address, address + bytes).

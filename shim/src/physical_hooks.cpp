@@ -24,6 +24,19 @@ rmm::shim::physical_cache& cache() noexcept { return rmm::shim::state().physical
 /// The cache, when the program's physical allocations are followed; nothing when the setting is off.
 rmm::shim::physical_cache* followed() noexcept { return rmm::shim::following_physical_memory() ? &cache() : nullptr; }
 
+/// Whether `h` is a handle the program released: the driver still holds it for the cache (mapped,
+/// or kept), so a call on it would succeed where natively it is refused. Refused here instead, so
+/// that a kept handle is never mapped or exported behind the cache's back.
+bool program_released(CUmemGenericAllocationHandle h) noexcept
+{
+  auto* c = followed();
+  try {
+    return c != nullptr && !rmm::shim::passing_through() && c->released_by_program(h);
+  } catch (...) {  // its lock failed: let the driver answer
+    return false;
+  }
+}
+
 /// Gives the driver back the kept allocations no cuMemCreate asked for in a long while.
 void release_expired(PFN_cuMemRelease_v10020 release) noexcept
 {
@@ -89,6 +102,7 @@ RMM_SHIM_EXPORT CUresult cuMemMap(CUdeviceptr ptr,
 {
   auto const map = real()->mem_map;
   if (map == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  if (program_released(handle)) { return CUDA_ERROR_INVALID_VALUE; }
   auto const result = pass_through([&] { return map(ptr, size, offset, handle, flags); });
   if (auto* c = followed(); c != nullptr && result == CUDA_SUCCESS) { c->mapped(ptr, size, handle); }
   return result;
@@ -133,6 +147,7 @@ RMM_SHIM_EXPORT CUresult cuMemExportToShareableHandle(void* shareable,
 {
   auto const export_handle = real()->mem_export_to_shareable_handle;
   if (export_handle == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  if (program_released(handle)) { return CUDA_ERROR_INVALID_VALUE; }
   if (auto* c = followed()) { c->escaped(handle); }  // before: another process may import it at once
   return pass_through([&] { return export_handle(shareable, handle, type, flags); });
 }
@@ -147,6 +162,7 @@ RMM_SHIM_EXPORT CUresult cuMulticastBindMem(CUmemGenericAllocationHandle multica
 {
   auto const bind = real()->multicast_bind_mem;
   if (bind == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
+  if (program_released(handle)) { return CUDA_ERROR_INVALID_VALUE; }
   if (auto* c = followed()) { c->escaped(handle); }
   return pass_through([&] { return bind(multicast, multicast_offset, handle, offset, size, flags); });
 }

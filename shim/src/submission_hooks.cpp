@@ -343,26 +343,32 @@ RMM_SHIM_EXPORT CUresult cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams* p
 
 namespace {
 /// A physical allocation mapped into a sparse array is reachable through the array: never reused.
-void note_array_mappings(CUarrayMapInfo_v1 const* list, unsigned int count)
+/// One the program released is refused, as the driver refuses it. True when the call may go on.
+bool note_array_mappings(CUarrayMapInfo_v1 const* list, unsigned int count)
 {
-  if (!rmm::shim::following_physical_memory()) { return; }
+  if (!rmm::shim::following_physical_memory()) { return true; }
+  auto& cache = rmm::shim::state().physical;
   for (unsigned int i = 0; list != nullptr && i < count; ++i) {
-    if (list[i].memHandleType == CU_MEM_HANDLE_TYPE_GENERIC) {
-      rmm::shim::state().physical.escaped(list[i].memHandle.memHandle);
+    if (list[i].memHandleType == CU_MEM_HANDLE_TYPE_GENERIC && cache.released_by_program(list[i].memHandle.memHandle)) {
+      return false;
     }
   }
+  for (unsigned int i = 0; list != nullptr && i < count; ++i) {
+    if (list[i].memHandleType == CU_MEM_HANDLE_TYPE_GENERIC) { cache.escaped(list[i].memHandle.memHandle); }
+  }
+  return true;
 }
 }  // namespace
 
 RMM_SHIM_EXPORT CUresult cuMemMapArrayAsync(CUarrayMapInfo_v1* mapInfoList, unsigned int count, CUstream hStream)
 {
-  note_array_mappings(mapInfoList, count);
+  if (!note_array_mappings(mapInfoList, count)) { return CUDA_ERROR_INVALID_VALUE; }
   return submit_on(hStream, real()->mem_map_array_async, mapInfoList, count, hStream);
 }
 
 RMM_SHIM_EXPORT CUresult cuMemMapArrayAsync_ptsz(CUarrayMapInfo_v1* mapInfoList, unsigned int count, CUstream hStream)
 {
-  note_array_mappings(mapInfoList, count);
+  if (!note_array_mappings(mapInfoList, count)) { return CUDA_ERROR_INVALID_VALUE; }
   return submit_on(hStream, real()->mem_map_array_async_ptsz, mapInfoList, count, hStream);
 }
 

@@ -53,6 +53,19 @@ TEST(PhysicalCache, AnExportedAllocationIsNeverHandedOutAgain)
   EXPECT_EQ(r.reported("cache_hits"), 0) << r.report;
 }
 
+TEST(PhysicalCache, AReleasedHandleIsRefusedAsTheDriverRefusesIt)
+{
+  for (char const* cache : {"true", "false"}) {
+    auto const r = run_physical("released-handle", {{"RMM_SHIM_PHYSICAL_CACHE", cache}});
+    ASSERT_EQ(r.status, 0) << r.output;
+    for (char const* call : {"map_while_mapped", "export_while_mapped", "map_once_unmapped", "export_once_unmapped"}) {
+      EXPECT_EQ(r.value(call), "CUDA_ERROR_INVALID_VALUE")
+        << call << " with physical_cache = " << cache << ": " << r.output;
+    }
+    EXPECT_EQ(r.value("new_allocation_usable"), "1") << r.output;
+  }
+}
+
 TEST(PhysicalCache, ReleasedAllocationsCountAsFreeAndGiveWayToALargerOne)
 {
   auto const r = run_physical("out-of-memory", {{"RMM_EMU_DEVICE_MEMORY", "256MiB"}});

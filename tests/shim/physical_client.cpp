@@ -151,6 +151,42 @@ int exported()
   return 0;
 }
 
+std::string name_of(CUresult result)
+{
+  char const* name = nullptr;
+  return cuGetErrorName(result, &name) == CUDA_SUCCESS && name != nullptr ? name : std::to_string(result);
+}
+
+/// A handle the program released is refused by every call that takes it, as the driver refuses it,
+/// while still mapped and once cached alike; so it is never mapped or exported behind the cache's
+/// back, and the next cuMemCreate of its size may take it.
+int released_handle()
+{
+  auto const g      = granularity();
+  auto const prop   = device_properties(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+  auto const handle = create(g, prop);
+  auto const at     = map(handle, g);
+  check(cuMemRelease(handle), "cuMemRelease");  // still mapped: the memory stays in use
+  CUdeviceptr other = 0;
+  check(cuMemAddressReserve(&other, g, 0, 0, 0), "cuMemAddressReserve");
+  int fd = -1;
+  std::printf("map_while_mapped=%s\n", name_of(cuMemMap(other, g, 0, handle, 0)).c_str());
+  std::printf("export_while_mapped=%s\n",
+              name_of(cuMemExportToShareableHandle(&fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)).c_str());
+  unmap(at, g);  // kept by the cache from here, when it is on
+  std::printf("map_once_unmapped=%s\n", name_of(cuMemMap(other, g, 0, handle, 0)).c_str());
+  std::printf("export_once_unmapped=%s\n",
+              name_of(cuMemExportToShareableHandle(&fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)).c_str());
+  if (fd >= 0) { ::close(fd); }
+  check(cuMemAddressFree(other, g), "cuMemAddressFree");
+  auto const again    = create(g, prop);
+  auto const again_at = map(again, g);
+  print("new_allocation_usable", usable(again_at, g));
+  unmap(again_at, g);
+  check(cuMemRelease(again), "cuMemRelease");
+  return 0;
+}
+
 std::size_t device_free_bytes()
 {
   std::size_t free_bytes = 0;
@@ -240,6 +276,8 @@ int main(int argc, char** argv)
     status = retain();
   } else if (scenario == "exported") {
     status = exported();
+  } else if (scenario == "released-handle") {
+    status = released_handle();
   } else if (scenario == "out-of-memory") {
     status = out_of_memory();
   } else if (scenario == "served-after-release") {
@@ -249,7 +287,8 @@ int main(int argc, char** argv)
   } else if (scenario == "loop") {
     status = loop();
   } else {
-    std::printf("usage: physical_client reuse|retain|exported|out-of-memory|served-after-release|expiry|loop\n");
+    std::printf(
+      "usage: physical_client reuse|retain|exported|released-handle|out-of-memory|served-after-release|expiry|loop\n");
   }
   std::fflush(stdout);
   return status;
