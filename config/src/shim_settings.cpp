@@ -54,6 +54,13 @@ constexpr std::array<shim_key_text, shim_key_count> shim_key_texts{{
    {},
    0,
    31'536'000},
+  {shim_key::pause_device_wait,
+   value_kind::integer,
+   "seconds a pause waits for the device work submitted before it (a stream held by a host function or a kernel "
+   "that does not end never finishes); past that it gives up and nothing is paused; a resume gives it up at once",
+   {},
+   1,
+   31'536'000},
   {shim_key::pause_keeps_host_memory, value_kind::boolean,
    "after a resume, hold the host memory the contents were copied into, so that the next pause copies into pages "
    "already in use (several times faster than into new ones) at the price of that memory held while the program "

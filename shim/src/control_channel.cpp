@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace rmm::control {
 
@@ -62,17 +64,67 @@ std::optional<command> parse_request(std::string_view line) noexcept
 
 std::string_view request_list() noexcept { return "report, report json, release, pause, pause discard, resume"; }
 
-std::string socket_directory()
+namespace {
+
+/// Whether `path` is a directory owned by this user.
+bool own_directory(char const* path)
 {
-  // XDG_RUNTIME_DIR is this user's by definition where it is set (systemd makes it 0700); /tmp is
-  // everyone's, so the directory there carries the user id and is checked before use.
-  if (char const* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime != nullptr && runtime[0] == '/') {
-    struct stat info {};
-    if (::stat(runtime, &info) == 0 && S_ISDIR(info.st_mode) && info.st_uid == ::geteuid()) {
-      return std::string{runtime} + "/rmm";
-    }
+  struct stat info {};
+  return path != nullptr && path[0] == '/' && ::stat(path, &info) == 0 && S_ISDIR(info.st_mode) &&
+         info.st_uid == ::geteuid();
+}
+
+/// This user's home directory: the password database's, else $HOME; empty when neither is a
+/// directory of this user's.
+std::string home_directory()
+{
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  if (::getpwuid_r(::geteuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr &&
+      own_directory(found->pw_dir)) {
+    return found->pw_dir;
   }
-  return fmt::format("/tmp/rmm-{}", ::geteuid());
+  if (char const* home = std::getenv("HOME"); own_directory(home)) { return home; }
+  return {};
+}
+
+}  // namespace
+
+socket_directory_choice choose_socket_directory()
+{
+  // XDG_RUNTIME_DIR and /run/user/UID are this user's by definition where they exist (systemd makes
+  // them 0700); /tmp is everyone's, so the directory there carries the user id and is checked.
+  std::vector<std::string> candidates;
+  if (char const* runtime = std::getenv("XDG_RUNTIME_DIR"); own_directory(runtime)) {
+    candidates.push_back(std::string{runtime} + "/rmm");
+  }
+  if (auto const run_user = fmt::format("/run/user/{}", ::geteuid()); own_directory(run_user.c_str())) {
+    candidates.push_back(run_user + "/rmm");
+  }
+  candidates.push_back(fmt::format("/tmp/rmm-{}", ::geteuid()));
+  if (auto const home = home_directory(); !home.empty()) {
+    auto const cache = home + "/.cache";
+    if (::mkdir(cache.c_str(), 0700) == 0 || errno == EEXIST) { candidates.push_back(cache + "/rmm"); }
+  }
+  socket_directory_choice choice;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    auto const& dir = candidates[i];
+    if (std::find(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(i), dir) !=
+        candidates.begin() + static_cast<std::ptrdiff_t>(i)) {
+      continue;  // the same directory twice (XDG_RUNTIME_DIR is /run/user/UID)
+    }
+    auto const why = prepare_socket_directory(dir);
+    if (why.empty()) {
+      choice.dir = dir;
+      return choice;
+    }
+    choice.passed_over += (choice.passed_over.empty() ? "" : "; ") + why;
+  }
+  choice.error = choice.passed_over.empty() ? "no directory for the control sockets: set XDG_RUNTIME_DIR"
+                                            : choice.passed_over + "; and no home directory of this user's";
+  choice.passed_over.clear();
+  return choice;
 }
 
 std::string prepare_socket_directory(std::string const& dir)
@@ -161,12 +213,20 @@ asking ask(std::string const& dir, pid_t pid, command c)
     auto const n = ::recv(fd, chunk.data(), chunk.size(), 0);
     if (n < 0) {
       if (errno == EINTR) { continue; }
+      // A reset ends the answer as the end of the connection does (the other end closed with input
+      // of ours unread, or exited).
+      if (errno == ECONNRESET) { break; }
       return fail("cannot read the answer of");
     }
     if (n == 0) { break; }
     reply.append(chunk.data(), static_cast<std::size_t>(n));
   }
   ::close(fd);
+  if (reply.empty()) {
+    result.closed_without_answer = true;
+    result.failure               = fmt::format("{} took the request and closed the connection without an answer", path);
+    return result;
+  }
   auto const end_of_status = reply.find('\n');
   auto const status        = reply.substr(0, end_of_status);
   if (status != "ok" && status != "error") {

@@ -3,9 +3,9 @@
 
 // The control channel between rmm-ctl and the shim of a running process: where the sockets are,
 // what may be asked, and the asking. Each process under the shim listens on `<dir>/<pid>.sock`,
-// where `<dir>` is this user's own directory (mode 0700): $XDG_RUNTIME_DIR/rmm, or /tmp/rmm-<uid>.
-// The socket is mode 0600, and the shim also checks the peer's credentials: only the process's own
-// user gets an answer.
+// where `<dir>` is this user's own directory (mode 0700, choose_socket_directory). The socket is mode
+// 0600, and the shim also checks the peer's credentials: only the process's own user gets an
+// answer. The socket appears under its name only once it listens.
 //
 // A request is one line: a command and its option. The answer is `ok` or `error` on a line of its
 // own, then the text for people (or the JSON report) up to the end of the connection.
@@ -35,8 +35,17 @@ inline constexpr std::size_t max_request_bytes = 256;
 inline constexpr int reply_timeout_seconds   = 600;
 inline constexpr int request_timeout_seconds = 5;
 
-/// This user's control directory (not made).
-[[nodiscard]] std::string socket_directory();
+/// Where this user's control sockets are.
+struct socket_directory_choice {
+  std::string dir;          ///< empty when no candidate would do
+  std::string passed_over;  ///< why earlier candidates were passed over, for people; empty when none was
+  std::string error;        ///< when none would do: why each failed
+};
+/// The first candidate that is this user's alone, made when missing: $XDG_RUNTIME_DIR/rmm,
+/// /run/user/UID/rmm, /tmp/rmm-UID, then <home>/.cache/rmm. /tmp is everyone's, so another user may
+/// have made /tmp/rmm-UID first (where no runtime directory is set: root, su, cron); then the home
+/// directory serves, which nobody else can write. The shim and rmm-ctl choose alike.
+[[nodiscard]] socket_directory_choice choose_socket_directory();
 /// Makes `dir` when missing (mode 0700) and checks that it is this user's alone: a directory, not a
 /// link, owned by this user, with no access for anyone else. An error for people, or empty.
 [[nodiscard]] std::string prepare_socket_directory(std::string const& dir);
@@ -47,11 +56,12 @@ inline constexpr int request_timeout_seconds = 5;
 
 /// What asking a process came to: its answer, or why there is none.
 struct asking {
-  bool ok{false};        ///< the process answered `ok`
-  std::string text;      ///< what it answered after that
-  bool answered{false};  ///< false: it could not be reached, `failure` says why
-  std::string failure;   ///< for people
-  int failure_errno{0};  ///< ECONNREFUSED: nobody listens on the socket any more
+  bool ok{false};                     ///< the process answered `ok`
+  std::string text;                   ///< what it answered after that
+  bool answered{false};               ///< false: it could not be reached, `failure` says why
+  std::string failure;                ///< for people
+  int failure_errno{0};               ///< ECONNREFUSED: nobody listens on the socket any more
+  bool closed_without_answer{false};  ///< it took the request, then closed (exited?) before answering
 };
 /// Asks the process `pid`, whose socket is in `dir`.
 [[nodiscard]] asking ask(std::string const& dir, pid_t pid, command c);

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,6 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cerrno>
@@ -23,7 +26,9 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 namespace rmm::shim {
 
@@ -49,36 +54,65 @@ bool same_user(int connection) noexcept
   return ::getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &peer, &size) == 0 && peer.uid == ::geteuid();
 }
 
-/// The request line, or nothing (the reason in `error`) when it is too long, broken or late. The
-/// whole request must come within the request timeout, however it is split.
-std::optional<std::string> read_request(int connection, std::string& error)
+/// A connection whose request has not all come yet.
+struct waiting_connection {
+  int fd;
+  bool refused;  ///< another user's: told so once its request is in, or its time is up
+  std::chrono::steady_clock::time_point deadline;
+  std::string line{};
+};
+
+constexpr std::size_t max_waiting         = 32;  // of this user's; the oldest gives way
+constexpr std::size_t max_refused_waiting = 8;   // of other users'
+constexpr auto refused_wait               = std::chrono::seconds{1};
+constexpr std::size_t max_discarded_bytes = std::size_t{64} << 10;
+constexpr auto discard_wait               = std::chrono::milliseconds{200};
+
+/// What the bytes of a request so far make.
+enum class request_state { partial, complete, bad };
+
+/// Adds `data` to `line`: a whole request line (its newline taken off), a bad one (the reason in
+/// `error`), or not yet either.
+request_state take(std::string& line, std::string_view data, std::string& error)
 {
-  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds{rmm::control::request_timeout_seconds};
-  std::string line;
-  std::array<char, rmm::control::max_request_bytes + 1> chunk{};
-  while (line.size() <= rmm::control::max_request_bytes) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      error = fmt::format("the request took longer than {} s", rmm::control::request_timeout_seconds);
-      return std::nullopt;
+  line.append(data);
+  if (auto const end = line.find('\n'); end != std::string::npos) {
+    if (end + 1 != line.size()) {
+      error = "one request per connection";
+      return request_state::bad;
     }
-    auto const n = ::recv(connection, chunk.data(), chunk.size() - line.size(), 0);
-    if (n < 0 && errno == EINTR) { continue; }
-    if (n <= 0) {
-      error = n == 0 ? "the request ended before its newline" : fmt::format("no request: {}", std::strerror(errno));
-      return std::nullopt;
-    }
-    line.append(chunk.data(), static_cast<std::size_t>(n));
-    if (auto const end = line.find('\n'); end != std::string::npos) {
-      if (end + 1 != line.size()) {
-        error = "one request per connection";
-        return std::nullopt;
-      }
-      line.pop_back();
-      return line;
-    }
+    line.pop_back();
+    return request_state::complete;
   }
-  error = fmt::format("the request is longer than {} bytes", rmm::control::max_request_bytes);
-  return std::nullopt;
+  if (line.size() > rmm::control::max_request_bytes) {
+    error = fmt::format("the request is longer than {} bytes", rmm::control::max_request_bytes);
+    return request_state::bad;
+  }
+  return request_state::partial;
+}
+
+/// Ends the answer and closes `connection`, having read what the peer sent and was not read (up
+/// to a bound): a socket closed with input unread resets the connection, and the peer would find
+/// the reset instead of the answer. With `wait`, waits a moment for the peer's end.
+void close_gently(int connection, bool wait) noexcept
+{
+  // The end of the answer for the asker, even where a child forked meanwhile holds a copy.
+  (void)::shutdown(connection, SHUT_WR);
+  auto const until = std::chrono::steady_clock::now() + discard_wait;
+  std::array<char, 4096> discard{};
+  for (std::size_t read = 0; read < max_discarded_bytes;) {
+    auto const n = ::recv(connection, discard.data(), discard.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      read += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) || !wait) { break; }
+    auto const left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) { break; }
+    pollfd ready{connection, POLLIN, 0};
+    (void)::poll(&ready, 1, static_cast<int>(left.count()));
+  }
+  ::close(connection);
 }
 
 void send_all(int connection, std::string const& text) noexcept
@@ -123,6 +157,28 @@ control_outcome respond(command c)
   return {false, "unknown command"};
 }
 
+/// The answer to a whole request line of this process's user: `ok` or `error`, then the text.
+std::string answer_to(std::string const& line)
+{
+  try {
+    auto const c = rmm::control::parse_request(line);
+    if (!c) {
+      auto shown = line.substr(0, 64);
+      for (auto& ch : shown) {
+        if (ch < ' ' || ch > '~') { ch = '?'; }
+      }
+      return fmt::format("error\nunknown request '{}': ask one of {}\n", shown, rmm::control::request_list());
+    }
+    if (exiting()) { return "error\nthe process is exiting\n"; }
+    auto const outcome = respond(*c);
+    auto text          = outcome.message;
+    if (!text.empty() && text.back() != '\n') { text += '\n'; }
+    return (outcome.ok ? "ok\n" : "error\n") + text;
+  } catch (std::exception const& e) {
+    return fmt::format("error\n{}\n", e.what());
+  }
+}
+
 }  // namespace
 
 void control_server::start() noexcept
@@ -134,21 +190,31 @@ void control_server::start() noexcept
                  why);
     };
     try {
-      auto const dir = rmm::control::socket_directory();
-      if (auto const why = rmm::control::prepare_socket_directory(dir); !why.empty()) { return refuse(why); }
-      path_ = rmm::control::socket_path(dir, ::getpid());
+      auto const choice = rmm::control::choose_socket_directory();
+      if (choice.dir.empty()) { return refuse(choice.error); }
+      if (!choice.passed_over.empty()) {
+        fmt::print(stderr, "rmm shim: {}; listening for rmm-ctl in {} instead (rmm-ctl looks there too)\n",
+                   choice.passed_over, choice.dir);
+      }
+      path_ = rmm::control::socket_path(choice.dir, ::getpid());
+      // Bound under a name rmm-ctl does not list, and renamed once listening: a socket listed is
+      // always one that answers, never one rmm-ctl could take for stale and remove.
+      auto const starting = fmt::format("{}/.{}.sock.starting", choice.dir, ::getpid());
       sockaddr_un address{};
       address.sun_family = AF_UNIX;
-      if (path_.size() >= sizeof(address.sun_path)) { return refuse("the socket path " + path_ + " is too long"); }
-      std::memcpy(address.sun_path, path_.c_str(), path_.size() + 1);
-      int const fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (starting.size() >= sizeof(address.sun_path)) {
+        return refuse("the socket path " + starting + " is too long");
+      }
+      std::memcpy(address.sun_path, starting.c_str(), starting.size() + 1);
+      int const fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
       if (fd < 0) { return refuse(fmt::format("socket: {}", std::strerror(errno))); }
-      (void)::unlink(path_.c_str());  // left by an earlier process of this id that did not exit cleanly
+      (void)::unlink(starting.c_str());  // left by an earlier process of this id that did not exit cleanly
       if (::bind(fd, reinterpret_cast<sockaddr const*>(&address), sizeof(address)) != 0 ||
-          ::chmod(path_.c_str(), 0600) != 0 || ::listen(fd, 8) != 0) {
+          ::chmod(starting.c_str(), 0600) != 0 || ::listen(fd, 64) != 0 ||
+          ::rename(starting.c_str(), path_.c_str()) != 0) {
         auto const why = fmt::format("{}: {}", path_, std::strerror(errno));
         ::close(fd);
-        (void)::unlink(path_.c_str());
+        (void)::unlink(starting.c_str());
         return refuse(why);
       }
       owner_ = ::getpid();
@@ -162,77 +228,117 @@ void control_server::start() noexcept
 
 void control_server::serve() noexcept
 {
+  using clock = std::chrono::steady_clock;
   (void)::pthread_setname_np(::pthread_self(), "rmm-ctl");
+  std::vector<waiting_connection> waiting;
+  std::vector<pollfd> polled;
+  clock::time_point accept_again{};
+  auto const answer_now = [](waiting_connection const& w, std::string const& text) {
+    send_all(w.fd, text);
+    close_gently(w.fd, false);
+  };
   for (;;) {
-    int const fd = listening_.load(std::memory_order_acquire);
-    if (fd < 0) { return; }
-    int const connection = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (connection < 0) {
-      if (errno == EBADF || errno == EINVAL || errno == ENOTSOCK) { return; }  // the socket was closed
-      // Out of descriptors or kernel memory, or the asker gave up: the next one may fare better.
-      if (errno != EINTR && errno != ECONNABORTED) { std::this_thread::sleep_for(std::chrono::milliseconds{100}); }
-      continue;
-    }
-    // Each request on a thread of its own, so that a question (list, report) is answered while a
-    // pause copies gigabytes; past a few at once, here, which makes the next askers wait.
-    if (answering_.fetch_add(1, std::memory_order_acq_rel) < max_answering) {
-      try {
-        std::thread{[this, connection] {
-          answer_and_close(connection);
-          answering_.fetch_sub(1, std::memory_order_acq_rel);
-        }}.detach();
-        continue;
-      } catch (...) {  // no thread: answered here
+    int const listener = listening_.load(std::memory_order_acquire);
+    if (listener < 0) { return; }
+    try {
+      auto now             = clock::now();
+      bool const accepting = now >= accept_again;
+      auto until           = now + std::chrono::seconds{rmm::control::request_timeout_seconds};
+      polled.clear();
+      polled.push_back({accepting ? listener : -1, POLLIN, 0});
+      for (auto const& w : waiting) {
+        polled.push_back({w.fd, POLLIN, 0});
+        until = std::min(until, w.deadline);
       }
+      if (!accepting) { until = std::min(until, accept_again); }
+      auto const wait = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
+      (void)::poll(polled.data(), polled.size(), static_cast<int>(std::max<long long>(wait, 0)));
+      now = clock::now();
+      // Requests: read what came, without blocking; answer the whole ones, refuse the bad or late.
+      std::size_t index = 1;
+      std::erase_if(waiting, [&](waiting_connection& w) {
+        std::string error;
+        auto state = request_state::partial;
+        if (polled[index++].revents != 0) {
+          std::array<char, rmm::control::max_request_bytes + 1> chunk{};
+          auto const n =
+            ::recv(w.fd, chunk.data(), chunk.size() - std::min(w.line.size(), chunk.size() - 1), MSG_DONTWAIT);
+          if (n > 0) {
+            state = take(w.line, {chunk.data(), static_cast<std::size_t>(n)}, error);
+          } else if (n == 0) {
+            state = request_state::bad;
+            error = "the request ended before its newline";
+          } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            state = request_state::bad;
+            error = fmt::format("no request: {}", std::strerror(errno));
+          }
+        }
+        if (state == request_state::partial && now >= w.deadline) {
+          state = request_state::bad;
+          error = fmt::format("the request took longer than {} s", rmm::control::request_timeout_seconds);
+        }
+        if (state == request_state::partial) { return false; }
+        if (w.refused) {
+          answer_now(w, "error\nrefused: this process answers its own user only\n");
+        } else if (state == request_state::bad) {
+          answer_now(w, "error\n" + error + "\n");
+        } else {
+          dispatch(w.fd, std::move(w.line));
+        }
+        return true;
+      });
+      if (!accepting || (polled[0].revents & POLLIN) == 0) { continue; }
+      for (int accepted = 0; accepted < 64; ++accepted) {
+        int const connection = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (connection < 0) {
+          if (errno == EBADF || errno == EINVAL || errno == ENOTSOCK) { return; }  // the socket was closed
+          if (errno == EINTR || errno == ECONNABORTED) { continue; }
+          // Out of descriptors or kernel memory: the next round may fare better.
+          if (errno != EAGAIN && errno != EWOULDBLOCK) { accept_again = clock::now() + std::chrono::milliseconds{100}; }
+          break;
+        }
+        bool const refused = !same_user(connection);
+        auto const kind    = [refused](waiting_connection const& w) { return w.refused == refused; };
+        if (static_cast<std::size_t>(std::count_if(waiting.begin(), waiting.end(), kind)) >=
+            (refused ? max_refused_waiting : max_waiting)) {
+          auto const oldest = std::find_if(waiting.begin(), waiting.end(), kind);
+          ::close(oldest->fd);  // the oldest has had the longest to speak
+          waiting.erase(oldest);
+        }
+        auto const deadline = refused ? clock::now() + refused_wait
+                                      : clock::now() + std::chrono::seconds{rmm::control::request_timeout_seconds};
+        waiting.push_back({connection, refused, deadline});
+      }
+    } catch (...) {  // no memory for a list: the next round may fare better
+      std::this_thread::sleep_for(std::chrono::milliseconds{100});
     }
-    answer_and_close(connection);
-    answering_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }
 
-void control_server::answer_and_close(int connection) noexcept
+void control_server::dispatch(int connection, std::string request) noexcept
 {
-  answer(connection);
-  // The end of the answer for the asker, even where a child forked meanwhile holds a copy.
-  (void)::shutdown(connection, SHUT_RDWR);
-  ::close(connection);
-}
-
-void control_server::answer(int connection) noexcept
-{
-  try {
-    limit_waits(connection, rmm::control::request_timeout_seconds, rmm::control::reply_timeout_seconds);
-    if (!same_user(connection)) {
-      send_all(connection, "error\nrefused: this process answers its own user only\n");
+  auto const flags = ::fcntl(connection, F_GETFL);
+  if (flags >= 0) { (void)::fcntl(connection, F_SETFL, flags & ~O_NONBLOCK); }
+  limit_waits(connection, rmm::control::request_timeout_seconds, rmm::control::reply_timeout_seconds);
+  auto const answer_and_close = [connection](std::string const& line) {
+    send_all(connection, answer_to(line));
+    close_gently(connection, true);
+  };
+  // Each request on a thread of its own, so that a question (list, report) is answered while a
+  // pause copies gigabytes.
+  if (answering_.fetch_add(1, std::memory_order_acq_rel) < max_answering) {
+    try {
+      std::thread{[this, answer_and_close, line = std::move(request)] {
+        answer_and_close(line);
+        answering_.fetch_sub(1, std::memory_order_acq_rel);
+      }}.detach();
       return;
+    } catch (...) {  // no thread: refused below
     }
-    std::string error;
-    auto const line = read_request(connection, error);
-    if (!line) {
-      send_all(connection, "error\n" + error + "\n");
-      return;
-    }
-    auto const c = rmm::control::parse_request(*line);
-    if (!c) {
-      auto shown = line->substr(0, 64);
-      for (auto& ch : shown) {
-        if (ch < ' ' || ch > '~') { ch = '?'; }
-      }
-      send_all(connection,
-               fmt::format("error\nunknown request '{}': ask one of {}\n", shown, rmm::control::request_list()));
-      return;
-    }
-    if (exiting()) {
-      send_all(connection, "error\nthe process is exiting\n");
-      return;
-    }
-    auto const outcome = respond(*c);
-    auto text          = outcome.message;
-    if (!text.empty() && text.back() != '\n') { text += '\n'; }
-    send_all(connection, (outcome.ok ? "ok\n" : "error\n") + text);
-  } catch (std::exception const& e) {
-    send_all(connection, fmt::format("error\n{}\n", e.what()));
   }
+  answering_.fetch_sub(1, std::memory_order_acq_rel);
+  send_all(connection, fmt::format("error\nthe process is answering {} requests already: ask again\n", max_answering));
+  close_gently(connection, false);
 }
 
 void control_server::stop() noexcept

@@ -2,10 +2,14 @@
 #pragma once
 
 // The shim's end of the control channel (control_channel.hpp): a thread that answers rmm-ctl on
-// this process's socket, each request on a thread of its own (a pause and a resume take turns; a
-// question or a release is answered meanwhile). It starts when the process builds its first stack (a
-// process that never allocates device memory, a shell around the program, gets no socket) and the
-// socket goes at exit.
+// this process's socket. It reads the requests of every connection at once without blocking (a
+// request must be whole within request_timeout_seconds of the connection, however it is split; at
+// most max_waiting wait at once, the oldest giving way), so that slow or idle clients delay
+// nobody, and answers each complete one on a thread of its own (a pause and a resume take turns; a
+// question or a release is answered meanwhile). Another user's connection is refused with a
+// message. Every connection is closed with what the peer sent read, so that it finds the answer,
+// not a reset. It starts when the process builds its first stack (a process that never allocates
+// device memory, a shell around the program, gets no socket) and the socket goes at exit.
 
 #include <atomic>
 #include <mutex>
@@ -27,10 +31,10 @@ class control_server {
 
  private:
   void serve() noexcept;
-  void answer_and_close(int connection) noexcept;
-  void answer(int connection) noexcept;
+  /// Answers a complete request on a thread of its own, or at once when too many are answered.
+  void dispatch(int connection, std::string request) noexcept;
 
-  static constexpr int max_answering = 4;  // requests answered at once, each on a thread
+  static constexpr int max_answering = 16;  // requests answered at once, each on a thread
 
   std::once_flag started_;
   std::atomic<int> listening_{-1};

@@ -77,6 +77,12 @@ namespace {
 /// attribute.
 std::optional<std::size_t> stack_part(shim_state& s, int device, CUmemPool_attribute attribute)
 {
+  // A paused stack holds no device memory: what it reserves and what its blocks use went back to
+  // the device, as cudaMemGetInfo says.
+  if (s.stacks.paused(device) &&
+      (attribute == CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT || attribute == CU_MEMPOOL_ATTR_USED_MEM_CURRENT)) {
+    return 0;
+  }
   auto const stats = s.stacks.statistics(device);  // nullopt: a stack without a sub-allocator
   auto const live  = s.count.totals(device).live_bytes;
   switch (attribute) {

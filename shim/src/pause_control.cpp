@@ -2,6 +2,7 @@
 #include "pause_control.hpp"
 
 #include "contexts.hpp"
+#include "device_work_wait.hpp"
 #include "dispatch.hpp"
 #include "pause_faults.hpp"
 #include "real_driver.hpp"
@@ -66,14 +67,22 @@ std::string why_not_at_rest(shim_state const& s)
 }
 
 /// Waits for the work queued on every device with a stack, all of it before any memory goes: a
-/// kernel on one device may use another's memory (peer access). Why not, or empty.
-std::string wait_for_devices(std::vector<int> const& devices)
+/// kernel on one device may use another's memory (peer access). Gives up after `pause_device_wait`
+/// seconds, or when a resume cancels the pause. Why not, or empty.
+std::string wait_for_devices(shim_state& s, std::vector<int> const& devices)
 {
-  for (auto const device : devices) {
-    scoped_device_context const on_device{device};
-    if (auto const r = real()->ctx_synchronize(); r != CUDA_SUCCESS) {
-      return fmt::format("waiting for the work queued on device {} failed: {}", device, driver_error_name(r));
-    }
+  auto const limit = settings().pause_device_wait;
+  auto const waited =
+    wait_for_device_work(devices, clock::now() + std::chrono::seconds{limit}, [&s] { return s.pause.cancelled(); });
+  switch (waited.end) {
+    case device_wait_end::done: return {};
+    case device_wait_end::failed: return waited.error;
+    case device_wait_end::timed_out:
+      return fmt::format(
+        "the device work submitted before it did not finish within {} s (pause_device_wait): a stream may wait "
+        "for a host function, an event or a kernel that does not end; pause once that work is done",
+        limit);
+    case device_wait_end::cancelled: return "a resume cancelled it while it waited for the device work before it";
   }
   return {};
 }
@@ -159,14 +168,15 @@ control_outcome pause_process(pause_contents contents)
   std::lock_guard operation{s.pause.operation()};
   auto const start = clock::now();
   if (auto why = why_not_now(s); !why.empty()) { return {false, "cannot pause: " + why}; }
+  s.pause.clear_cancel();  // before the gate closes: a resume from then on cancels this pause
   if (!s.pause.close()) { return {false, "cannot pause: the process is paused already"}; }
   // The program's calls wait from here; the stacks are at rest.
   auto const devices = devices_with_stacks(s);
   auto why           = why_not_at_rest(s);
-  if (why.empty()) { why = wait_for_devices(devices); }
+  if (why.empty()) { why = wait_for_devices(s, devices); }
   if (!why.empty()) {
     reopen(s);
-    return {false, "cannot pause: " + why};
+    return {false, "cannot pause: " + why + "; nothing is paused"};
   }
   std::size_t released = 0;
   for (auto const device : devices) { released += release_free_memory_at_rest(device); }
@@ -206,8 +216,19 @@ control_outcome pause_process(pause_contents contents)
 control_outcome resume_process()
 {
   auto& s = state();
+  // A pause under way gives up if it still waits for device work; one past that finishes, and is
+  // resumed below.
+  bool const pausing = s.pause.gate.closed() && !s.pause.status().paused;
+  if (pausing) { s.pause.cancel(); }
   std::lock_guard operation{s.pause.operation()};
-  if (!s.pause.status().paused) { return {false, "cannot resume: the process is not paused"}; }
+  if (!s.pause.status().paused) {
+    if (pausing) {
+      return {true,
+              "the pause under way ended without pausing anything (a resume cancels a pause still waiting for "
+              "device work)"};
+    }
+    return {false, "cannot resume: the process is not paused"};
+  }
   auto const start = clock::now();
   std::vector<int> paused;
   for (auto const device : devices_with_stacks(s)) {

@@ -13,6 +13,7 @@
 #include "pause_gate.hpp"
 #include "thread_cache.hpp"  // kept_block
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -49,6 +50,12 @@ class process_pause {
   /// The device was reset: the frees held for its blocks go with its memory.
   void forget_device(int device) noexcept;
 
+  /// A resume asks the pause under way to give up while it still waits for device work; a pause
+  /// clears the request when it begins.
+  void cancel() noexcept { cancelled_.store(true, std::memory_order_release); }
+  [[nodiscard]] bool cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
+  void clear_cancel() noexcept { cancelled_.store(false, std::memory_order_release); }
+
   /// One pause or resume at a time: held by whoever pauses or resumes.
   [[nodiscard]] std::mutex& operation() noexcept { return operation_; }
 
@@ -72,6 +79,7 @@ class process_pause {
 
  private:
   std::mutex operation_;
+  std::atomic<bool> cancelled_{false};
   mutable std::mutex mutex_;  // what follows
   std::condition_variable running_;
   bool closed_{false};

@@ -8,12 +8,17 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <poll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <atomic>
 #include <chrono>
@@ -338,8 +343,12 @@ int refuse_export()
   auto const blocks = write_blocks(6, 43);
   void* exported    = nullptr;
   check(cudaMalloc(&exported, 1 << 20), "cudaMalloc");
-  cudaIpcMemHandle_t handle{};
-  check(cudaIpcGetMemHandle(&handle, exported), "cudaIpcGetMemHandle");
+  CUipcMemHandle handle{};
+  auto const export_result = cuIpcGetMemHandle(&handle, reinterpret_cast<CUdeviceptr>(exported));
+  if (export_result != CUDA_SUCCESS) {
+    std::printf("FAIL: cuIpcGetMemHandle returned %d\n", static_cast<int>(export_result));
+    return 2;
+  }
   int const while_exported = f.pause(0);
   std::printf("pause_exported=%d\npause_exported_message=%s\n", while_exported, f.message());
   void* more = nullptr;
@@ -360,6 +369,15 @@ int stream_ordered()
 {
   auto const f = shim();
   (void)baseline();
+  cudaMemPool_t pool{};
+  check(cudaDeviceGetDefaultMemPool(&pool, 0), "cudaDeviceGetDefaultMemPool");
+  auto const pool_attribute = [pool](cudaMemPoolAttr attribute) {
+    std::uint64_t value = 0;
+    check(cudaMemPoolGetAttribute(pool, attribute, &value), "cudaMemPoolGetAttribute");
+    return value;
+  };
+  auto const reserved_before = pool_attribute(cudaMemPoolAttrReservedMemCurrent);
+  auto const used_before     = pool_attribute(cudaMemPoolAttrUsedMemCurrent);
   cudaStream_t stream{};
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   std::vector<unsigned char> contents(1 << 20);
@@ -370,7 +388,12 @@ int stream_ordered()
   check(cudaMallocAsync(&freed, 1 << 20, stream), "cudaMallocAsync");
   check(cudaMemcpyAsync(kept, contents.data(), contents.size(), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  std::printf("pool_reserved_grew=%d\n", pool_attribute(cudaMemPoolAttrReservedMemCurrent) > reserved_before ? 1 : 0);
   expect(f.pause(0) == 0, "the pause succeeds");
+  // The default pool's figures say what cudaMemGetInfo says: the paused memory is the device's.
+  std::printf("pool_reserved_paused_is_before=%d\n",
+              pool_attribute(cudaMemPoolAttrReservedMemCurrent) == reserved_before ? 1 : 0);
+  std::printf("pool_used_paused_is_before=%d\n", pool_attribute(cudaMemPoolAttrUsedMemCurrent) == used_before ? 1 : 0);
   std::atomic<int> allocated{0};
   void* waited = nullptr;
   std::thread allocator{[&] {
@@ -596,6 +619,31 @@ std::string send_raw(std::string const& request, std::string const& path = own_s
   return answer;
 }
 
+/// Connects to the socket at `path`, sends `request` and leaves its own end open for writing (as
+/// rmm-ctl does), then reads the answer to the end; says how the connection ended: `eof`, or
+/// `reset` when the shim closed it with input of ours unread.
+std::string send_and_read_strictly(std::string const& request, std::string const& path = own_socket())
+{
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), std::min(path.size() + 1, sizeof(address.sun_path) - 1));
+  int const fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr const*>(&address), sizeof(address)) != 0) {
+    if (fd >= 0) { ::close(fd); }
+    return std::string{"connect: "} + std::strerror(errno);
+  }
+  (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string answer;
+  char chunk[512];
+  ssize_t n = 0;
+  while ((n = ::recv(fd, chunk, sizeof chunk, 0)) > 0) { answer.append(chunk, static_cast<std::size_t>(n)); }
+  ::close(fd);
+  for (auto& c : answer) {
+    if (c == '\n') { c = '|'; }
+  }
+  return answer + (n == 0 ? "end=eof" : std::string{"end="} + (errno == ECONNRESET ? "reset" : std::strerror(errno)));
+}
+
 /// Bad requests get an error and change nothing; another user is kept out by the socket's mode,
 /// and, where the mode is loosened, by the check of the peer's credentials.
 int bad_requests()
@@ -604,6 +652,7 @@ int bad_requests()
   (void)baseline();
   auto const blocks = write_blocks(3, 8);
   std::printf("oversized=%s\n", send_raw(std::string(4096, 'p')).c_str());
+  std::printf("oversized_strict=%s\n", send_and_read_strictly(std::string(4096, 'p')).c_str());
   std::printf("unknown=%s\n", send_raw("pause now\n").c_str());
   std::printf("two_requests=%s\n", send_raw("pause\nresume\n").c_str());
   std::printf("no_newline=%s\n", send_raw("pause").c_str());
@@ -634,12 +683,234 @@ int bad_requests()
              ::chmod(own_socket().c_str(), 0777) == 0,
            "the modes are loosened");
     as_nobody("other_user_loosened");
+    std::fflush(stdout);
+    auto const socket = own_socket();
+    if (pid_t const child = ::fork(); child == 0) {
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) { _exit(3); }
+      std::printf("other_user_strict=%s\n", send_and_read_strictly("report\n", socket).c_str());
+      std::fflush(stdout);
+      _exit(0);
+    } else {
+      ::waitpid(child, nullptr, 0);
+    }
     expect(::chmod(own_socket().c_str(), 0600) == 0 && ::chmod(dir.c_str(), 0700) == 0 &&
              ::chmod(runtime.c_str(), 0700) == 0,
            "the modes are restored");
   }
   free_all(blocks);
   return failures == 0 ? 0 : 1;
+}
+
+/// A connection of this process's own that sends nothing.
+int idle_connection(std::string const& path = own_socket())
+{
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), std::min(path.size() + 1, sizeof(address.sun_path) - 1));
+  int const fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr const*>(&address), sizeof(address)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+long long milliseconds_since(std::chrono::steady_clock::time_point start)
+{
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Idle and slow clients of this user's delay nobody, and a slow one meets its deadline on time.
+int slow_clients()
+{
+  (void)baseline();
+  auto const blocks = write_blocks(2, 21);
+  std::vector<int> idle;
+  for (int i = 0; i < 20; ++i) { idle.push_back(idle_connection()); }
+  auto const pid   = std::to_string(::getpid());
+  auto const start = std::chrono::steady_clock::now();
+  run_ctl("report_beside_idle", pid + " report");
+  std::printf("report_beside_idle_ms=%lld\n", milliseconds_since(start));
+  // A byte every 4 s: the request's 5 s run out between two of them.
+  std::string trickled;
+  std::thread trickle{[&trickled] {
+    int const fd     = idle_connection();
+    auto const begin = std::chrono::steady_clock::now();
+    for (int i = 0; i < 4; ++i) {
+      if (::send(fd, "p", 1, MSG_NOSIGNAL) != 1) { break; }
+      pollfd ready{fd, POLLIN, 0};
+      if (::poll(&ready, 1, 4000) > 0) { break; }  // answered
+    }
+    char chunk[256];
+    auto const n = ::recv(fd, chunk, sizeof chunk, 0);
+    trickled     = n > 0 ? std::string(chunk, static_cast<std::size_t>(n)) : std::string{};
+    std::printf("trickle_answered_ms=%lld\n", milliseconds_since(begin));
+    ::close(fd);
+  }};
+  trickle.join();
+  for (auto& c : trickled) {
+    if (c == '\n') { c = '|'; }
+  }
+  std::printf("trickle_answer=%s\n", trickled.c_str());
+  for (int fd : idle) {
+    if (fd >= 0) { ::close(fd); }
+  }
+  std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
+/// rmm-ctl list removes only the sockets of processes that are gone: not that of a process that
+/// has bound its socket and does not listen yet, and this process's own socket is listed under
+/// its name only once it listens.
+int list_keeps_starting()
+{
+  (void)baseline();
+  auto const blocks   = write_blocks(1, 25);  // the first stack starts the control socket
+  auto const dir      = own_socket().substr(0, own_socket().rfind('/'));
+  pid_t const sleeper = ::fork();
+  if (sleeper == 0) {
+    ::pause();
+    _exit(0);
+  }
+  auto const starting = dir + "/" + std::to_string(sleeper) + ".sock";
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, starting.c_str(), starting.size() + 1);
+  int const bound = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  expect(::bind(bound, reinterpret_cast<sockaddr const*>(&address), sizeof(address)) == 0, "bind (not listening)");
+  run_ctl("list_while_starting", "list");
+  struct stat info {};
+  std::printf("starting_socket_kept=%d\n", ::stat(starting.c_str(), &info) == 0 ? 1 : 0);
+  ::kill(sleeper, SIGKILL);
+  ::waitpid(sleeper, nullptr, 0);
+  run_ctl("list_after_exit", "list");
+  std::printf("stale_socket_removed=%d\n", ::stat(starting.c_str(), &info) != 0 ? 1 : 0);
+  ::close(bound);
+  bool leftover = false;
+  if (DIR* listing = ::opendir(dir.c_str())) {
+    while (auto const* entry = ::readdir(listing)) {
+      leftover = leftover || std::string_view{entry->d_name}.ends_with(".starting");
+    }
+    ::closedir(listing);
+  }
+  std::printf("no_starting_name_left=%d\n", leftover ? 0 : 1);
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
+/// A process that exits while rmm-ctl pauses it: rmm-ctl says so.
+int exit_while_pausing()
+{
+  auto* ready = static_cast<std::atomic<int>*>(
+    mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  new (ready) std::atomic<int>{0};
+  std::fflush(stdout);
+  pid_t const target = ::fork();  // before CUDA starts here
+  if (target == 0) {
+    (void)baseline();
+    void* large = nullptr;
+    check(cudaMalloc(&large, std::size_t{64} << 20), "cudaMalloc (64 MiB of contents)");
+    auto const blocks = write_blocks(2, 23);
+    ready->store(1);
+    ::pause();
+    _exit(0);
+  }
+  while (ready->load() == 0) { std::this_thread::sleep_for(std::chrono::milliseconds{5}); }
+  std::thread killer{[target] {
+    std::this_thread::sleep_for(std::chrono::milliseconds{400});
+    ::kill(target, SIGKILL);
+  }};
+  run_ctl("pause_of_exiting", std::to_string(target) + " pause");
+  killer.join();
+  ::waitpid(target, nullptr, 0);
+  return failures == 0 ? 0 : 1;
+}
+
+/// A pause stuck behind device work (a host function that does not return) gives up after
+/// pause_device_wait, pausing nothing, while an allocation waits and is then served; a resume
+/// cancels such a pause at once.
+int stuck_device()
+{
+  auto const f = shim();
+  (void)baseline();
+  auto const blocks = write_blocks(4, 27);
+  cudaStream_t stream{};
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  static std::atomic<bool> released{false};
+  check(cudaLaunchHostFunc(
+          stream,
+          [](void*) {
+            while (!released.load()) { std::this_thread::sleep_for(std::chrono::milliseconds{5}); }
+          },
+          nullptr),
+        "cudaLaunchHostFunc");
+  // Cancelled by a resume, from another thread, while it waits.
+  std::atomic<long long> cancel_ms{-1};
+  std::string cancelled_message;
+  int cancelled_pause = 0;
+  auto start          = std::chrono::steady_clock::now();
+  std::thread pauser{[&] {
+    cancelled_pause   = f.pause(0);
+    cancelled_message = f.message();
+    cancel_ms.store(milliseconds_since(start));
+  }};
+  std::this_thread::sleep_for(std::chrono::milliseconds{300});
+  int const resumed = f.resume();
+  std::printf("resume_while_pausing=%d\nresume_while_pausing_message=%s\n", resumed, f.message());
+  std::printf("resume_while_pausing_ms=%lld\n", milliseconds_since(start));
+  pauser.join();
+  std::printf("cancelled_pause=%d\ncancelled_pause_message=%s\ncancelled_pause_ms=%lld\n", cancelled_pause,
+              cancelled_message.c_str(), cancel_ms.load());
+  // Given up after pause_device_wait (2 s here); an allocation meanwhile waits, then is served.
+  std::atomic<int> allocation{-2};
+  std::atomic<long long> allocation_ms{-1};
+  start = std::chrono::steady_clock::now();
+  std::thread allocator{[&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds{300});
+    void* p      = nullptr;
+    auto const r = cudaMalloc(&p, 4096);
+    allocation.store(r);
+    allocation_ms.store(milliseconds_since(start));
+    if (p != nullptr) { check(cudaFree(p), "cudaFree"); }
+  }};
+  int const paused = f.pause(0);
+  std::printf("stuck_pause=%d\nstuck_pause_message=%s\nstuck_pause_ms=%lld\n", paused, f.message(),
+              milliseconds_since(start));
+  allocator.join();
+  std::printf("allocation_during_stuck_pause=%s\nallocation_ms=%lld\n",
+              cudaGetErrorName(static_cast<cudaError_t>(allocation.load())), allocation_ms.load());
+  released.store(true);
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  expect(f.pause(0) == 0, "a pause once the work is done succeeds");
+  expect(f.resume() == 0, "its resume succeeds");
+  std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
+  check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  free_all(blocks);
+  return failures == 0 ? 0 : 1;
+}
+
+/// As another user (root becomes 65533) without a runtime directory, where a third user made
+/// /tmp/rmm-65533 first: the shim and rmm-ctl both turn to the home directory.
+int other_user_from_outside()
+{
+  if (::geteuid() != 0) {
+    std::printf("FAIL: this scenario needs root\n");
+    return 2;
+  }
+  std::fflush(stdout);
+  pid_t const child = ::fork();  // before CUDA starts here
+  if (child == 0) {
+    if (::setgid(65533) != 0 || ::setuid(65533) != 0) { _exit(3); }
+    ::setenv("HOME", std::getenv("RMM_TEST_HOME"), 1);
+    ::unsetenv("XDG_RUNTIME_DIR");
+    int const status = from_outside();
+    std::fflush(stdout);
+    _exit(status);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 2;
 }
 
 /// The program's mistake: work on paused memory (a copy here, a kernel's access on a GPU). Its
@@ -702,6 +973,16 @@ int main(int argc, char** argv)
     status = host_memory();
   } else if (scenario == "ask-while-pausing") {
     status = ask_while_pausing();
+  } else if (scenario == "slow-clients") {
+    status = slow_clients();
+  } else if (scenario == "list-keeps-starting") {
+    status = list_keeps_starting();
+  } else if (scenario == "exit-while-pausing") {
+    status = exit_while_pausing();
+  } else if (scenario == "stuck-device") {
+    status = stuck_device();
+  } else if (scenario == "other-user-from-outside") {
+    status = other_user_from_outside();
   } else if (scenario == "fault-while-paused") {
     status = fault_while_paused();
   } else {

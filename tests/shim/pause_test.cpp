@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -108,9 +109,6 @@ TEST(Pause, ACaptureIsRefusedUntilItIsOver)
 
 TEST(Pause, AnIpcExportIsRefusedUntilTheBlockIsFreed)
 {
-  if (rmm::test::current_backend() == rmm::test::backend::emulator) {
-    GTEST_SKIP() << "the emulator has no CUDA IPC (cudaIpcGetMemHandle)";
-  }
   auto const r = run_pause("refuse-export");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("pause_exported"), "-1");
@@ -128,6 +126,10 @@ TEST(Pause, StreamOrderedAllocationsWaitAndFreesAreHeld)
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("allocated_while_paused"), "0") << "cudaMallocAsync waits for the resume";
   EXPECT_EQ(r.value("free_async_while_paused"), "cudaSuccess");
+  EXPECT_EQ(r.value("pool_reserved_grew"), "1") << r.output;
+  EXPECT_EQ(r.value("pool_reserved_paused_is_before"), "1")
+    << "the default pool's reserved memory, paused: " << r.output;
+  EXPECT_EQ(r.value("pool_used_paused_is_before"), "1") << r.output;
   EXPECT_EQ(r.value("resume"), "0") << r.output;
   EXPECT_TRUE(contains(r.value("resume_message"), "1 free made while paused applied")) << r.output;
   EXPECT_EQ(r.value("allocated_after_resume"), "1");
@@ -348,6 +350,8 @@ TEST(Pause, BadRequestsAndOtherUsersAreRefusedAndChangeNothing)
   auto const r = run_pause("bad-requests");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.value("oversized"), "error|the request is longer than 256 bytes")) << r.output;
+  // Refused, the rest of the request read: the client finds the answer and the end, not a reset.
+  EXPECT_TRUE(contains(r.value("oversized_strict"), "error|the request is longer than 256 bytes|end=eof")) << r.output;
   EXPECT_TRUE(contains(r.value("unknown"), "error|unknown request 'pause now'")) << r.output;
   EXPECT_TRUE(contains(r.value("two_requests"), "error|one request per connection")) << r.output;
   EXPECT_TRUE(contains(r.value("no_newline"), "error|the request ended before its newline")) << r.output;
@@ -357,6 +361,93 @@ TEST(Pause, BadRequestsAndOtherUsersAreRefusedAndChangeNothing)
   if (::geteuid() != 0) { GTEST_SKIP() << "acting as another user needs root: run this test as root (CI does)"; }
   EXPECT_TRUE(contains(r.value("other_user"), "Permission denied")) << r.output;
   EXPECT_TRUE(contains(r.value("other_user_loosened"), "error|refused")) << r.output;
+  EXPECT_TRUE(contains(r.value("other_user_strict"), "error|refused")) << r.output;
+  EXPECT_TRUE(contains(r.value("other_user_strict"), "end=eof")) << r.output;
+}
+
+TEST(Pause, SlowAndIdleClientsDelayNobodyAndMeetTheirDeadlineOnTime)
+{
+  auto const r = run_pause("slow-clients");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("report_beside_idle_status"), "0") << r.output;
+  EXPECT_LT(std::stoll(r.value("report_beside_idle_ms")), 2'000) << "20 idle connections held it up: " << r.output;
+  EXPECT_TRUE(contains(r.value("trickle_answer"), "error|the request took longer than 5 s")) << r.output;
+  auto const trickle_ms = std::stoll(r.value("trickle_answered_ms"));
+  EXPECT_GE(trickle_ms, 4'500) << r.output;
+  EXPECT_LT(trickle_ms, 6'500) << "the deadline is kept between bytes too: " << r.output;
+  EXPECT_EQ(r.value("contents_kept"), "1");
+}
+
+TEST(Pause, ListRemovesOnlyTheSocketsOfProcessesThatAreGone)
+{
+  auto const r = run_pause("list-keeps-starting");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("list_while_starting_status"), "0") << r.output;
+  EXPECT_EQ(r.value("starting_socket_kept"), "1") << "a process that binds and does not listen yet: " << r.output;
+  EXPECT_EQ(r.value("stale_socket_removed"), "1") << r.output;
+  EXPECT_EQ(r.value("no_starting_name_left"), "1") << r.output;
+  EXPECT_TRUE(contains(r.value("list_while_starting_output"), "pause_client")) << r.output;
+}
+
+TEST(Pause, RmmCtlSaysSoWhenTheProcessExitsBeforeItAnswers)
+{
+  if (rmm::test::current_backend() != rmm::test::backend::emulator) {
+    GTEST_SKIP() << "needs the emulator's delayed streams to make a pause take seconds";
+  }
+  auto const r = run_pause("exit-while-pausing", {{"RMM_EMU_STREAM_DELAY_US", "100000"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("pause_of_exiting_status"), "1") << r.output;
+  EXPECT_TRUE(contains(r.value("pause_of_exiting_output"), "exited before it answered")) << r.output;
+}
+
+TEST(Pause, APauseStuckBehindDeviceWorkGivesUpOrIsCancelledAndPausesNothing)
+{
+  auto const r = run_pause("stuck-device", {{"RMM_SHIM_PAUSE_DEVICE_WAIT", "2"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  // A resume cancels the pause that waits.
+  EXPECT_EQ(r.value("resume_while_pausing"), "0") << r.output;
+  EXPECT_TRUE(contains(r.value("resume_while_pausing_message"), "ended without pausing anything")) << r.output;
+  EXPECT_LT(std::stoll(r.value("resume_while_pausing_ms")), 1'500) << r.output;
+  EXPECT_EQ(r.value("cancelled_pause"), "-1") << r.output;
+  EXPECT_TRUE(contains(r.value("cancelled_pause_message"), "a resume cancelled it")) << r.output;
+  EXPECT_TRUE(contains(r.value("cancelled_pause_message"), "nothing is paused")) << r.output;
+  // Left alone, it gives up after pause_device_wait.
+  EXPECT_EQ(r.value("stuck_pause"), "-1") << r.output;
+  EXPECT_TRUE(contains(r.value("stuck_pause_message"), "did not finish within 2 s (pause_device_wait)")) << r.output;
+  EXPECT_TRUE(contains(r.value("stuck_pause_message"), "nothing is paused")) << r.output;
+  auto const stuck_ms = std::stoll(r.value("stuck_pause_ms"));
+  EXPECT_GE(stuck_ms, 1'900) << r.output;
+  EXPECT_LT(stuck_ms, 4'000) << r.output;
+  EXPECT_EQ(r.value("allocation_during_stuck_pause"), "cudaSuccess") << "served once the pause gave up: " << r.output;
+  EXPECT_EQ(r.value("contents_kept"), "1") << r.output;
+}
+
+TEST(Pause, WhereAnotherUserMadeTheTmpDirectoryFirstTheHomeDirectoryServes)
+{
+  if (::geteuid() != 0) { GTEST_SKIP() << "acting as two other users needs root: run this test as root (CI does)"; }
+  // User 65533 has no runtime directory, and user 65532 made /tmp/rmm-65533 first.
+  std::string const squatted = "/tmp/rmm-65533";
+  (void)std::system(("rm -rf " + squatted).c_str());
+  ASSERT_EQ(::mkdir(squatted.c_str(), 0700), 0);
+  ASSERT_EQ(::chown(squatted.c_str(), 65532, 65532), 0);
+  auto const home = ::testing::TempDir() + "pause_test_home_" + std::to_string(::getpid());
+  (void)std::system(("rm -rf " + home).c_str());
+  ASSERT_EQ(::mkdir(home.c_str(), 0755), 0);
+  ASSERT_EQ(::chown(home.c_str(), 65533, 65533), 0);
+  // rmm-ctl where user 65533 can run it, whatever the build tree's modes.
+  auto const ctl = ::testing::TempDir() + "rmm-ctl-" + std::to_string(::getpid());
+  ASSERT_EQ(std::system(("cp " + std::string{RMM_CTL} + " " + ctl + " && chmod 755 " + ctl).c_str()), 0);
+  auto const r =
+    run_program(RMM_PAUSE_CLIENT, "other-user-from-outside", {{"RMM_TEST_CTL", ctl}, {"RMM_TEST_HOME", home}});
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("pause_status"), "0") << r.output;
+  EXPECT_EQ(r.value("memory_given_back"), "1") << r.output;
+  EXPECT_EQ(r.value("resume_status"), "0") << r.output;
+  EXPECT_EQ(r.value("contents_kept"), "1") << r.output;
+  EXPECT_TRUE(contains(r.output, "the control directory /tmp/rmm-65533 belongs to user 65532")) << r.output;
+  EXPECT_TRUE(contains(r.output, "listening for rmm-ctl in " + home + "/.cache/rmm instead")) << r.output;
+  EXPECT_TRUE(contains(r.value("list_running_output"), "pause_client")) << "rmm-ctl looked there too: " << r.output;
+  (void)std::system(("rm -rf " + squatted + " " + home + " " + ctl).c_str());
 }
 
 TEST(Pause, WithTheControlSwitchedOffThereIsNoSocket)

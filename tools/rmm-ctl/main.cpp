@@ -7,12 +7,12 @@
 
 #include <fmt/format.h>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,10 +47,16 @@ Exit status: 0 done, 1 the process could not do it or be reached (the reason on 
 wrong command line.
 )";
 
+/// Whether the process runs: it has an entry in /proc and is no zombie (one that exited and
+/// waits for its parent).
 bool process_exists(pid_t pid)
 {
-  struct stat info {};
-  return ::stat(fmt::format("/proc/{}", pid).c_str(), &info) == 0;
+  std::ifstream stat{fmt::format("/proc/{}/stat", pid)};
+  std::string text;
+  if (!std::getline(stat, text)) { return false; }
+  auto const name_end = text.rfind(')');  // the program's name may hold spaces and parentheses
+  return name_end == std::string::npos || name_end + 2 >= text.size() ||
+         (text[name_end + 2] != 'Z' && text[name_end + 2] != 'X');
 }
 
 /// Removes a socket whose process is gone.
@@ -63,9 +69,11 @@ int list(std::string const& dir)
   for (auto const pid : pids) {
     auto const asked = rmm::control::ask(dir, pid, command::ping);
     if (!asked.answered) {
-      if (!process_exists(pid) || asked.failure_errno == ECONNREFUSED) {
+      // Only the socket of a process that is gone is stale. One that refuses connections while its
+      // process runs belongs to a program that no longer listens (it exec'd another): left alone.
+      if (!process_exists(pid)) {
         remove_stale(dir, pid);
-      } else {
+      } else if (asked.failure_errno != ECONNREFUSED) {
         std::fprintf(stderr, "rmm-ctl: %s\n", asked.failure.c_str());
       }
       continue;
@@ -116,6 +124,15 @@ std::optional<command> command_of(std::vector<std::string_view> const& words, st
 int ask_process(std::string const& dir, pid_t pid, command c)
 {
   auto const asked = rmm::control::ask(dir, pid, c);
+  if (asked.closed_without_answer) {
+    if (process_exists(pid)) {
+      std::fprintf(stderr, "rmm-ctl: process %d took the request and closed the connection without an answer\n",
+                   static_cast<int>(pid));
+    } else {
+      std::fprintf(stderr, "rmm-ctl: process %d exited before it answered\n", static_cast<int>(pid));
+    }
+    return 1;
+  }
   if (!asked.answered) {
     if (asked.failure_errno == ENOENT || asked.failure_errno == ECONNREFUSED) {
       std::fprintf(stderr,
@@ -142,12 +159,20 @@ int main(int argc, char** argv)
     std::fputs(help.data(), stdout);
     return 0;
   }
-  // Only a directory of this user's alone is trusted: a socket elsewhere could be anyone's.
-  auto const dir     = rmm::control::socket_directory();
+  // Only a directory of this user's alone is trusted: a socket elsewhere could be anyone's. The
+  // shim chose the same one.
+  std::string dir;
   auto const trusted = [&dir] {
-    auto const why = rmm::control::prepare_socket_directory(dir);
-    if (!why.empty()) { std::fprintf(stderr, "rmm-ctl: %s\n", why.c_str()); }
-    return why.empty();
+    auto const choice = rmm::control::choose_socket_directory();
+    if (choice.dir.empty()) {
+      std::fprintf(stderr, "rmm-ctl: %s\n", choice.error.c_str());
+      return false;
+    }
+    if (!choice.passed_over.empty()) {
+      std::fprintf(stderr, "rmm-ctl: %s; looking in %s instead\n", choice.passed_over.c_str(), choice.dir.c_str());
+    }
+    dir = choice.dir;
+    return true;
   };
   if (args[0] == "list") {
     if (args.size() > 1) { return rmm::tools::report_command_line_error(synopsis, "'list' takes nothing after it"); }

@@ -59,6 +59,7 @@ inline constexpr std::array<std::string_view, 2> free_policy_names{"device_wide"
   KEY(watch_streams, bool, true)                                                        \
   KEY(control, bool, true)                                                              \
   KEY(pause_timeout, std::int64_t, 300)                                                 \
+  KEY(pause_device_wait, std::int64_t, 60)                                              \
   KEY(pause_keeps_host_memory, bool, false)                                             \
   KEY(physical_cache, bool, false)
 
