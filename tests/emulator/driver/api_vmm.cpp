@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -36,8 +37,9 @@ struct Physical {
   std::uint64_t size = 0;
   unsigned refs      = 1;  // cuMemCreate + cuMemRetainAllocationHandle - cuMemRelease
   unsigned mappings  = 0;  // live cuMemMap mappings of it
-  // Shareable as a POSIX file descriptor: the memory is a memfd, which every mapping shares (in
-  // this process and in those it was exported to); -1 for anonymous memory of each mapping's own.
+  // Once exported (or imported), the memory is a memfd, which every mapping shares, in this
+  // process and in those it was exported to; until then (-1) each mapping is anonymous memory of
+  // its own, which the kernel makes faster than shared memory.
   int fd        = -1;
   bool imported = false;  // another process's (cuMemImportFromShareableHandle): not this device's capacity
 };
@@ -156,8 +158,8 @@ void unmap_one(Mapping const& m)
   settle(handle);
 }
 
-// A memfd of `bytes` for a shareable physical allocation, its first bytes poisoned as a fresh
-// mapping's are; -1 when the system has none to give.
+// A memfd of `bytes` for a physical allocation shared with another process, its first bytes
+// poisoned as a fresh mapping's are; -1 when the system has none to give.
 int shared_memory(std::uint64_t bytes)
 {
   int const fd = ::memfd_create(kMemfdName, MFD_CLOEXEC);
@@ -308,16 +310,9 @@ RMM_EMU_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle,
   std::lock_guard lock(memory_mutex());
   if (auto r = take_device_capacity(dev, size); r != CUDA_SUCCESS) { return r; }
   Physical p;
-  p.prop   = *prop;
-  p.device = dev.ordinal();
-  p.size   = size;
-  if ((prop->requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0) {
-    p.fd = shared_memory(size);
-    if (p.fd < 0) {
-      return_device_capacity(dev, size);
-      return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-  }
+  p.prop       = *prop;
+  p.device     = dev.ordinal();
+  p.size       = size;
   auto const h = g_next_handle.fetch_add(1);
   physicals().emplace(h, p);
   *handle = h;
@@ -360,6 +355,37 @@ RMM_EMU_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationPr
   return CUDA_SUCCESS;
 }
 
+namespace {
+
+// Turns `p`'s memory into a memfd at its first export: its mappings' contents are copied in and
+// the mappings replaced by views of it. Callers hold vmm_mapping_mutex() exclusively (no queued
+// copy is inside a mapping) and memory_mutex().
+bool make_shareable(CUmemGenericAllocationHandle handle, Physical& p)
+{
+  if (p.fd >= 0) { return true; }
+  int const fd = shared_memory(p.size);
+  if (fd < 0) { return false; }
+  bool copied = false;
+  for (auto const& [base, m] : mappings()) {
+    if (m.handle != handle) { continue; }
+    auto* at = reinterpret_cast<void*>(base);
+    if (!copied && ::pwrite(fd, at, m.size, 0) != static_cast<ssize_t>(m.size)) {
+      ::close(fd);
+      return false;
+    }
+    copied = true;
+    if (::mmap(at, m.size, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_SHARED, fd, 0) == MAP_FAILED) {
+      std::fprintf(stderr, "rmm CUDA emulator: cannot make a mapping shareable (mmap: %s). Aborting.\n",
+                   std::strerror(errno));
+      std::abort();  // the mapping is gone: a GPU would never lose it
+    }
+  }
+  p.fd = fd;
+  return true;
+}
+
+}  // namespace
+
 // A POSIX file descriptor for another process to import: a duplicate of the allocation's memfd,
 // which the importer maps to the same bytes. The allocation must have asked for the type.
 RMM_EMU_EXPORT CUresult cuMemExportToShareableHandle(void* shareable,
@@ -369,10 +395,15 @@ RMM_EMU_EXPORT CUresult cuMemExportToShareableHandle(void* shareable,
 {
   RMM_EMU_REQUIRE_INIT();
   if (shareable == nullptr || flags != 0) { return CUDA_ERROR_INVALID_VALUE; }
+  std::unique_lock mappings_lock(vmm_mapping_mutex());
   std::lock_guard lock(memory_mutex());
   auto it = physicals().find(handle);
   if (it == physicals().end() || it->second.refs == 0) { return CUDA_ERROR_INVALID_VALUE; }
-  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || it->second.fd < 0) { return CUDA_ERROR_INVALID_VALUE; }
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
+      (it->second.prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (!make_shareable(handle, it->second)) { return CUDA_ERROR_OUT_OF_MEMORY; }
   int const fd = ::fcntl(it->second.fd, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) { return CUDA_ERROR_OUT_OF_MEMORY; }
   *static_cast<int*>(shareable) = fd;

@@ -3,11 +3,12 @@
 //
 // A reservation is a PROT_NONE, MAP_NORESERVE range of host address space. A physical allocation
 // (cuMemCreate) is bookkeeping: its size counts against the device's capacity until it is
-// released and no longer mapped. One that asked for a POSIX file descriptor handle type is also a
-// memfd: every mapping of it shares its bytes, and so does every process it is exported to
-// (cuMemExportToShareableHandle, cuMemImportFromShareableHandle), as CUDA IPC of such memory does.
-// Otherwise a mapping replaces part of a reservation with fresh anonymous read-write pages (two
-// mappings of one handle do not share bytes). Each mapping is entered in the table
+// released and no longer mapped. A mapping replaces part of a reservation with fresh anonymous
+// read-write pages (two mappings of one handle do not share bytes), until the allocation is
+// exported (cuMemExportToShareableHandle, for one that asked for the POSIX file descriptor type):
+// from then on its memory is a memfd that every mapping of it shares, and so does every process
+// that imports it (cuMemImportFromShareableHandle), as CUDA IPC of such memory does. Each mapping
+// is entered in the table
 // of live allocations as MemKind::vmm, which gives it pointer attributes, cuMemGetAddressRange and
 // bounds checks. Copies and sets reach a mapping only once cuMemSetAccess granted access to it;
 // they may run across adjacent mappings.
