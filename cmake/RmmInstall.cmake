@@ -45,3 +45,21 @@ if(NOT RMM_INSTALL_DEBUG_INFO AND CMAKE_STRIP)
       endif()
     endforeach()")
 endif()
+
+# `cpack -G DEB` in the build directory: a Debian package of what `cmake --install` installs (the
+# headers, librmm and rmm::config with their CMake files, the shim, rmm-run, rmm-ctl and
+# rmm-replay), under /usr. The CUDA runtime is not a Debian package (NVIDIA's repository names it
+# cuda-cudart-13-0), so it is recommended rather than required; the rest is Debian's.
+if(PROJECT_IS_TOP_LEVEL)
+  set(CPACK_PACKAGE_NAME rmm)
+  set(CPACK_PACKAGE_VENDOR "rmm")
+  set(CPACK_PACKAGE_CONTACT "rmm maintainers")
+  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+  set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+  set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+  set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libstdc++6 (>= 12), zlib1g, libfmt-dev")
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "cuda-cudart-13-0")
+  set(CPACK_GENERATOR DEB)
+  include(CPack)
+endif()

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+// The wheel's binaries carry the C++ runtime (libstdc++.a), so that they need no newer libstdc++
+// than the system has. libstdc++ 12 refers to arc4random (std::random_device, which nothing in
+// the package uses), and glibc has it only since 2.36: this definition, hidden in each binary,
+// keeps the wheel at glibc 2.34 (manylinux_2_34: RHEL 9, Ubuntu 22.04 and newer).
+#include <stdint.h>
+#include <sys/random.h>
+
+__attribute__((visibility("hidden"))) uint32_t arc4random(void)
+{
+  uint32_t value = 0;
+  while (getrandom(&value, sizeof value, 0) != (ssize_t)sizeof value) {}
+  return value;
+}
