@@ -219,8 +219,6 @@ int listen_here(std::uint64_t& channel) noexcept
   return -1;
 }
 
-void limit_connection_waits(int connection) noexcept { limit_waits(connection); }
-
 bool peer_allowed(int connection, pid_t& pid) noexcept
 {
   auto const peer = credentials_of(connection);

@@ -92,8 +92,6 @@ struct piece {
 /// A listening socket for this process under a fresh random name; its channel in `channel`, or -1
 /// with errno set.
 [[nodiscard]] int listen_here(std::uint64_t& channel) noexcept;
-/// Bounds how long `connection` waits for its peer in each call (30 s).
-void limit_connection_waits(int connection) noexcept;
 /// Whether the peer of `connection` may open this process's exports: the same user, or root. Its
 /// process id in `pid`.
 [[nodiscard]] bool peer_allowed(int connection, pid_t& pid) noexcept;
