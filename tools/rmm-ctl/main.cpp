@@ -11,11 +11,13 @@
 
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -125,6 +127,10 @@ int ask_process(std::string const& dir, pid_t pid, command c)
 {
   auto const asked = rmm::control::ask(dir, pid, c);
   if (asked.closed_without_answer) {
+    // A process that dies closes its sockets a moment before it is gone from /proc's view.
+    for (int wait = 0; wait < 50 && process_exists(pid); ++wait) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    }
     if (process_exists(pid)) {
       std::fprintf(stderr, "rmm-ctl: process %d took the request and closed the connection without an answer\n",
                    static_cast<int>(pid));
