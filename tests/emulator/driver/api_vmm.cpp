@@ -349,8 +349,8 @@ RMM_EMU_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationPr
   RMM_EMU_REQUIRE_INIT();
   if (prop == nullptr) { return CUDA_ERROR_INVALID_VALUE; }
   std::lock_guard lock(memory_mutex());
-  auto it = physicals().find(handle);
-  if (it == physicals().end() || it->second.refs == 0) { return CUDA_ERROR_INVALID_VALUE; }
+  auto it = physicals().find(handle);  // released but still mapped: alive, as on a GPU
+  if (it == physicals().end()) { return CUDA_ERROR_INVALID_VALUE; }
   *prop = it->second.prop;
   return CUDA_SUCCESS;
 }
@@ -397,8 +397,8 @@ RMM_EMU_EXPORT CUresult cuMemExportToShareableHandle(void* shareable,
   if (shareable == nullptr || flags != 0) { return CUDA_ERROR_INVALID_VALUE; }
   std::unique_lock mappings_lock(vmm_mapping_mutex());
   std::lock_guard lock(memory_mutex());
-  auto it = physicals().find(handle);
-  if (it == physicals().end() || it->second.refs == 0) { return CUDA_ERROR_INVALID_VALUE; }
+  auto it = physicals().find(handle);  // released but still mapped: alive, as on a GPU
+  if (it == physicals().end()) { return CUDA_ERROR_INVALID_VALUE; }
   if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR ||
       (it->second.prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == 0) {
     return CUDA_ERROR_INVALID_VALUE;
@@ -513,8 +513,10 @@ cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHand
   if (ptr == 0 || size == 0 || flags != 0) { return CUDA_ERROR_INVALID_VALUE; }
   if (!aligned(ptr) || !aligned(size) || !aligned(offset)) { return CUDA_ERROR_INVALID_VALUE; }
   std::lock_guard lock(memory_mutex());
+  // A handle the program released is still alive while its memory is mapped somewhere: an H100's
+  // driver (580) maps and exports it then; once the last mapping went, it is gone.
   auto pi = physicals().find(handle);
-  if (pi == physicals().end() || pi->second.refs == 0) { return CUDA_ERROR_INVALID_VALUE; }
+  if (pi == physicals().end()) { return CUDA_ERROR_INVALID_VALUE; }
   Physical& phys = pi->second;
   if (offset > phys.size || size > phys.size - offset) { return CUDA_ERROR_INVALID_VALUE; }
   if (offset != 0) { return CUDA_ERROR_NOT_SUPPORTED; }  // as the driver: "currently must be zero"
