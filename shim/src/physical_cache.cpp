@@ -91,15 +91,15 @@ physical_cache::release_action physical_cache::released(handle h)
     --held_;
     return release_action::forward;
   }
-  settle(h, r);
+  (void)settle(h, r);  // not escaped: cached, or left for the last unmapping
   return release_action::keep;
 }
 
-bool physical_cache::released_by_program(handle h) const
+bool physical_cache::gone(handle h) const
 {
   std::lock_guard lock{mutex_};
   auto const it = records_.find(h);
-  return it != records_.end() && it->second.program_references == 0;
+  return it != records_.end() && it->second.program_references == 0 && it->second.mappings == 0;
 }
 
 void physical_cache::retained(handle h)
@@ -117,17 +117,25 @@ void physical_cache::mapped(CUdeviceptr address, std::size_t bytes, handle h)
   mappings_.insert_or_assign(address, std::pair{bytes, h});
 }
 
-void physical_cache::unmapped(CUdeviceptr address, std::size_t bytes)
+std::vector<physical_cache::handle> physical_cache::unmapped(CUdeviceptr address, std::size_t bytes)
 {
   std::lock_guard lock{mutex_};
+  std::vector<handle> to_release;
   for (auto m = mappings_.lower_bound(address); m != mappings_.end() && m->first < address + bytes;) {
     auto const h = m->second.second;
     m            = mappings_.erase(m);
     auto const r = records_.find(h);
     if (r == records_.end() || r->second.mappings == 0) { continue; }
     --r->second.mappings;
-    settle(h, r->second);
+    if (settle(h, r->second)) {
+      records_.erase(r);
+      try {
+        to_release.push_back(h);
+      } catch (...) {  // no memory for the list: the driver's reference stays, the memory with it
+      }
+    }
   }
+  return to_release;
 }
 
 void physical_cache::escaped(handle h)
@@ -147,9 +155,13 @@ std::optional<physical_cache::mapping> physical_cache::mapped_at(CUdeviceptr add
   return mapping{m->second.second, end};
 }
 
-void physical_cache::settle(handle h, record& r)
+bool physical_cache::settle(handle h, record& r)
 {
-  if (r.program_references > 0 || r.mappings > 0 || r.escaped || r.cached) { return; }
+  if (r.program_references > 0 || r.mappings > 0 || r.cached) { return false; }
+  if (r.escaped) {  // released by the program, exported or bound while still mapped
+    --held_;
+    return true;
+  }
   r.cached    = true;
   r.cached_at = creates_;
   cached_order_.emplace_back(creates_, h);
@@ -157,6 +169,7 @@ void physical_cache::settle(handle h, record& r)
   cached_.emplace(r.what, h);
   stats_.cached_bytes += r.what.bytes;
   stats_.peak_cached_bytes = std::max(stats_.peak_cached_bytes, stats_.cached_bytes);
+  return false;
 }
 
 std::vector<physical_cache::drained> physical_cache::drain(int device)

@@ -12,7 +12,10 @@
 // mapped nowhere (cuMemMap / cuMemUnmap / cuMemAddressFree are seen), and it was never exported to
 // another process nor bound where the shim cannot see it go (cuMemExportToShareableHandle,
 // multicast objects, sparse arrays): such a handle is released to the driver as the program
-// asked. The cache keeps the driver's last reference to each handle it holds.
+// asked, once the last of its mappings goes. The cache keeps the driver's last reference to each
+// handle it holds. A handle the program released stays usable while its memory is mapped, as the
+// driver allows; once nothing maps it, the driver would have destroyed it, and the shim refuses
+// every call on it as the driver would (gone()).
 
 #include <cuda.h>
 
@@ -45,16 +48,17 @@ class physical_cache {
     refuse,   ///< the program released every reference already (CUDA_ERROR_INVALID_VALUE)
   };
   [[nodiscard]] release_action released(handle h);
-  /// Whether the program released every reference it had to `h` (one of its own): the driver
-  /// refuses such a handle in every call, whatever the cache keeps of it.
-  [[nodiscard]] bool released_by_program(handle h) const;
+  /// Whether `h` is one the driver would have destroyed: the program released every reference it
+  /// had and nothing maps it (the cache keeps it). The driver refuses such a handle in every call.
+  [[nodiscard]] bool gone(handle h) const;
   /// cuMemRetainAllocationHandle gave the program one more reference to `h`.
   void retained(handle h);
   /// The program mapped `h` at [address, address + bytes).
   void mapped(CUdeviceptr address, std::size_t bytes, handle h);
   /// The program unmapped [address, address + bytes) (cuMemUnmap, or cuMemAddressFree of the
-  /// reservation): every mapping within it is gone.
-  void unmapped(CUdeviceptr address, std::size_t bytes);
+  /// reservation): every mapping within it is gone. Returns the handles the program released that
+  /// escaped meanwhile and are mapped nowhere now, for the caller to release to the driver.
+  [[nodiscard]] std::vector<handle> unmapped(CUdeviceptr address, std::size_t bytes);
   /// `h` reached somewhere the cache cannot follow (exported, bound to a multicast object, mapped
   /// into a sparse array): it is never handed out again.
   void escaped(handle h);
@@ -117,8 +121,10 @@ class physical_cache {
     bool cached{false};
     std::uint64_t cached_at{0};  ///< creates_ when it was cached
   };
-  /// Caches `h` when the program is done with it: no references, no mappings. Caller holds mutex_.
-  void settle(handle h, record& r);
+  /// Caches `h` when the program is done with it: no references, no mappings. True when it is done
+  /// with it but `h` escaped: the record goes, and the cache's reference is the caller's to give
+  /// back to the driver. Caller holds mutex_.
+  [[nodiscard]] bool settle(handle h, record& r);
   /// Takes cached entry `it` out of the cache. Caller holds mutex_.
   drained uncache(std::multimap<key, handle>::iterator it);
 

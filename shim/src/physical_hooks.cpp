@@ -24,16 +24,25 @@ rmm::shim::physical_cache& cache() noexcept { return rmm::shim::state().physical
 /// The cache, when the program's physical allocations are followed; nothing when the setting is off.
 rmm::shim::physical_cache* followed() noexcept { return rmm::shim::following_physical_memory() ? &cache() : nullptr; }
 
-/// Whether `h` is a handle the program released: the driver still holds it for the cache (mapped,
-/// or kept), so a call on it would succeed where natively it is refused. Refused here instead, so
-/// that a kept handle is never mapped or exported behind the cache's back.
-bool program_released(CUmemGenericAllocationHandle h) noexcept
+/// Whether `h` is a handle the program released and nothing maps: natively the driver destroyed it
+/// and refuses it, but the cache keeps it alive, so a call on it would succeed. Refused here
+/// instead, so that a kept handle is never mapped or exported behind the cache's back.
+bool gone(CUmemGenericAllocationHandle h) noexcept
 {
   auto* c = followed();
   try {
-    return c != nullptr && !rmm::shim::passing_through() && c->released_by_program(h);
+    return c != nullptr && !rmm::shim::passing_through() && c->gone(h);
   } catch (...) {  // its lock failed: let the driver answer
     return false;
+  }
+}
+
+/// After an unmapping: the released handles that escaped while mapped go back to the driver, as
+/// the program's release asked.
+void release_escaped(std::vector<CUmemGenericAllocationHandle> const& handles) noexcept
+{
+  if (auto const release = real()->mem_release; release != nullptr) {
+    for (auto const h : handles) { (void)release(h); }
   }
 }
 
@@ -102,7 +111,7 @@ RMM_SHIM_EXPORT CUresult cuMemMap(CUdeviceptr ptr,
 {
   auto const map = real()->mem_map;
   if (map == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  if (program_released(handle)) { return CUDA_ERROR_INVALID_VALUE; }
+  if (gone(handle)) { return CUDA_ERROR_INVALID_VALUE; }
   auto const result = pass_through([&] { return map(ptr, size, offset, handle, flags); });
   if (auto* c = followed(); c != nullptr && result == CUDA_SUCCESS) { c->mapped(ptr, size, handle); }
   return result;
@@ -113,7 +122,7 @@ RMM_SHIM_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, std::size_t size)
   auto const unmap = real()->mem_unmap;
   if (unmap == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
   auto const result = pass_through([&] { return unmap(ptr, size); });
-  if (auto* c = followed(); c != nullptr && result == CUDA_SUCCESS) { c->unmapped(ptr, size); }
+  if (auto* c = followed(); c != nullptr && result == CUDA_SUCCESS) { release_escaped(c->unmapped(ptr, size)); }
   return result;
 }
 
@@ -123,7 +132,7 @@ RMM_SHIM_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, std::size_t size)
   auto const address_free = real()->mem_address_free;
   if (address_free == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
   auto const result = pass_through([&] { return address_free(ptr, size); });
-  if (auto* c = followed(); c != nullptr && result == CUDA_SUCCESS) { c->unmapped(ptr, size); }
+  if (auto* c = followed(); c != nullptr && result == CUDA_SUCCESS) { release_escaped(c->unmapped(ptr, size)); }
   return result;
 }
 
@@ -147,7 +156,7 @@ RMM_SHIM_EXPORT CUresult cuMemExportToShareableHandle(void* shareable,
 {
   auto const export_handle = real()->mem_export_to_shareable_handle;
   if (export_handle == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  if (program_released(handle)) { return CUDA_ERROR_INVALID_VALUE; }
+  if (gone(handle)) { return CUDA_ERROR_INVALID_VALUE; }
   if (auto* c = followed()) { c->escaped(handle); }  // before: another process may import it at once
   return pass_through([&] { return export_handle(shareable, handle, type, flags); });
 }
@@ -162,7 +171,7 @@ RMM_SHIM_EXPORT CUresult cuMulticastBindMem(CUmemGenericAllocationHandle multica
 {
   auto const bind = real()->multicast_bind_mem;
   if (bind == nullptr) { return CUDA_ERROR_NOT_SUPPORTED; }
-  if (program_released(handle)) { return CUDA_ERROR_INVALID_VALUE; }
+  if (gone(handle)) { return CUDA_ERROR_INVALID_VALUE; }
   if (auto* c = followed()) { c->escaped(handle); }
   return pass_through([&] { return bind(multicast, multicast_offset, handle, offset, size, flags); });
 }

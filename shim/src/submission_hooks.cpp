@@ -343,13 +343,14 @@ RMM_SHIM_EXPORT CUresult cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams* p
 
 namespace {
 /// A physical allocation mapped into a sparse array is reachable through the array: never reused.
-/// One the program released is refused, as the driver refuses it. True when the call may go on.
+/// One the driver would have destroyed (released, mapped nowhere) is refused, as the driver
+/// refuses it. True when the call may go on.
 bool note_array_mappings(CUarrayMapInfo_v1 const* list, unsigned int count)
 {
   if (!rmm::shim::following_physical_memory()) { return true; }
   auto& cache = rmm::shim::state().physical;
   for (unsigned int i = 0; list != nullptr && i < count; ++i) {
-    if (list[i].memHandleType == CU_MEM_HANDLE_TYPE_GENERIC && cache.released_by_program(list[i].memHandle.memHandle)) {
+    if (list[i].memHandleType == CU_MEM_HANDLE_TYPE_GENERIC && cache.gone(list[i].memHandle.memHandle)) {
       return false;
     }
   }
