@@ -30,7 +30,7 @@ built=("$staging"/rmm-*.whl)
 [[ -f ${built[0]} ]] || { echo "error: the wheel was not built (run with the pip output: see above)" >&2; exit 1; }
 
 # The oldest glibc it runs with: 2.34 (RHEL 9, Ubuntu 22.04), what this machine's toolchain allows
-# with the C++ runtime linked in (python/wheel/arc4random.c). auditwheel refuses the tag when a
+# with the C++ runtime linked in (python/wheel/arc4random.cpp). auditwheel refuses the tag when a
 # binary needs more, or a library outside the manylinux set; libcudart comes from the
 # nvidia-cuda-runtime wheel (a dependency), libcuda from the driver.
 platform=manylinux_2_34_x86_64
