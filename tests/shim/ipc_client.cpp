@@ -228,6 +228,29 @@ int connect_abstract(std::string const& name, bool blocking = true)
   return fd;
 }
 
+/// Up to `count` connections to the socket `name` that send nothing (as many as it takes at once).
+std::vector<int> hold_connections(std::string const& name, int count)
+{
+  std::vector<int> held;
+  for (int i = 0; i < count; ++i) {
+    if (int const fd = connect_abstract(name, false); fd >= 0) { held.push_back(fd); }
+  }
+  return held;
+}
+
+/// A socket listening on the abstract name `name`, as a process that is no exporter makes one.
+int listen_abstract(std::string const& name)
+{
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path + 1, name.data(), name.size());
+  auto const length  = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  int const listener = socket(AF_UNIX, SOCK_STREAM, 0);
+  require(bind(listener, reinterpret_cast<sockaddr*>(&address), length) == 0 && listen(listener, 8) == 0,
+          "binding the abstract socket " + name);
+  return listener;
+}
+
 ipc::request request_for(CUipcMemHandle const& handle, std::uint32_t kind)
 {
   auto const fields = ipc::decode(handle);
@@ -421,11 +444,7 @@ int idle_connections()
   auto& shared       = *make_shared_state();
   pid_t const idler  = fork_child([&] {
     wait_for(shared.stage, 1);
-    auto const name = socket_of(getppid());
-    std::vector<int> held;
-    for (int i = 0; i < 200; ++i) {
-      if (int const fd = connect_abstract(name, false); fd >= 0) { held.push_back(fd); }
-    }
+    auto const held = hold_connections(socket_of(getppid()), 200);
     shared.count.store(static_cast<long long>(held.size()));
     shared.done.store(1);
     wait_for(shared.stage, 3);
@@ -485,15 +504,8 @@ int forged_exporter()
   auto& shared       = *make_shared_state();
   pid_t const forger = fork_child([&] {
     auto const channel = ipc::random_u64();
-    int const listener = socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    auto const name    = ipc::socket_name(getpid(), channel);
-    std::memcpy(address.sun_path + 1, name.data(), name.size());
-    auto const length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-    require(bind(listener, reinterpret_cast<sockaddr*>(&address), length) == 0 && listen(listener, 8) == 0,
-            "the forger's socket");
-    shared.handle = ipc::encode({static_cast<std::uint32_t>(getpid()), 0, 1, 2, block_size, channel});
+    int const listener = listen_abstract(ipc::socket_name(getpid(), channel));
+    shared.handle      = ipc::encode({static_cast<std::uint32_t>(getpid()), 0, 1, 2, block_size, channel});
     shared.stage.store(1);
     int const connection = accept(listener, nullptr, nullptr);
     ipc::request request{};
@@ -535,14 +547,7 @@ int squatter()
     auto const uid    = become_other_user();
     auto const fields = ipc::decode(shared.handle);
     require(fields.has_value(), "the handle is the shim's");
-    int const listener = socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    auto const name    = ipc::socket_name(static_cast<pid_t>(fields->pid), fields->channel);
-    std::memcpy(address.sun_path + 1, name.data(), name.size());
-    auto const length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-    require(bind(listener, reinterpret_cast<sockaddr*>(&address), length) == 0 && listen(listener, 8) == 0,
-               "the taker binds the exporter's name");
+    int const listener = listen_abstract(ipc::socket_name(static_cast<pid_t>(fields->pid), fields->channel));
     shared.value.store(static_cast<long long>(uid));
     shared.stage.store(4);
     int const connection = accept(listener, nullptr, nullptr);
@@ -576,11 +581,7 @@ int out_of_descriptors()
   auto& shared       = *make_shared_state();
   pid_t const flood  = fork_child([&] {
     wait_for(shared.stage, 2);
-    auto const name = socket_of(getppid());
-    std::vector<int> held;
-    for (int i = 0; i < 40; ++i) {
-      if (int const fd = connect_abstract(name, false); fd >= 0) { held.push_back(fd); }
-    }
+    auto const held = hold_connections(socket_of(getppid()), 40);
     shared.count.store(static_cast<long long>(held.size()));
     usleep(1'000'000);  // the exporter's accepts fail meanwhile
     for (int fd : held) { close(fd); }
