@@ -103,16 +103,17 @@ socket_directory_choice choose_socket_directory()
     candidates.push_back(run_user + "/rmm");
   }
   candidates.push_back(fmt::format("/tmp/rmm-{}", ::geteuid()));
-  if (auto const home = home_directory(); !home.empty()) {
-    auto const cache = home + "/.cache";
-    if (::mkdir(cache.c_str(), 0700) == 0 || errno == EEXIST) { candidates.push_back(cache + "/rmm"); }
-  }
+  auto const home = home_directory();
+  if (!home.empty()) { candidates.push_back(home + "/.cache/rmm"); }
   socket_directory_choice choice;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     auto const& dir = candidates[i];
     if (std::find(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(i), dir) !=
         candidates.begin() + static_cast<std::ptrdiff_t>(i)) {
       continue;  // the same directory twice (XDG_RUNTIME_DIR is /run/user/UID)
+    }
+    if (!home.empty() && dir == home + "/.cache/rmm") {
+      (void)::mkdir((home + "/.cache").c_str(), 0700);  // only when it comes to that: made as XDG's would be
     }
     auto const why = prepare_socket_directory(dir);
     if (why.empty()) {
