@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ipc_server.hpp"
 
+#include "process_state.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -13,10 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <optional>
-#include <sstream>
-#include <string>
 #include <thread>
 #include <vector>
 
@@ -29,33 +28,6 @@ namespace rmm::shim {
 namespace {
 
 using clock = std::chrono::steady_clock;
-
-/// When a process started (field 22 of /proc/PID/stat), and whether it still runs: what tells a
-/// process from a later one of the same id where the kernel has no pidfd (before Linux 5.3).
-struct process_start {
-  unsigned long long ticks{0};
-  bool running{false};
-};
-
-process_start start_of(pid_t pid)
-{
-  std::ifstream stat{"/proc/" + std::to_string(pid) + "/stat"};
-  std::string text;
-  std::getline(stat, text);
-  auto const name_end = text.rfind(')');  // the program's name may hold spaces and parentheses
-  if (name_end == std::string::npos) { return {}; }
-  std::istringstream fields{text.substr(name_end + 2)};
-  std::string field;
-  process_start start;
-  for (int index = 3; fields >> field; ++index) {
-    if (index == 3) { start.running = field != "Z" && field != "X"; }
-    if (index == 22) {
-      start.ticks = std::stoull(field);
-      return start;
-    }
-  }
-  return {};
-}
 
 /// A process that holds exports open, watched until it exits.
 struct watched_process {
@@ -81,24 +53,16 @@ std::optional<watched_process> watch_peer(int connection, pid_t pid)
   }
   if (errno == ESRCH) { return std::nullopt; }
 #endif
-  try {
-    auto const start = start_of(pid);
-    if (!start.running) { return std::nullopt; }
-    return watched_process{pid, -1, start.ticks};
-  } catch (...) {
-    return watched_process{pid, -1, 0};  // watched by its id alone
-  }
+  auto const state = state_of_process(pid);
+  if (!state.running) { return std::nullopt; }
+  return watched_process{pid, -1, state.start_ticks};
 }
 
 /// Whether a process watched without a pidfd has exited.
 bool exited_without_pidfd(watched_process const& w)
 {
-  try {
-    auto const now = start_of(w.pid);
-    return !now.running || (w.start != 0 && now.ticks != w.start);
-  } catch (...) {
-    return false;
-  }
+  auto const now = state_of_process(w.pid);
+  return !now.running || (w.start != 0 && now.start_ticks != w.start);
 }
 
 /// A connection whose request has not all come yet.

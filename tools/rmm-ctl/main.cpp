@@ -4,6 +4,7 @@
 
 #include "command_line_error.hpp"
 #include "control_channel.hpp"
+#include "process_state.hpp"
 
 #include <fmt/format.h>
 
@@ -13,7 +14,6 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,17 +49,8 @@ Exit status: 0 done, 1 the process could not do it or be reached (the reason on 
 wrong command line.
 )";
 
-/// Whether the process runs: it has an entry in /proc and is no zombie (one that exited and
-/// waits for its parent).
-bool process_exists(pid_t pid)
-{
-  std::ifstream stat{fmt::format("/proc/{}/stat", pid)};
-  std::string text;
-  if (!std::getline(stat, text)) { return false; }
-  auto const name_end = text.rfind(')');  // the program's name may hold spaces and parentheses
-  return name_end == std::string::npos || name_end + 2 >= text.size() ||
-         (text[name_end + 2] != 'Z' && text[name_end + 2] != 'X');
-}
+/// Whether the process runs: it has an entry in /proc and is no zombie.
+bool process_exists(pid_t pid) { return rmm::shim::state_of_process(pid).running; }
 
 /// Removes a socket whose process is gone.
 void remove_stale(std::string const& dir, pid_t pid) { (void)::unlink(rmm::control::socket_path(dir, pid).c_str()); }
