@@ -11,8 +11,11 @@
 
 #include <rmm/shim.h>
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 RMM_SHIM_EXPORT int rmm_shim_enabled(void) { return rmm::shim::settings().enabled ? 1 : 0; }
@@ -49,27 +52,86 @@ int answer(rmm::shim::control_outcome&& outcome) noexcept
 }
 }  // namespace
 
-RMM_SHIM_EXPORT int rmm_shim_pause(unsigned int flags)
+namespace {
+
+/// What rmm_shim_pause's flags ask for; nothing (and the answer set) when they are not known.
+std::optional<rmm::shim::pause_contents> contents_of(unsigned int flags, char const* function)
 {
-  if ((flags & ~RMM_SHIM_PAUSE_DISCARD) != 0) {
-    return answer({false, "rmm_shim_pause: unknown flags (the only one is RMM_SHIM_PAUSE_DISCARD)"});
+  using rmm::shim::pause_contents;
+  if ((flags & ~(RMM_SHIM_PAUSE_DISCARD | RMM_SHIM_PAUSE_KEEP)) != 0) {
+    (void)answer({false, std::string{function} +
+                           ": unknown flags (the only ones are RMM_SHIM_PAUSE_DISCARD and RMM_SHIM_PAUSE_KEEP)"});
+    return std::nullopt;
   }
+  if (flags == (RMM_SHIM_PAUSE_DISCARD | RMM_SHIM_PAUSE_KEEP)) {
+    (void)answer({false, std::string{function} + ": RMM_SHIM_PAUSE_DISCARD and RMM_SHIM_PAUSE_KEEP contradict"});
+    return std::nullopt;
+  }
+  if ((flags & RMM_SHIM_PAUSE_DISCARD) != 0) { return pause_contents::discard; }
+  if ((flags & RMM_SHIM_PAUSE_KEEP) != 0) { return pause_contents::keep; }
+  return pause_contents::as_tagged;
+}
+
+}  // namespace
+
+RMM_SHIM_EXPORT int rmm_shim_pause_tag(char const* tag, unsigned int flags)
+{
+  auto const contents = contents_of(flags, "rmm_shim_pause");
+  if (!contents) { return -1; }
   try {
-    auto const contents =
-      (flags & RMM_SHIM_PAUSE_DISCARD) != 0 ? rmm::shim::pause_contents::discard : rmm::shim::pause_contents::keep;
-    return answer(rmm::shim::pause_process(contents));
+    return answer(tag == nullptr ? rmm::shim::pause_process(*contents) : rmm::shim::pause_tag(tag, *contents));
   } catch (std::exception const& e) {
     return answer({false, std::string{"cannot pause: "} + e.what()});
   }
 }
 
-RMM_SHIM_EXPORT int rmm_shim_resume(void)
+RMM_SHIM_EXPORT int rmm_shim_pause(unsigned int flags) { return rmm_shim_pause_tag(nullptr, flags); }
+
+RMM_SHIM_EXPORT int rmm_shim_resume_tag(char const* tag)
 {
   try {
-    return answer(rmm::shim::resume_process());
+    return answer(tag == nullptr ? rmm::shim::resume_process() : rmm::shim::resume_tag(tag));
   } catch (std::exception const& e) {
     return answer({false, std::string{"cannot resume: "} + e.what()});
   }
 }
 
+RMM_SHIM_EXPORT int rmm_shim_resume(void) { return rmm_shim_resume_tag(nullptr); }
+
 RMM_SHIM_EXPORT char const* rmm_shim_last_message(void) { return last_message.c_str(); }
+
+RMM_SHIM_EXPORT int rmm_shim_region_begin(char const* tag, unsigned int flags)
+{
+  if ((flags & ~(RMM_SHIM_REGION_DISCARD | RMM_SHIM_REGION_ALL_THREADS)) != 0) {
+    return answer({false,
+                   "rmm_shim_region_begin: unknown flags (the only ones are RMM_SHIM_REGION_DISCARD and "
+                   "RMM_SHIM_REGION_ALL_THREADS)"});
+  }
+  try {
+    std::string const name = tag == nullptr ? std::string{} : std::string{tag};
+    if (auto why = rmm::shim::region_table::why_not_a_name(name); !why.empty()) {
+      return answer({false, "rmm_shim_region_begin: " + why});
+    }
+    std::string error;
+    auto& regions     = rmm::shim::state().regions;
+    auto const region = regions.find_or_add(name, (flags & RMM_SHIM_REGION_DISCARD) != 0, error);
+    if (!region || !rmm::shim::begin_region(*region, (flags & RMM_SHIM_REGION_ALL_THREADS) != 0, error)) {
+      return answer({false, "rmm_shim_region_begin: " + error});
+    }
+    return answer({true, fmt::format("allocations are tagged '{}'", name)});
+  } catch (std::exception const& e) {
+    return answer({false, std::string{"rmm_shim_region_begin: "} + e.what()});
+  }
+}
+
+RMM_SHIM_EXPORT int rmm_shim_region_end(void)
+{
+  if (!rmm::shim::end_region()) { return answer({false, "rmm_shim_region_end: no region is in place"}); }
+  return answer({true, "region ended"});
+}
+
+RMM_SHIM_EXPORT char const* rmm_shim_region_current(void)
+{
+  auto const region = rmm::shim::current_region();
+  return region == 0 ? nullptr : rmm::shim::state().regions.stable_name(region);
+}

@@ -26,13 +26,21 @@ struct known_request {
   command c;
   std::string_view line;
 };
-constexpr std::array<known_request, 7> requests{{{command::ping, "ping"},
+constexpr std::array<known_request, 8> requests{{{command::ping, "ping"},
                                                  {command::report, "report"},
                                                  {command::report_json, "report json"},
                                                  {command::release, "release"},
                                                  {command::pause, "pause"},
                                                  {command::pause_discard, "pause discard"},
+                                                 {command::pause_keep, "pause keep"},
                                                  {command::resume, "resume"}}};
+
+constexpr std::string_view tag_marker = " tag ";
+
+bool takes_a_tag(command c) noexcept
+{
+  return c == command::pause || c == command::pause_discard || c == command::pause_keep || c == command::resume;
+}
 
 /// A socket address for `path`; false when the path does not fit.
 bool address_of(std::string const& path, sockaddr_un& address) noexcept
@@ -46,23 +54,37 @@ bool address_of(std::string const& path, sockaddr_un& address) noexcept
 
 }  // namespace
 
-std::string_view request_of(command c) noexcept
+std::string request_line(request const& r)
 {
-  for (auto const& r : requests) {
-    if (r.c == c) { return r.line; }
+  std::string line;
+  for (auto const& known : requests) {
+    if (known.c == r.c) { line = known.line; }
   }
-  return {};
+  if (!r.tag.empty()) { line += std::string{tag_marker} + r.tag; }
+  return line;
 }
 
-std::optional<command> parse_request(std::string_view line) noexcept
+std::optional<request> parse_request(std::string_view line)
 {
-  for (auto const& r : requests) {
-    if (r.line == line) { return r.c; }
+  std::string tag;
+  if (auto const at = line.find(tag_marker); at != std::string_view::npos) {
+    tag  = line.substr(at + tag_marker.size());
+    line = line.substr(0, at);
+    if (tag.empty() || std::any_of(tag.begin(), tag.end(), [](char ch) { return ch <= ' ' || ch > '~'; })) {
+      return std::nullopt;
+    }
+  }
+  for (auto const& known : requests) {
+    if (known.line == line && (tag.empty() || takes_a_tag(known.c))) { return request{known.c, std::move(tag)}; }
   }
   return std::nullopt;
 }
 
-std::string_view request_list() noexcept { return "report, report json, release, pause, pause discard, resume"; }
+std::string_view request_list() noexcept
+{
+  return "report, report json, release, pause, pause discard, pause keep, resume (a pause or a resume with 'tag "
+         "NAME')";
+}
 
 namespace {
 
@@ -170,7 +192,7 @@ std::vector<pid_t> listed_processes(std::string const& dir)
   return pids;
 }
 
-asking ask(std::string const& dir, pid_t pid, command c)
+asking ask(std::string const& dir, pid_t pid, request const& r)
 {
   asking result;
   auto const path = socket_path(dir, pid);
@@ -194,8 +216,8 @@ asking ask(std::string const& dir, pid_t pid, command c)
   if (::connect(fd, reinterpret_cast<sockaddr const*>(&address), sizeof(address)) != 0) {
     return fail("cannot connect to");
   }
-  auto request = std::string{request_of(c)} + "\n";
-  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+  auto const line = request_line(r) + "\n";
+  if (::send(fd, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size())) {
     return fail("cannot send the request to");
   }
   std::string reply;

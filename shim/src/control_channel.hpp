@@ -7,8 +7,9 @@
 // 0600, and the shim also checks the peer's credentials: only the process's own user gets an
 // answer. The socket appears under its name only once it listens.
 //
-// A request is one line: a command and its option. The answer is `ok` or `error` on a line of its
-// own, then the text for people (or the JSON report) up to the end of the connection.
+// A request is one line: a command and its option, and for a pause or a resume `tag NAME` to pause
+// or resume one tag's memory. The answer is `ok` or `error` on a line of its own, then the text for
+// people (or the JSON report) up to the end of the connection.
 
 #include <cstddef>
 #include <optional>
@@ -20,12 +21,19 @@
 
 namespace rmm::control {
 
-enum class command { ping, report, report_json, release, pause, pause_discard, resume };
+enum class command { ping, report, report_json, release, pause, pause_discard, pause_keep, resume };
 
-/// The request line of `c` (without its newline).
-[[nodiscard]] std::string_view request_of(command c) noexcept;
-/// The command a request line asks for; nothing for anything else.
-[[nodiscard]] std::optional<command> parse_request(std::string_view line) noexcept;
+/// A command, and the tag a pause or a resume is for (empty: the whole process).
+struct request {
+  command c{command::ping};
+  std::string tag;
+};
+
+/// The request line of `r` (without its newline).
+[[nodiscard]] std::string request_line(request const& r);
+/// What a request line asks for; nothing for anything else (a tag only goes with a pause or a
+/// resume, and has no blank or control character).
+[[nodiscard]] std::optional<request> parse_request(std::string_view line);
 /// What may be asked, for an error message.
 [[nodiscard]] std::string_view request_list() noexcept;
 
@@ -64,6 +72,6 @@ struct asking {
   bool closed_without_answer{false};  ///< it took the request, then closed (exited?) before answering
 };
 /// Asks the process `pid`, whose socket is in `dir`.
-[[nodiscard]] asking ask(std::string const& dir, pid_t pid, command c);
+[[nodiscard]] asking ask(std::string const& dir, pid_t pid, request const& r);
 
 }  // namespace rmm::control

@@ -134,10 +134,16 @@ std::string program_name()
   return name.empty() ? "?" : name;
 }
 
-control_outcome respond(command c)
+/// A pause of the process, or of the request's tag.
+control_outcome pause(rmm::control::request const& r, pause_contents contents)
+{
+  return r.tag.empty() ? pause_process(contents) : pause_tag(r.tag, contents);
+}
+
+control_outcome respond(rmm::control::request const& r)
 {
   auto& s = state();
-  switch (c) {
+  switch (r.c) {
     case command::ping: {
       auto const pause = s.pause.status();
       auto const state = pause.paused ? "paused" : pause.closed ? "pausing" : "running";
@@ -150,9 +156,10 @@ control_outcome respond(command c)
     case command::report_json:
       return {true, render_report(report_format::json, report_detail::verbose, report_sources_of(s))};
     case command::release: return release_process();
-    case command::pause: return pause_process(pause_contents::keep);
-    case command::pause_discard: return pause_process(pause_contents::discard);
-    case command::resume: return resume_process();
+    case command::pause: return pause(r, pause_contents::as_tagged);
+    case command::pause_discard: return pause(r, pause_contents::discard);
+    case command::pause_keep: return pause(r, pause_contents::keep);
+    case command::resume: return r.tag.empty() ? resume_process() : resume_tag(r.tag);
   }
   return {false, "unknown command"};
 }
@@ -161,8 +168,8 @@ control_outcome respond(command c)
 std::string answer_to(std::string const& line)
 {
   try {
-    auto const c = rmm::control::parse_request(line);
-    if (!c) {
+    auto const request = rmm::control::parse_request(line);
+    if (!request) {
       auto shown = line.substr(0, 64);
       for (auto& ch : shown) {
         if (ch < ' ' || ch > '~') { ch = '?'; }
@@ -170,7 +177,7 @@ std::string answer_to(std::string const& line)
       return fmt::format("error\nunknown request '{}': ask one of {}\n", shown, rmm::control::request_list());
     }
     if (exiting()) { return "error\nthe process is exiting\n"; }
-    auto const outcome = respond(*c);
+    auto const outcome = respond(*request);
     auto text          = outcome.message;
     if (!text.empty() && text.back() != '\n') { text += '\n'; }
     return (outcome.ok ? "ok\n" : "error\n") + text;

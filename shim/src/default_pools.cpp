@@ -7,6 +7,8 @@
 #include "settings.hpp"
 #include "state.hpp"
 
+#include <algorithm>
+
 namespace rmm::shim {
 
 CUmemoryPool default_pool_table::pool_of(int device) noexcept
@@ -31,7 +33,7 @@ std::optional<int> default_pool_table::device_with_stack(CUmemoryPool pool) noex
   if (pool == nullptr) { return std::nullopt; }
   auto const& stacks = state().stacks;
   for (int device = 0; device < max_devices; ++device) {
-    if (stacks.find(device) != nullptr && pool_of(device) == pool) { return device; }
+    if (stacks.any(device) && pool_of(device) == pool) { return device; }
   }
   return std::nullopt;
 }
@@ -78,13 +80,15 @@ namespace {
 std::optional<std::size_t> stack_part(shim_state& s, int device, CUmemPool_attribute attribute)
 {
   // A paused stack holds no device memory: what it reserves and what its blocks use went back to
-  // the device, as cudaMemGetInfo says.
-  if (s.stacks.paused(device) &&
-      (attribute == CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT || attribute == CU_MEMPOOL_ATTR_USED_MEM_CURRENT)) {
-    return 0;
-  }
+  // the device, as cudaMemGetInfo says (statistics() counts no reserve of a paused stack).
   auto const stats = s.stacks.statistics(device);  // nullopt: a stack without a sub-allocator
-  auto const live  = s.count.totals(device).live_bytes;
+  auto live        = s.count.totals(device).live_bytes;
+  for (std::size_t r = 0; r < max_regions; ++r) {
+    auto const region = static_cast<region_id>(r);
+    if (!s.stacks.paused(device, region)) { continue; }
+    auto const paused = s.stacks.statistics(device, region);
+    live -= std::min(live, paused ? paused->allocated_bytes : live);
+  }
   switch (attribute) {
     case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: return stats ? stats->reserved_bytes : live;
     case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ranges>
 
 namespace rmm::shim {
 
@@ -100,13 +101,14 @@ std::size_t block_alignment(int device)
 
 }  // namespace
 
-rmm::mr::any_device_resource& device_stacks::get(int device)
+rmm::mr::any_device_resource& device_stacks::get(int device, region_id region)
 {
-  if (auto* built = find(device)) { return *built; }
+  if (auto* built = find(device, region)) { return *built; }
   RMM_EXPECTS(has_device_slot(device),
               fmt::format("rmm shim: device {} is beyond the {} devices the shim manages", device, max_devices));
+  RMM_EXPECTS(region < max_regions, "rmm shim: a tag beyond the table of tags");
   std::lock_guard lock{building_};
-  auto& slot = stacks_[static_cast<std::size_t>(device)];
+  auto& slot = stacks_[region][static_cast<std::size_t>(device)];
   if (auto* built = slot.load(std::memory_order_acquire)) { return built->layers.front(); }
   auto fresh         = std::make_unique<stack>();
   fresh->alignment   = block_alignment(device);
@@ -115,6 +117,7 @@ rmm::mr::any_device_resource& device_stacks::get(int device)
   auto* const log    = make_log(device);
   auto* built        = fresh.release();  // never destroyed: dropped at exit, not freed
   logs_[static_cast<std::size_t>(device)].store(log, std::memory_order_release);
+  alignments_[static_cast<std::size_t>(device)].store(built->alignment, std::memory_order_release);
   slot.store(built, std::memory_order_release);
   return built->layers.front();
 }
@@ -141,51 +144,76 @@ void device_stacks::forget(int device) noexcept
 {
   if (!has_device_slot(device)) { return; }
   std::lock_guard lock{building_};
-  auto* const dropped = stacks_[static_cast<std::size_t>(device)].exchange(nullptr, std::memory_order_acq_rel);
-  if (dropped == nullptr) { return; }
-  // The memory a pool mapped itself outlives the reset (virtual memory management); the rest of
-  // the stack is leaked, as every stack is at exit: destroying it would destroy events the reset
-  // already destroyed.
-  for_each_suballocator(dropped->layers, [](auto& resource) { resource.release_mapped_memory_after_reset(); });
+  for (auto& stacks : stacks_) {
+    auto* const dropped = stacks[static_cast<std::size_t>(device)].exchange(nullptr, std::memory_order_acq_rel);
+    if (dropped == nullptr) { continue; }
+    // The memory a pool mapped itself outlives the reset (virtual memory management); the rest of
+    // the stack is leaked, as every stack is at exit: destroying it would destroy events the reset
+    // already destroyed.
+    for_each_suballocator(dropped->layers, [](auto& resource) { resource.release_mapped_memory_after_reset(); });
+  }
 }
 
-std::optional<rmm::mr::suballocator_statistics> device_stacks::statistics(int device) const
+namespace {
+
+/// Adds what the sub-allocators of `layers` hold to `sum`; a paused stack's device memory is given
+/// back, so only its live bytes count.
+void add_statistics(std::vector<rmm::mr::any_device_resource> const& layers,
+                    bool paused,
+                    rmm::mr::suballocator_statistics& sum)
 {
-  if (!has_device_slot(device)) { return std::nullopt; }
-  auto const* built = stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
-  if (built == nullptr) { return std::nullopt; }
-  rmm::mr::suballocator_statistics sum{};
-  for_each_suballocator(built->layers, [&sum](auto& resource) {
+  for_each_suballocator(layers, [&sum, paused](auto& resource) {
     auto const s = resource.statistics();
-    sum.reserved_bytes += s.reserved_bytes;
     sum.peak_reserved_bytes += s.peak_reserved_bytes;
     sum.allocated_bytes += s.allocated_bytes;
+    sum.upstream_chunks += s.upstream_chunks;
+    sum.stream_arenas += s.stream_arenas;
+    if (paused) { return; }
+    sum.reserved_bytes += s.reserved_bytes;
     sum.free_bytes += s.free_bytes;
     sum.free_blocks += s.free_blocks;
     sum.largest_free_block = std::max(sum.largest_free_block, s.largest_free_block);
-    sum.upstream_chunks += s.upstream_chunks;
-    sum.stream_arenas += s.stream_arenas;
   });
+}
+
+}  // namespace
+
+std::optional<rmm::mr::suballocator_statistics> device_stacks::statistics(int device) const
+{
+  std::optional<rmm::mr::suballocator_statistics> sum;
+  for_each_stack(device, [&](region_id region, stack const& built) {
+    if (!sum) { sum.emplace(); }
+    add_statistics(built.layers, paused(device, region), *sum);
+  });
+  return sum;
+}
+
+std::optional<rmm::mr::suballocator_statistics> device_stacks::statistics(int device, region_id region) const
+{
+  auto const* s = built(device, region);
+  if (s == nullptr) { return std::nullopt; }
+  rmm::mr::suballocator_statistics sum{};
+  add_statistics(s->layers, paused(device, region), sum);
   return sum;
 }
 
 std::size_t device_stacks::release(int device)
 {
-  if (!has_device_slot(device)) { return 0; }
-  auto const* built = stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
-  if (built == nullptr) { return 0; }
   std::size_t released = 0;
-  for (auto const& layer : built->layers) {
-    if (auto* pool = rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(layer)) {
-      released += pool->release();
+  for_each_stack(device, [&](region_id region, stack const& built) {
+    if (paused(device, region)) { return; }
+    for (auto const& layer : built.layers) {
+      if (auto* pool = rmm::mr::detail::resource_cast<rmm::mr::pool_memory_resource>(layer)) {
+        released += pool->release();
+      }
     }
-  }
+  });
   return released;
 }
 
-std::optional<std::string> device_stacks::why_not_pausable(int device) const
+std::optional<std::string> device_stacks::why_not_pausable(int device, region_id region) const
 {
-  auto const* s = built(device);
+  auto const* s = built(device, region);
   if (s == nullptr) { return std::nullopt; }
   std::string_view lowest;
   auto const* pool = lowest_pool(s->layers, lowest);
@@ -206,43 +234,52 @@ std::optional<std::string> device_stacks::why_not_pausable(int device) const
                      needed);
 }
 
-device_stacks::paused_memory device_stacks::pause(int device, bool discard)
+device_stacks::paused_memory device_stacks::pause(int device, region_id region, bool discard)
 {
-  if (built(device) == nullptr) { return {}; }
-  auto* pool = lowest_pool_in(built(device));
-  if (pool == nullptr) { throw rmm::logic_error{why_not_pausable(device).value_or("the stack cannot pause")}; }
+  if (built(device, region) == nullptr) { return {}; }
+  auto* pool = lowest_pool_in(built(device, region));
+  if (pool == nullptr) { throw rmm::logic_error{why_not_pausable(device, region).value_or("the stack cannot pause")}; }
   auto const done = pool->pause_device_memory(discard);
   return {done.device_bytes, done.saved_bytes, done.staged};
 }
 
-void device_stacks::resume(int device, bool keep_host_memory)
+void device_stacks::resume(int device, region_id region, bool keep_host_memory)
 {
-  if (auto* pool = lowest_pool_in(built(device)); pool != nullptr && pool->paused()) {
+  if (auto* pool = lowest_pool_in(built(device, region)); pool != nullptr && pool->paused()) {
     pool->resume_device_memory(keep_host_memory);
   }
 }
 
 std::size_t device_stacks::kept_host_bytes(int device) const noexcept
 {
-  auto const* pool = lowest_pool_in(built(device));
-  return pool != nullptr ? pool->kept_host_bytes() : 0;
+  std::size_t bytes = 0;
+  for_each_stack(device, [&bytes](region_id, stack const& built) {
+    if (auto const* pool = lowest_pool_in(&built)) { bytes += pool->kept_host_bytes(); }
+  });
+  return bytes;
 }
 
 std::size_t device_stacks::staging_host_bytes(int device) const noexcept
 {
-  auto const* pool = lowest_pool_in(built(device));
-  return pool != nullptr ? pool->staging_host_bytes() : 0;
+  std::size_t bytes = 0;
+  for_each_stack(device, [&bytes](region_id, stack const& built) {
+    if (auto const* pool = lowest_pool_in(&built)) { bytes += pool->staging_host_bytes(); }
+  });
+  return bytes;
 }
 
 std::size_t device_stacks::release_kept_host_memory(int device)
 {
-  auto* pool = lowest_pool_in(built(device));
-  return pool != nullptr ? pool->release_kept_host_memory() : 0;
+  std::size_t bytes = 0;
+  for_each_stack(device, [&bytes](region_id, stack const& built) {
+    if (auto* pool = lowest_pool_in(&built)) { bytes += pool->release_kept_host_memory(); }
+  });
+  return bytes;
 }
 
-bool device_stacks::paused(int device) const noexcept
+bool device_stacks::paused(int device, region_id region) const noexcept
 {
-  auto const* pool = lowest_pool_in(built(device));
+  auto const* pool = lowest_pool_in(built(device, region));
   return pool != nullptr && pool->paused();
 }
 
@@ -251,7 +288,7 @@ void device_stacks::flush_logs() const noexcept
   for (auto const& slot : logs_) {
     if (auto* log = slot.load(std::memory_order_acquire)) { log->flush(); }
   }
-  for (auto const& slot : stacks_) {
+  for (auto const& slot : stacks_ | std::views::join) {
     auto const* built = slot.load(std::memory_order_acquire);
     if (built == nullptr) { continue; }
     for (auto const& layer : built->layers) {

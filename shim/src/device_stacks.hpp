@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// One resource stack per device, built from the configuration the first time a program allocates
-// on that device, and never destroyed: at exit the pools are dropped, not freed (the driver may
-// already be going away, and the process's memory goes with it). With the event log on, each
-// device also has its log, which the dispatcher writes as the program makes its calls (a free
-// when the program made it, not when its epoch completed; an allocation served with the block its
-// thread kept, as any other).
+// One resource stack per device and tag (regions.hpp), built from the configuration the first time
+// a program allocates on that device under that tag, and never destroyed: at exit the pools are dropped, not freed (the
+// driver may already be going away, and the process's memory goes with it). With the event log on, each device also has
+// its log, which the dispatcher writes as the program makes its calls (a free when the program made it, not when its
+// epoch completed; an allocation served with the block its thread kept, as any other).
 
 #include "devices.hpp"
+#include "regions.hpp"
 #include "mr/detail/event_log_writer.hpp"
 
 #include <rmm/mr/suballocator_statistics.hpp>
@@ -33,14 +33,23 @@ class device_stacks {
 
   device_stacks() = default;
 
-  /// The stack of `device`, built on first use; the device's primary context must be current.
-  /// Throws what building throws (rmm::config::config_error, rmm::cuda_error, rmm::bad_alloc).
-  [[nodiscard]] rmm::mr::any_device_resource& get(int device);
-  /// The stack of `device` if it was built, else null. Never builds.
-  [[nodiscard]] rmm::mr::any_device_resource* find(int device) const noexcept
+  /// The stack of `device` for tag `region`, built on first use; the device's primary context must
+  /// be current. Throws what building throws (rmm::config::config_error, rmm::cuda_error,
+  /// rmm::bad_alloc).
+  [[nodiscard]] rmm::mr::any_device_resource& get(int device, region_id region = 0);
+  /// That stack if it was built, else null. Never builds.
+  [[nodiscard]] rmm::mr::any_device_resource* find(int device, region_id region = 0) const noexcept
   {
-    auto* s = built(device);
+    auto* s = built(device, region);
     return s == nullptr ? nullptr : &s->layers.front();
+  }
+  /// Whether any stack of `device` was built, whatever its tag.
+  [[nodiscard]] bool any(int device) const noexcept
+  {
+    for (std::size_t region = 0; region < max_regions; ++region) {
+      if (built(device, static_cast<region_id>(region)) != nullptr) { return true; }
+    }
+    return false;
   }
   /// `device`'s event log, or null when the log is off (or the device's first stack was not
   /// built). Devices whose log name is one file share its writer; a device keeps its log when its
@@ -56,8 +65,9 @@ class device_stacks {
   /// built.
   [[nodiscard]] std::size_t alignment(int device) const noexcept
   {
-    auto const* s = built(device);
-    return s == nullptr ? std::size_t{256} : s->alignment;
+    if (!has_device_slot(device)) { return 256; }
+    auto const a = alignments_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
+    return a == 0 ? std::size_t{256} : a;
   }
   /// The largest alignment a block can be given (its offset in an over-allocated block must fit
   /// the ownership record).
@@ -72,10 +82,13 @@ class device_stacks {
     return s != nullptr && s->keeps_frees;
   }
 
-  /// What the sub-allocators of `device`'s stack hold, summed over its layers; nullopt when the
-  /// stack was not built. Takes their locks, calls no CUDA.
+  /// What the sub-allocators of `device`'s stacks hold, summed over their layers and tags; nullopt
+  /// when none was built. A paused stack holds no device memory: it counts its live bytes only.
+  /// Takes their locks, calls no CUDA.
   [[nodiscard]] std::optional<rmm::mr::suballocator_statistics> statistics(int device) const;
-  /// Gives the free memory of every sub-allocator of `device`'s stack back to the device.
+  /// The same for the stack of one tag.
+  [[nodiscard]] std::optional<rmm::mr::suballocator_statistics> statistics(int device, region_id region) const;
+  /// Gives the free memory of every sub-allocator of `device`'s running stacks back to the device.
   std::size_t release(int device);
   /// Writes what the event logs and the stacks' logging layers hold (no CUDA).
   void flush_logs() const noexcept;
@@ -83,7 +96,7 @@ class device_stacks {
   /// Why `device`'s stack cannot pause, for people; nothing when it can or was not built. Only a
   /// stack whose lowest sub-allocator is a pool growing in one address range can: every block of
   /// every layer above lies in that pool's memory.
-  [[nodiscard]] std::optional<std::string> why_not_pausable(int device) const;
+  [[nodiscard]] std::optional<std::string> why_not_pausable(int device, region_id region = 0) const;
   /// What pausing `device`'s stack gave back and kept.
   struct paused_memory {
     std::size_t device_bytes{0};
@@ -93,21 +106,21 @@ class device_stacks {
   /// Pauses `device`'s stack (its lowest pool: suballocator_resource::pause_device_memory); the
   /// caller keeps every call out. Nothing when it was not built. Throws what the pool throws, with
   /// nothing changed.
-  paused_memory pause(int device, bool discard);
+  paused_memory pause(int device, region_id region, bool discard);
   /// Resumes `device`'s paused stack; nothing to do when it is not paused. Throws what the pool
   /// throws (out of memory, saying how much is missing), the stack still paused. The host memory
   /// of the contents stays for the next pause: held with `keep_host_memory`, else given back lazily.
-  void resume(int device, bool keep_host_memory);
-  /// Host memory `device`'s stack kept from its last resume for the next pause, held or given back
+  void resume(int device, region_id region, bool keep_host_memory);
+  /// Host memory `device`'s stacks kept from its last resume for the next pause, held or given back
   /// lazily, in bytes.
   [[nodiscard]] std::size_t kept_host_bytes(int device) const noexcept;
-  /// Page-locked host memory `device`'s stack holds for staging a pause's copies, in bytes.
+  /// Page-locked host memory `device`'s stacks hold for staging a pause's copies, in bytes.
   [[nodiscard]] std::size_t staging_host_bytes(int device) const noexcept;
   /// Gives that host memory and the staging back; returns their bytes.
   std::size_t release_kept_host_memory(int device);
-  [[nodiscard]] bool paused(int device) const noexcept;
+  [[nodiscard]] bool paused(int device, region_id region) const noexcept;
 
-  /// Forgets `device`'s stack after the device was reset: its memory is gone with the context, so
+  /// Forgets `device`'s stacks after the device was reset: its memory is gone with the context, so
   /// the stack is dropped without a CUDA call (never destroyed), and the next allocation builds a
   /// new one. Its log stays.
   void forget(int device) noexcept;
@@ -118,16 +131,25 @@ class device_stacks {
     bool keeps_frees{false};
     std::size_t alignment{256};
   };
-  [[nodiscard]] stack* built(int device) const noexcept
+  [[nodiscard]] stack* built(int device, region_id region = 0) const noexcept
   {
-    if (!has_device_slot(device)) { return nullptr; }
-    return stacks_[static_cast<std::size_t>(device)].load(std::memory_order_acquire);
+    if (!has_device_slot(device) || region >= max_regions) { return nullptr; }
+    return stacks_[region][static_cast<std::size_t>(device)].load(std::memory_order_acquire);
+  }
+  /// Calls `f(region, stack)` for each built stack of `device`.
+  template <class F>
+  void for_each_stack(int device, F&& f) const
+  {
+    for (std::size_t region = 0; region < max_regions; ++region) {
+      if (auto* s = built(device, static_cast<region_id>(region))) { f(static_cast<region_id>(region), *s); }
+    }
   }
 
   /// The event log of `device` (its file opened once per file), made with its first stack.
   [[nodiscard]] event_log* make_log(int device);
 
-  std::array<std::atomic<stack*>, max_devices> stacks_{};
+  std::array<std::array<std::atomic<stack*>, max_devices>, max_regions> stacks_{};
+  std::array<std::atomic<std::size_t>, max_devices> alignments_{};  // 0 until a stack of the device is built
   std::array<std::atomic<event_log*>, max_devices> logs_{};
   std::vector<std::pair<std::string, std::unique_ptr<event_log>>> log_files_;  // under building_
   std::mutex building_;

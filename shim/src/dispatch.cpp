@@ -69,14 +69,15 @@ void arm_exit_marker()
   });
 }
 
-/// The stack of `device`. A stack that cannot be built (the configuration asks for more than the
-/// device has, the device refuses it) stops the program: it never runs unmanaged by surprise.
-rmm::mr::any_device_resource& stack_of(shim_state& s, int device)
+/// The stack of `device` for tag `region`. A stack that cannot be built (the configuration asks for
+/// more than the device has, the device refuses it) stops the program: it never runs unmanaged by
+/// surprise.
+rmm::mr::any_device_resource& stack_of(shim_state& s, int device, region_id region)
 {
-  if (auto* built = s.stacks.find(device)) [[likely]] { return *built; }
+  if (auto* built = s.stacks.find(device, region)) [[likely]] { return *built; }
   try {
     bind_library_to_real_driver();
-    auto& stack = s.stacks.get(device);
+    auto& stack = s.stacks.get(device, region);
     s.control.start();  // a process that allocates device memory can be asked about it
     return stack;
   } catch (std::exception const& e) {
@@ -133,7 +134,7 @@ kept_block stack_block(shim_state const& s, std::uintptr_t ptr, block_owner cons
 {
   auto const alignment = s.stacks.alignment(owner.device);
   auto const bytes     = rmm::align_up(owner.size, alignment) + (owner.over_allocated ? alignment : 0);
-  return {ptr - owner.offset, bytes, owner.device};
+  return {ptr - owner.offset, bytes, owner.device, owner.region};
 }
 
 /// A block the stack allocated for the program: the program's pointer and how it lies in the
@@ -182,6 +183,7 @@ CUresult hand_out(shim_state& s,
                   aligned_block const& block,
                   std::size_t bytes,
                   int device,
+                  region_id region,
                   block_kind kind,
                   CUdeviceptr* out,
                   rmm::mr::any_device_resource& stack,
@@ -189,7 +191,7 @@ CUresult hand_out(shim_state& s,
                   block_source source = block_source::stack)
 {
   auto const address = reinterpret_cast<std::uintptr_t>(block.ptr);
-  block_owner const owner{bytes, device, kind, block.over_allocated, block.offset, next_buffer_id()};
+  block_owner const owner{bytes, device, kind, block.over_allocated, region, block.offset, next_buffer_id()};
   try {
     s.ownership.insert(address, owner);
   } catch (std::bad_alloc const&) {
@@ -344,9 +346,17 @@ void after_legacy_take(shim_state& s, int device, legacy_take how) noexcept
 /// order suffices (`legacy_order`), else through the device's epochs.
 void return_to_stack(shim_state& s, kept_block const& block, bool legacy_order) noexcept
 {
-  auto* stack = s.stacks.find(block.device);
+  auto* stack = s.stacks.find(block.device, block.region);
   if (stack == nullptr) { return; }  // never: the block came from a built stack
   own_work_scope const own_work;
+  if (block.region != 0 && !legacy_order) [[unlikely]] {
+    // The epochs give blocks back to the untagged stack: a tagged block waits for the device's
+    // work here instead, as a native cudaFree does.
+    scoped_device_context const on_device{block.device};
+    (void)real()->ctx_synchronize();
+    stack->deallocate_sync(reinterpret_cast<void*>(block.ptr), block.size, rmm::CUDA_ALLOCATION_ALIGNMENT);
+    return;
+  }
   if (legacy_order) {
     // Ordered on the legacy stream of the block's device, which waits for every blocking stream.
     scoped_device_context const on_device{block.device};
@@ -397,23 +407,26 @@ std::optional<int> device_to_serve(shim_state& s, CUdeviceptr const* out, std::s
   return device;
 }
 
-/// Enters the pause gate to allocate, waiting while the process is paused; nothing when the wait
-/// timed out.
-std::optional<pause_gate::pass> enter_to_allocate(shim_state& s) noexcept
+/// Enters the pause gate to allocate under tag `region`, waiting while the process or the tag is
+/// paused; nothing when the wait timed out.
+std::optional<pause_gate::pass> enter_to_allocate(shim_state& s, region_id region) noexcept
 {
-  auto pass = s.pause.gate.enter();
-  if (pass.inside()) [[likely]] { return std::optional<pause_gate::pass>{std::move(pass)}; }
-  // One deadline for the whole wait, however many pauses it sees.
-  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds{settings().pause_timeout};
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // one for the whole wait, however many pauses
   for (;;) {
-    if (!s.pause.wait_for_resume(deadline)) {
+    bool tag_paused = false;
+    {
+      auto pass = s.pause.gate.enter();
+      if (pass.inside() && !s.regions.paused(region)) [[likely]] {
+        if (deadline) { s.pause.count_waited(false); }
+        return std::optional<pause_gate::pass>{std::move(pass)};
+      }
+      tag_paused = pass.inside();
+    }  // out of the gate while waiting: a resume closes it
+    if (!deadline) { deadline = std::chrono::steady_clock::now() + std::chrono::seconds{settings().pause_timeout}; }
+    bool const resumed = tag_paused ? s.regions.wait_for_resume(region, *deadline) : s.pause.wait_for_resume(*deadline);
+    if (!resumed) {
       s.pause.count_waited(true);
       return std::nullopt;
-    }
-    auto again = s.pause.gate.enter();
-    if (again.inside()) {
-      s.pause.count_waited(false);
-      return std::optional<pause_gate::pass>{std::move(again)};
     }
   }
 }
@@ -424,7 +437,11 @@ std::optional<pause_gate::pass> enter_to_free(shim_state& s, kept_block const& b
 {
   for (;;) {
     auto pass = s.pause.gate.enter();
-    if (pass.inside()) [[likely]] { return std::optional<pause_gate::pass>{std::move(pass)}; }
+    if (pass.inside()) [[likely]] {
+      // A tag is paused and resumed only while the gate is closed: held here, it stays paused.
+      if (block.region != 0 && s.regions.hold_free(block)) [[unlikely]] { return std::nullopt; }
+      return std::optional<pause_gate::pass>{std::move(pass)};
+    }
     if (s.pause.hold_free(block)) { return std::nullopt; }
   }
 }
@@ -449,10 +466,11 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes)
   auto& s           = state();
   auto const device = device_to_serve(s, out, bytes);
   if (!device) { return std::nullopt; }
-  auto const pass = enter_to_allocate(s);
+  auto const region = current_region();
+  auto const pass   = enter_to_allocate(s, region);
   if (!pass) { return paused_too_long(s, *device, bytes, nullptr); }
   bool const legacy_order = in_legacy_order(s, *device);
-  if (legacy_order) {
+  if (legacy_order && region == 0) {
     // Kept in the stack's terms: its size is the request's, rounded up to the alignment.
     auto const alignment = s.stacks.alignment(*device);
     if (auto const kept = bytes <= thread_cache::max_bytes
@@ -462,14 +480,14 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes)
       sampled_timer const timer{*device};
       own_work_scope const own_work;
       after_legacy_take(s, *device, legacy_take::unfenced);
-      return hand_out(s, {reinterpret_cast<void*>(*kept), 0, false}, bytes, *device, block_kind::stream_ordered, out,
-                      *s.stacks.find(*device), CU_STREAM_LEGACY, block_source::kept);
+      return hand_out(s, {reinterpret_cast<void*>(*kept), 0, false}, bytes, *device, region, block_kind::stream_ordered,
+                      out, *s.stacks.find(*device), CU_STREAM_LEGACY, block_source::kept);
     }
   }
   give_back_kept(s, *device);
   arm_exit_marker();
   own_work_scope const own_work;  // whatever the stack calls never comes back into the shim
-  auto& stack = stack_of(s, *device);
+  auto& stack = stack_of(s, *device, region);
   sampled_timer const timer{*device};
   auto const alignment           = s.stacks.alignment(*device);
   bool const fenced_legacy_order = !legacy_order && in_fenced_legacy_order(s, *device);
@@ -478,7 +496,7 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes)
     if (legacy_order) {
       auto const block = allocate_on(stack, *device, bytes, alignment, CU_STREAM_LEGACY);
       after_legacy_take(s, *device, legacy_take::unfenced);
-      return hand_out(s, block, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
+      return hand_out(s, block, bytes, *device, region, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
     }
     if (fenced_legacy_order) {
       // Every block of the legacy stream's order is safe for the non-blocking streams too: their
@@ -488,10 +506,10 @@ std::optional<CUresult> serve_allocation(CUdeviceptr* out, std::size_t bytes)
         (void)real()->ctx_synchronize();  // a cudaFreeAsync meanwhile may have put an unfenced block there
       }
       after_legacy_take(s, *device, legacy_take::fenced);
-      return hand_out(s, block, bytes, *device, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
+      return hand_out(s, block, bytes, *device, region, block_kind::stream_ordered, out, stack, CU_STREAM_LEGACY);
     }
     auto const block = allocate_on(stack, *device, bytes, alignment, std::nullopt);
-    return hand_out(s, block, bytes, *device, block_kind::synchronous, out, stack, nullptr);
+    return hand_out(s, block, bytes, *device, region, block_kind::synchronous, out, stack, nullptr);
   } catch (std::exception const& e) {
     return failed(s, *device, bytes, order, e);
   }
@@ -519,7 +537,7 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr)
   if (s.exports.any() && s.exports.hold_freed(static_cast<std::uintptr_t>(ptr), block)) [[unlikely]] {
     return CUDA_SUCCESS;  // another process has it open: reused once the last one closed it
   }
-  if (legacy_order && !owner->over_allocated && s.stacks.keeps_frees(owner->device)) {
+  if (legacy_order && !owner->over_allocated && owner->region == 0 && s.stacks.keeps_frees(owner->device)) {
     // Kept for this thread's next allocation of the same size; what it displaces goes back.
     if (auto const back = thread_cache::keep(block)) { give_back_kept_block(s, *back); }
     return CUDA_SUCCESS;
@@ -539,7 +557,9 @@ void give_back_at_thread_end(kept_block const& block) noexcept
 void give_back_held_free(kept_block const& block) noexcept
 {
   if (!settings().enabled || exiting()) { return; }
-  give_back(state(), block);
+  auto& s = state();
+  if (block.region != 0 && s.regions.hold_free(block)) { return; }  // its tag is still paused
+  give_back(s, block);
 }
 
 std::size_t give_back_kept_blocks(int device) noexcept
@@ -578,7 +598,7 @@ std::size_t release_free_memory_at_rest(int device) noexcept
   if (!settings().enabled || exiting()) { return 0; }
   auto& s                   = state();
   auto const physical_bytes = release_cached_physical_memory(device);
-  if (s.stacks.find(device) == nullptr) { return physical_bytes; }
+  if (!s.stacks.any(device)) { return physical_bytes; }
   (void)give_back_kept_blocks(device);  // into the stack first, then released with it
   own_work_scope const own_work;
   scoped_device_context const on_device{device};
@@ -612,16 +632,17 @@ std::optional<CUresult> serve_async_allocation(CUdeviceptr* out,
     s.count.passed(in_capture ? pass_reason::stream_capture : pass_reason::unknown_stream);
     return std::nullopt;
   }
-  auto const pass = enter_to_allocate(s);
+  auto const region = current_region();
+  auto const pass   = enter_to_allocate(s, region);
   if (!pass) { return paused_too_long(s, *device, bytes, stream); }
   give_back_kept(s, *device);
   arm_exit_marker();
   own_work_scope const own_work;
-  auto& stack = stack_of(s, *device);
+  auto& stack = stack_of(s, *device, region);
   sampled_timer const timer{*device};
   try {
     auto const block = allocate_on(stack, *device, bytes, s.stacks.alignment(*device), stream);
-    return hand_out(s, block, bytes, *device, block_kind::stream_ordered, out, stack, stream);
+    return hand_out(s, block, bytes, *device, region, block_kind::stream_ordered, out, stack, stream);
   } catch (std::exception const& e) {
     return failed(s, *device, bytes, stream, e);
   }
@@ -659,7 +680,7 @@ std::optional<CUresult> serve_async_free(CUdeviceptr ptr, CUstream stream, strea
   if (s.exports.any() && s.exports.hold_freed(static_cast<std::uintptr_t>(ptr), block)) [[unlikely]] {
     return CUDA_SUCCESS;  // another process has it open: reused once the last one closed it
   }
-  s.stacks.find(owner->device)
+  s.stacks.find(owner->device, owner->region)
     ->deallocate(cuda::stream_ref{stream}, reinterpret_cast<void*>(block.ptr), block.size,
                  rmm::CUDA_ALLOCATION_ALIGNMENT);
   return CUDA_SUCCESS;
@@ -742,7 +763,7 @@ std::optional<CUresult> serve_ipc_export(CUipcMemHandle* handle, CUdeviceptr ptr
   if (!block) { return std::nullopt; }
   // A stack without a sub-allocator hands out whole driver allocations: those export correctly.
   if (!s.stacks.statistics(block->second.device)) { return std::nullopt; }
-  auto const pass = enter_to_allocate(s);  // a paused block has no memory to share: wait for it
+  auto const pass = enter_to_allocate(s, block->second.region);  // a paused block has no memory to share: wait
   if (!pass) { return CUDA_ERROR_NOT_READY; }
   own_work_scope const own_work;
   try {
@@ -882,6 +903,7 @@ void note_device_reset(CUdevice device) noexcept
   // Not while a pause or resume is under way; while paused, the device's held frees go with it.
   std::lock_guard operation{s.pause.operation()};
   s.pause.forget_device(device);
+  s.regions.forget_device(device);
   // Kept blocks first: a thread's next allocation must not take one.
   (void)thread_cache::sweep(device, [](kept_block const&) noexcept {});
   s.stacks.forget(device);

@@ -28,6 +28,7 @@ struct block_owner {
   /// The block came from a stack whose answer was not aligned enough: it was allocated `alignment`
   /// bytes larger, and the program's pointer is `offset` bytes into it (dispatch.cpp).
   bool over_allocated{false};
+  std::uint8_t region{0};  ///< the tag it was allocated under (regions.hpp), 0 when untagged
   std::uint16_t offset{0};
   /// What CU_POINTER_ATTRIBUTE_BUFFER_ID answers for the block: unique for the life of the process,
   /// so that caches of registrations (MPI, UCX) tell a block from one handed out at its address

@@ -12,10 +12,13 @@
 #include <rmm/format_bytes.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -30,14 +33,66 @@ double milliseconds_since(clock::time_point start)
   return std::chrono::duration<double, std::milli>(clock::now() - start).count();
 }
 
-/// The devices that have a stack.
+/// The devices that have a stack, of any tag.
 std::vector<int> devices_with_stacks(shim_state const& s)
 {
   std::vector<int> devices;
   for (int device = 0; device < max_devices; ++device) {
-    if (s.stacks.find(device) != nullptr) { devices.push_back(device); }
+    if (s.stacks.any(device)) { devices.push_back(device); }
   }
   return devices;
+}
+
+/// One stack: a device and a tag.
+struct stack_id {
+  int device;
+  region_id region;
+};
+
+/// The stacks of tag `only`, or of every tag not paused on its own (nothing: the whole process).
+std::vector<stack_id> stacks_to_pause(shim_state const& s, std::optional<region_id> only)
+{
+  std::vector<stack_id> stacks;
+  for (int device = 0; device < max_devices; ++device) {
+    for (std::size_t r = 0; r < max_regions; ++r) {
+      auto const region = static_cast<region_id>(r);
+      if (s.stacks.find(device, region) == nullptr) { continue; }
+      if (only ? region == *only : !s.regions.paused(region)) { stacks.push_back({device, region}); }
+    }
+  }
+  return stacks;
+}
+
+/// Why those stacks cannot pause, or empty.
+std::string why_not_pausable(shim_state const& s, std::vector<stack_id> const& stacks)
+{
+  for (auto const& [device, region] : stacks) {
+    if (auto why = s.stacks.why_not_pausable(device, region)) { return *why; }
+  }
+  return {};
+}
+
+/// Whether a pause in `contents` drops the contents of tag `region`.
+bool discards(shim_state const& s, pause_contents contents, region_id region)
+{
+  return contents == pause_contents::discard || (contents == pause_contents::as_tagged && s.regions.discards(region));
+}
+
+/// The tag `name`, or why there is none, for people.
+std::optional<region_id> tag_named(shim_state const& s, std::string const& name, std::string& why)
+{
+  if (auto const id = s.regions.find(name)) { return id; }
+  if (auto bad = region_table::why_not_a_name(name); !bad.empty()) {
+    why = bad;
+    return std::nullopt;
+  }
+  std::string known;
+  for (std::size_t id = 1; id <= s.regions.count(); ++id) {
+    known += fmt::format("{}'{}'", known.empty() ? "" : ", ", s.regions.name(static_cast<region_id>(id)));
+  }
+  why = fmt::format("no region of this process is tagged '{}' ({}); a tag exists once a region names it", name,
+                    known.empty() ? "it has named none" : "its tags: " + known);
+  return std::nullopt;
 }
 
 /// Why the process cannot pause now, or empty: the checks that change nothing.
@@ -48,9 +103,6 @@ std::string why_not_now(shim_state const& s)
   }
   if (exiting()) { return "the process is exiting"; }
   if (s.pause.status().paused) { return "the process is paused already: resume it first"; }
-  for (auto const device : devices_with_stacks(s)) {
-    if (auto why = s.stacks.why_not_pausable(device)) { return *why; }
-  }
   return {};
 }
 
@@ -108,19 +160,20 @@ std::string not_paused(shim_state const& s)
                       : "; not paused, since the stacks never held it: what the program " + text + " over its run";
 }
 
-/// A device paused by a pause still under way, with what it gave back.
+/// A stack paused by a pause still under way, with what it gave back.
 struct paused_device {
   int device;
+  region_id region;
   device_stacks::paused_memory memory;
 };
 
-/// Resumes the devices paused so far after a later one failed; returns those that cannot be.
+/// Resumes the stacks paused so far after a later one failed; returns those that cannot be.
 std::vector<paused_device> undo_pause(shim_state& s, std::vector<paused_device> const& paused, std::string& message)
 {
   std::vector<paused_device> still;
   for (auto const& p : paused) {
     try {
-      s.stacks.resume(p.device, settings().pause_keeps_host_memory);
+      s.stacks.resume(p.device, p.region, settings().pause_keeps_host_memory);
     } catch (std::exception const& e) {
       message += fmt::format(
         "; device {} cannot be resumed either ({}): the process stays paused, resume it once the "
@@ -135,8 +188,29 @@ std::vector<paused_device> undo_pause(shim_state& s, std::vector<paused_device> 
 std::vector<int> paused_devices(std::vector<paused_device> const& paused)
 {
   std::vector<int> devices;
-  for (auto const& p : paused) { devices.push_back(p.device); }
+  for (auto const& p : paused) {
+    if (std::find(devices.begin(), devices.end(), p.device) == devices.end()) { devices.push_back(p.device); }
+  }
   return devices;
+}
+
+/// Tells each tag what the pause did with it.
+void note_tag_pauses(shim_state& s, std::vector<paused_device> const& paused, pause_contents contents)
+{
+  for (std::size_t r = 1; r <= s.regions.count(); ++r) {
+    auto const region = static_cast<region_id>(r);
+    device_stacks::paused_memory total{};
+    bool any = false;
+    for (auto const& p : paused) {
+      if (p.region != region) { continue; }
+      any = true;
+      total.device_bytes += p.memory.device_bytes;
+      total.saved_bytes += p.memory.saved_bytes;
+    }
+    if (any) {
+      s.regions.note_process_pause(region, total.device_bytes, total.saved_bytes, discards(s, contents, region));
+    }
+  }
 }
 
 device_stacks::paused_memory sum(std::vector<paused_device> const& paused)
@@ -150,6 +224,26 @@ device_stacks::paused_memory sum(std::vector<paused_device> const& paused)
   return total;
 }
 
+/// The bytes the program holds in `stacks`' blocks.
+std::size_t live_bytes(shim_state const& s, std::vector<stack_id> const& stacks)
+{
+  std::size_t live = 0;
+  for (auto const& [device, region] : stacks) {
+    if (auto const stats = s.stacks.statistics(device, region)) { live += stats->allocated_bytes; }
+  }
+  return live;
+}
+
+/// What a pause says of the contents it kept and the `discarded` bytes it dropped.
+std::string contents_text(device_stacks::paused_memory const& total, std::size_t discarded)
+{
+  auto text = fmt::format("{} of contents kept in host memory{}", rmm::format_bytes(total.saved_bytes),
+                          total.staged ? "" : " (copied without page-locked staging, more slowly)");
+  if (discarded == 0) { return text; }
+  if (total.saved_bytes == 0) { return fmt::format("{} of contents discarded", rmm::format_bytes(discarded)); }
+  return fmt::format("{} and {} discarded", text, rmm::format_bytes(discarded));
+}
+
 /// What a resume says of the host memory it kept for the next pause.
 std::string kept_host_memory_text(std::size_t bytes)
 {
@@ -158,6 +252,50 @@ std::string kept_host_memory_text(std::size_t bytes)
                      settings().pause_keeps_host_memory
                        ? " (rmm-ctl release gives it back)"
                        : " until the system needs it (rmm-ctl release gives it back now)");
+}
+
+/// The tags paused on their own.
+std::vector<region_id> paused_tags(shim_state const& s)
+{
+  std::vector<region_id> tags;
+  for (std::size_t r = 1; r <= s.regions.count(); ++r) {
+    if (s.regions.paused(static_cast<region_id>(r))) { tags.push_back(static_cast<region_id>(r)); }
+  }
+  return tags;
+}
+
+/// Resumes tags paused on their own; the caller holds the pause operation. Every served call is
+/// kept out while their stacks map their memory back; the frees held for them are applied after.
+control_outcome resume_tags(shim_state& s, std::vector<region_id> const& tags)
+{
+  auto const start = clock::now();
+  if (!s.pause.close()) { return {false, "cannot resume: a pause of the whole process is under way"}; }
+  std::vector<kept_block> held;
+  std::vector<std::string> names;
+  for (auto const region : tags) {
+    auto const stacks = stacks_to_pause(s, region);
+    for (auto const& stack : stacks) { (void)release_cached_physical_memory(stack.device); }
+    for (auto const& [device, r] : stacks) {
+      try {
+        s.stacks.resume(device, r, settings().pause_keeps_host_memory);
+      } catch (std::exception const& e) {
+        reopen(s);
+        for (auto const& block : held) { give_back_held_free(block); }
+        return {false,
+                fmt::format("cannot resume tag '{}' on device {}: {}; its contents stay in host memory and "
+                            "it stays paused: free device memory, then resume it again{}",
+                            s.regions.name(region), device, e.what(),
+                            names.empty() ? "" : fmt::format(" (resumed before it: {})", fmt::join(names, ", ")))};
+      }
+    }
+    for (auto const& block : s.regions.mark_resumed(region)) { held.push_back(block); }
+    names.push_back(fmt::format("'{}'", s.regions.name(region)));
+  }
+  reopen(s);
+  for (auto const& block : held) { give_back_held_free(block); }
+  return {true, fmt::format("resumed tag{} {} in {:.0f} ms; {} free{} made while paused applied",
+                            names.size() == 1 ? "" : "s", fmt::join(names, ", "), milliseconds_since(start),
+                            held.size(), held.size() == 1 ? "" : "s")};
 }
 
 }  // namespace
@@ -172,7 +310,9 @@ control_outcome pause_process(pause_contents contents)
   if (!s.pause.close()) { return {false, "cannot pause: the process is paused already"}; }
   // The program's calls wait from here; the stacks are at rest.
   auto const devices = devices_with_stacks(s);
-  auto why           = why_not_at_rest(s);
+  auto const stacks  = stacks_to_pause(s, std::nullopt);
+  auto why           = why_not_pausable(s, stacks);
+  if (why.empty()) { why = why_not_at_rest(s); }
   if (why.empty()) { why = wait_for_devices(s, devices); }
   if (!why.empty()) {
     reopen(s);
@@ -180,10 +320,14 @@ control_outcome pause_process(pause_contents contents)
   }
   std::size_t released = 0;
   for (auto const device : devices) { released += release_free_memory_at_rest(device); }
+  std::size_t discarded = 0;  // the live bytes of the stacks whose contents go
+  for (auto const& stack : stacks) {
+    if (discards(s, contents, stack.region)) { discarded += live_bytes(s, {stack}); }
+  }
   std::vector<paused_device> paused;
-  for (auto const device : devices) {
+  for (auto const& [device, region] : stacks) {
     try {
-      paused.push_back({device, s.stacks.pause(device, contents == pause_contents::discard)});
+      paused.push_back({device, region, s.stacks.pause(device, region, discards(s, contents, region))});
     } catch (std::exception const& e) {
       auto message      = fmt::format("cannot pause device {}: {}", device, e.what());
       auto const remain = undo_pause(s, paused, message);
@@ -202,15 +346,11 @@ control_outcome pause_process(pause_contents contents)
   auto const ms    = milliseconds_since(start);
   auto const total = sum(paused);
   s.pause.paused(total.device_bytes, total.saved_bytes, total.staged, ms);
+  note_tag_pauses(s, paused, contents);
   watch_for_faults(devices);
-  return {true,
-          fmt::format("paused: {} of device memory given back ({} free before), {} of contents {}, in {:.0f} ms{}",
-                      rmm::format_bytes(total.device_bytes + released), rmm::format_bytes(released),
-                      rmm::format_bytes(total.saved_bytes),
-                      contents == pause_contents::discard ? "discarded"
-                      : total.staged                      ? "kept in host memory"
-                                     : "kept in host memory (copied without page-locked staging, more slowly)",
-                      ms, not_paused(s))};
+  return {true, fmt::format("paused: {} of device memory given back ({} free before), {}, in {:.0f} ms{}",
+                            rmm::format_bytes(total.device_bytes + released), rmm::format_bytes(released),
+                            contents_text(total, discarded), ms, not_paused(s))};
 }
 
 control_outcome resume_process()
@@ -221,6 +361,9 @@ control_outcome resume_process()
   bool const pausing = s.pause.gate.closed() && !s.pause.status().paused;
   if (pausing) { s.pause.cancel(); }
   std::lock_guard operation{s.pause.operation()};
+  if (!s.pause.status().paused && !pausing) {
+    if (auto tags = paused_tags(s); !tags.empty()) { return resume_tags(s, tags); }
+  }
   if (!s.pause.status().paused) {
     if (pausing) {
       return {true,
@@ -230,35 +373,119 @@ control_outcome resume_process()
     return {false, "cannot resume: the process is not paused"};
   }
   auto const start = clock::now();
-  std::vector<int> paused;
-  for (auto const device : devices_with_stacks(s)) {
-    if (s.stacks.paused(device)) { paused.push_back(device); }  // not those an earlier call resumed
+  std::vector<stack_id> paused;  // not those an earlier call resumed; tags paused on their own too
+  for (auto const& stack : stacks_to_pause(s, std::nullopt)) {
+    if (s.stacks.paused(stack.device, stack.region)) { paused.push_back(stack); }
   }
+  for (std::size_t r = 1; r <= s.regions.count(); ++r) {
+    if (!s.regions.paused(static_cast<region_id>(r))) { continue; }
+    for (auto const& stack : stacks_to_pause(s, static_cast<region_id>(r))) {
+      if (s.stacks.paused(stack.device, stack.region)) { paused.push_back(stack); }
+    }
+  }
+  auto const devices_of = [](std::vector<stack_id> const& stacks) {
+    std::vector<int> devices;
+    for (auto const& stack : stacks) {
+      if (std::find(devices.begin(), devices.end(), stack.device) == devices.end()) { devices.push_back(stack.device); }
+    }
+    return devices;
+  };
   stop_watching_for_faults();
-  if (auto why = faulted_while_paused(paused); !why.empty()) {
+  if (auto why = faulted_while_paused(devices_of(paused)); !why.empty()) {
     return {false, "cannot resume: " + why + "; the process stays paused"};
   }
-  for (auto const device : paused) {
+  for (auto const device : devices_of(paused)) {
     // Physical allocations the program released, kept for it, are free memory the resume may need.
     (void)release_cached_physical_memory(device);
+  }
+  for (auto const& [device, region] : paused) {
     try {
-      s.stacks.resume(device, settings().pause_keeps_host_memory);
+      s.stacks.resume(device, region, settings().pause_keeps_host_memory);
     } catch (std::exception const& e) {
-      std::erase_if(paused, [&s](int d) { return !s.stacks.paused(d); });
-      watch_for_faults(paused);
+      std::erase_if(paused, [&s](stack_id const& p) { return !s.stacks.paused(p.device, p.region); });
+      watch_for_faults(devices_of(paused));
       return {false, fmt::format("cannot resume device {}: {}; the contents stay in host memory and the process stays "
                                  "paused: free device memory, then resume again",
                                  device, e.what())};
     }
   }
-  auto const held = s.pause.open();
+  std::vector<kept_block> held_by_tags;
+  for (std::size_t r = 1; r <= s.regions.count(); ++r) {
+    auto const region = static_cast<region_id>(r);
+    if (!s.regions.paused(region)) { continue; }
+    for (auto const& block : s.regions.mark_resumed(region)) { held_by_tags.push_back(block); }
+  }
+  auto held = s.pause.open();
+  held.insert(held.end(), held_by_tags.begin(), held_by_tags.end());
   for (auto const& block : held) { give_back_held_free(block); }
   auto const ms = milliseconds_since(start);
   s.pause.resumed(ms);
   std::size_t kept = 0;
-  for (auto const device : paused) { kept += s.stacks.kept_host_bytes(device); }
+  for (auto const device : devices_of(paused)) { kept += s.stacks.kept_host_bytes(device); }
   return {true, fmt::format("resumed in {:.0f} ms; {} free{} made while paused applied{}", ms, held.size(),
                             held.size() == 1 ? "" : "s", kept_host_memory_text(kept))};
+}
+
+control_outcome pause_tag(std::string const& tag, pause_contents contents)
+{
+  auto& s = state();
+  std::lock_guard operation{s.pause.operation()};
+  auto const start = clock::now();
+  if (auto why = why_not_now(s); !why.empty()) { return {false, "cannot pause: " + why}; }
+  std::string why;
+  auto const region = tag_named(s, tag, why);
+  if (!region) { return {false, "cannot pause: " + why}; }
+  if (s.regions.paused(*region)) { return {false, fmt::format("cannot pause: tag '{}' is paused already", tag)}; }
+  auto const stacks = stacks_to_pause(s, *region);
+  if (why = why_not_pausable(s, stacks); !why.empty()) { return {false, "cannot pause: " + why}; }
+  s.pause.clear_cancel();
+  if (!s.pause.close()) { return {false, "cannot pause: the process is paused already"}; }
+  // Every served call waits from here; the tag's stacks are at rest once the device work is done.
+  why = why_not_at_rest(s);
+  if (why.empty()) { why = wait_for_devices(s, devices_with_stacks(s)); }
+  if (!why.empty()) {
+    reopen(s);
+    return {false, fmt::format("cannot pause tag '{}': {}; nothing is paused", tag, why)};
+  }
+  bool const discard = discards(s, contents, *region);
+  auto const live    = discard ? live_bytes(s, stacks) : 0;
+  std::vector<paused_device> paused;
+  for (auto const& [device, r] : stacks) {
+    try {
+      paused.push_back({device, r, s.stacks.pause(device, r, discard)});
+    } catch (std::exception const& e) {
+      auto message      = fmt::format("cannot pause tag '{}' on device {}: {}", tag, device, e.what());
+      auto const remain = undo_pause(s, paused, message);
+      if (!remain.empty()) {
+        auto const kept = sum(remain);
+        s.regions.mark_paused(*region, kept.device_bytes, kept.saved_bytes, discard);
+      } else {
+        message += "; nothing is paused";
+      }
+      reopen(s);
+      return {false, message};
+    }
+  }
+  auto const total = sum(paused);
+  s.regions.mark_paused(*region, total.device_bytes, total.saved_bytes, discard);
+  reopen(s);  // the frees held meanwhile: those of the tag wait for its resume
+  return {true,
+          fmt::format("paused tag '{}': {} of device memory given back, {}, in {:.0f} ms", tag,
+                      rmm::format_bytes(total.device_bytes), contents_text(total, live), milliseconds_since(start))};
+}
+
+control_outcome resume_tag(std::string const& tag)
+{
+  auto& s = state();
+  std::lock_guard operation{s.pause.operation()};
+  std::string why;
+  auto const region = tag_named(s, tag, why);
+  if (!region) { return {false, "cannot resume: " + why}; }
+  if (s.pause.status().paused) {
+    return {false, "cannot resume a tag while the whole process is paused: resume the process (without a tag)"};
+  }
+  if (!s.regions.paused(*region)) { return {false, fmt::format("cannot resume: tag '{}' is not paused", tag)}; }
+  return resume_tags(s, {*region});
 }
 
 control_outcome release_process()

@@ -12,8 +12,9 @@ namespace rmm::shim {
 
 /// What a pause does with the contents of the live blocks.
 enum class pause_contents {
-  keep,    ///< copied to host memory and back at the resume
-  discard  ///< dropped: the resume maps fresh memory
+  as_tagged,  ///< what each tag's region asked for (regions.hpp); untagged memory is kept
+  keep,       ///< copied to host memory and back at the resume
+  discard     ///< dropped: the resume maps fresh memory
 };
 
 /// What a control command did, for people: done (and what), or why not.
@@ -30,9 +31,18 @@ struct control_outcome {
 [[nodiscard]] control_outcome pause_process(pause_contents contents);
 
 /// Maps the memory back and restores the contents, then applies the frees made meanwhile and lets
-/// the waiting allocations go on. When a device cannot give the memory back, the process stays
-/// paused with the contents in host memory, and a later resume can succeed.
+/// the waiting allocations go on; tags paused on their own are resumed too (alone, when the process
+/// is not paused). When a device cannot give the memory back, the process stays paused with the
+/// contents in host memory, and a later resume can succeed.
 [[nodiscard]] control_outcome resume_process();
+
+/// Pauses the memory of one tag (regions.hpp), as pause_process does the whole process: the other
+/// tags and untagged memory run on. Every served call waits while it pauses (for the device work
+/// submitted so far, then for the copies); afterwards only the tag's allocations wait, for its
+/// resume, and its frees are held until then.
+[[nodiscard]] control_outcome pause_tag(std::string const& tag, pause_contents contents);
+/// Resumes a tag paused on its own.
+[[nodiscard]] control_outcome resume_tag(std::string const& tag);
 
 /// Gives every free byte of every stack back to the devices (rmm_shim_release).
 [[nodiscard]] control_outcome release_process();

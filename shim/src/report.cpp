@@ -5,6 +5,7 @@
 #include "device_stacks.hpp"
 #include "physical_cache.hpp"
 #include "process_pause.hpp"
+#include "regions.hpp"
 #include "program_streams.hpp"
 #include "settings.hpp"
 #include "hook_table.hpp"
@@ -400,6 +401,13 @@ bool xla_loaded() noexcept
   return ::dl_iterate_phdr(visit, nullptr) != 0;
 }
 
+/// A tag's memory (regions.hpp), summed over the devices.
+struct tag_report {
+  region_table::tag_status status;
+  std::size_t live_bytes{};      ///< in its blocks (the sub-allocators' count)
+  std::size_t reserved_bytes{};  ///< mapped now: none while it is paused
+};
+
 /// Everything the report says, gathered before any of it is written.
 struct report_contents {
   long pid{};
@@ -416,6 +424,7 @@ struct report_contents {
   std::size_t kept_host_bytes{};                      ///< host memory kept for the next pause
   bool kept_host_held{};                              ///< held, else given back lazily
   std::size_t staging_host_bytes{};                   ///< page-locked, for the pause's copies
+  std::vector<tag_report> tags;                       ///< the tags regions named
 };
 
 report_contents collect_report(report_sources const& sources)
@@ -456,6 +465,18 @@ report_contents collect_report(report_sources const& sources)
     report.staging_host_bytes += stacks.staging_host_bytes(device);
   }
   report.kept_host_held = settings().pause_keeps_host_memory;
+  for (std::size_t r = 1; r <= sources.regions.count(); ++r) {
+    auto const region = static_cast<region_id>(r);
+    tag_report tag{sources.regions.status(region)};
+    tag.status.paused = tag.status.paused || report.pause.paused;
+    for (int device = 0; device < max_devices; ++device) {
+      if (auto const stats = stacks.statistics(device, region)) {
+        tag.live_bytes += stats->allocated_bytes;
+        tag.reserved_bytes += stats->reserved_bytes;
+      }
+    }
+    report.tags.push_back(std::move(tag));
+  }
   for (auto const& entry : wrapped_entry_points()) {
     auto const by_dlsym   = times_installed(entry, found_through::dlsym);
     auto const by_resolve = times_installed(entry, found_through::get_proc_address);
@@ -596,6 +617,29 @@ std::string text_pause(report_contents const& report)
   return text;
 }
 
+/// The tags regions named: what each holds, and its pauses.
+std::string text_tags(report_contents const& report)
+{
+  std::string text;
+  for (auto const& t : report.tags) {
+    auto const& st = t.status;
+    text += fmt::format("  tag '{}': {} live, {} mapped", st.name, rmm::format_bytes(t.live_bytes),
+                        rmm::format_bytes(t.reserved_bytes));
+    if (st.pauses > 0) {
+      text += fmt::format("; {}: {} pause{}, the last gave back {} and {}", st.paused ? "PAUSED" : "paused before",
+                          st.pauses, plural(st.pauses), rmm::format_bytes(st.device_bytes),
+                          st.discarded
+                            ? std::string{"discarded the contents"}
+                            : fmt::format("kept {} of contents in host memory", rmm::format_bytes(st.saved_bytes)));
+    }
+    if (st.held_frees > 0) {
+      text += fmt::format("; {} free{} held for its resume", st.held_frees, plural(st.held_frees));
+    }
+    text += fmt::format("{}\n", st.discards ? " (a pause discards it)" : "");
+  }
+  return text;
+}
+
 /// For people: what was served and the peaks first, what passed the shim by, then the details.
 std::string text_report(report_contents const& report, report_detail detail)
 {
@@ -607,6 +651,7 @@ std::string text_report(report_contents const& report, report_detail detail)
   text += text_physical_allocations(report);
   for (auto const& d : report.devices) { text += text_details(d); }
   text += text_pause(report);
+  text += text_tags(report);
   if (!report.streams_watched && !report.streams_unwatched_because.empty() &&
       std::any_of(report.devices.begin(), report.devices.end(),
                   [](device_report const& d) { return d.non_blocking_streams_created > 0; })) {
@@ -707,6 +752,25 @@ std::string json_report(report_contents const& report)
       .end_object();
   }
   json.end_object();
+  json.key("tags").begin_array();
+  for (auto const& t : report.tags) {
+    json.begin_object()
+      .member("tag", t.status.name)
+      .member("live_bytes", t.live_bytes)
+      .member("reserved_bytes", t.reserved_bytes)
+      .key("paused")
+      .boolean(t.status.paused)
+      .key("discards")
+      .boolean(t.status.discards)
+      .member("pauses", t.status.pauses)
+      .member("device_bytes", t.status.device_bytes)
+      .member("saved_bytes", t.status.saved_bytes)
+      .key("discarded")
+      .boolean(t.status.discarded)
+      .member("held_frees", t.status.held_frees)
+      .end_object();
+  }
+  json.end_array();
   json.key("hooks").begin_array();
   for (auto const& hook : report.hooks) {
     json.begin_object()

@@ -21,6 +21,7 @@ class device_stacks;
 class deferred_frees;
 class program_streams;
 class process_pause;
+class region_table;
 class physical_cache;
 
 /// Why a call went to the real function instead of the stack.
@@ -125,6 +126,7 @@ struct report_sources {
   deferred_frees const& pending;
   program_streams const& streams;
   process_pause const& pause;
+  region_table const& regions;
   physical_cache const& physical;
 };
 

@@ -16,6 +16,7 @@
 #include "physical_cache.hpp"
 #include "process_pause.hpp"
 #include "program_streams.hpp"
+#include "regions.hpp"
 #include "report.hpp"
 
 #include <array>
@@ -40,13 +41,14 @@ struct shim_state {
   default_pool_table default_pools;  // the devices' default pools, which the stacks stand in for
   physical_cache physical;           // the program's own physical allocations it released
   process_pause pause;               // the gate of the served calls, and the pause behind it
+  region_table regions;              // the tags of regions (rmm_shim_region_begin), and their pauses
   control_server control;            // answers rmm-ctl
 };
 
 /// What the report of `s` reads.
 [[nodiscard]] inline report_sources report_sources_of(shim_state const& s) noexcept
 {
-  return {s.count, s.stacks, s.deferred, s.streams, s.pause, s.physical};
+  return {s.count, s.stacks, s.deferred, s.streams, s.pause, s.regions, s.physical};
 }
 
 namespace detail {

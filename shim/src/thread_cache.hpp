@@ -30,6 +30,7 @@ struct kept_block {
   std::uintptr_t ptr;
   std::size_t size;
   int device;
+  std::uint8_t region{0};  ///< its tag (regions.hpp); a thread keeps untagged blocks only
 };
 
 namespace detail {

@@ -216,7 +216,7 @@ int discard()
     check(cudaMemcpy(b.ptr, b.contents.data(), b.contents.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
   }
   std::printf("usable_after_resume=%d\n", all_hold(again) ? 1 : 0);
-  int const unknown = f.pause(2);
+  int const unknown = f.pause(4);
   std::printf("unknown_flag=%d\nunknown_flag_message=%s\n", unknown, f.message());
   free_all(blocks);
   return failures == 0 ? 0 : 1;

@@ -25,13 +25,14 @@ namespace {
 using rmm::control::command;
 
 constexpr rmm::tools::command_synopsis synopsis{
-  "rmm-ctl", "list | PID report [--json] | PID release | PID pause [--discard] | PID resume", 64};
+  "rmm-ctl",
+  "list | PID report [--json] | PID release | PID pause [--tag NAME] [--discard|--keep] | PID resume [--tag NAME]", 64};
 
 constexpr std::string_view help = R"(usage: rmm-ctl list
        rmm-ctl PID report [--json]
        rmm-ctl PID release
-       rmm-ctl PID pause [--discard]
-       rmm-ctl PID resume
+       rmm-ctl PID pause [--tag NAME] [--discard | --keep]
+       rmm-ctl PID resume [--tag NAME]
 
 Talks to the preload shim of a running process of this user's (one that has allocated device
 memory under the shim; RMM_SHIM_CONTROL=false turns its socket off).
@@ -40,10 +41,14 @@ memory under the shim; RMM_SHIM_CONTROL=false turns its socket off).
   report            the shim's report now (--json: as JSON)
   release           give every free byte of the stacks back to the device
   pause             wait for the device work submitted so far, keep the contents of every live
-                    block in host memory (--discard: drop them), and give all the stacks' device
-                    memory back; every block keeps its address. Allocations wait for the resume,
-                    frees are applied at it. Device work on a block meanwhile is the program's error
-  resume            map the memory back at the same addresses and restore the contents
+                    block in host memory, and give all the stacks' device memory back; every block
+                    keeps its address. Allocations wait for the resume, frees are applied at it.
+                    Device work on a block meanwhile is the program's error. A tag whose region
+                    asked for it is discarded; --discard drops every tag's contents, --keep keeps
+                    them all. --tag NAME: only the memory allocated in regions tagged NAME; the
+                    rest of the process runs on
+  resume            map the memory back at the same addresses and restore the contents (--tag
+                    NAME: of that tag, paused on its own)
 
 Exit status: 0 done, 1 the process could not do it or be reached (the reason on stderr), 64 a
 wrong command line.
@@ -60,7 +65,7 @@ int list(std::string const& dir)
   auto const pids = rmm::control::listed_processes(dir);
   std::vector<std::string> rows;
   for (auto const pid : pids) {
-    auto const asked = rmm::control::ask(dir, pid, command::ping);
+    auto const asked = rmm::control::ask(dir, pid, {command::ping, {}});
     if (!asked.answered) {
       // Only the socket of a process that is gone is stale. One that refuses connections while its
       // process runs belongs to a program that no longer listens (it exec'd another): left alone.
@@ -87,36 +92,63 @@ int list(std::string const& dir)
   return 0;
 }
 
-/// What `words` (after the process id) ask for; nothing when they make no command.
-std::optional<command> command_of(std::vector<std::string_view> const& words, std::string& error)
+/// What `words` (after the process id) ask for; nothing when they make no request.
+std::optional<rmm::control::request> request_of(std::vector<std::string_view> const& words, std::string& error)
 {
   if (words.empty()) {
     error = "a process id needs a command: report, release, pause or resume";
     return std::nullopt;
   }
-  auto const verb   = words[0];
-  auto const option = words.size() > 1 ? words[1] : std::string_view{};
-  if (words.size() > 2) {
-    error = fmt::format("too many words after '{}'", verb);
+  auto const verb = words[0];
+  if (verb != "report" && verb != "release" && verb != "pause" && verb != "resume") {
+    error = fmt::format("unknown command '{}'", verb);
     return std::nullopt;
   }
-  if (verb == "report" && option.empty()) { return command::report; }
-  if (verb == "report" && option == "--json") { return command::report_json; }
-  if (verb == "release" && option.empty()) { return command::release; }
-  if (verb == "pause" && option.empty()) { return command::pause; }
-  if (verb == "pause" && option == "--discard") { return command::pause_discard; }
-  if (verb == "resume" && option.empty()) { return command::resume; }
-  if (verb == "report" || verb == "release" || verb == "pause" || verb == "resume") {
-    error = fmt::format("'{}' takes no option '{}'", verb, option);
-  } else {
-    error = fmt::format("unknown command '{}'", verb);
+  rmm::control::request r{};
+  std::string_view contents;
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    auto const option = words[i];
+    if ((verb == "pause" || verb == "resume") && option == "--tag") {
+      if (i + 1 == words.size()) {
+        error = "--tag needs the tag's name";
+        return std::nullopt;
+      }
+      if (!r.tag.empty()) {
+        error = "one --tag at a time";
+        return std::nullopt;
+      }
+      r.tag = words[++i];
+    } else if ((verb == "pause" && (option == "--discard" || option == "--keep")) ||
+               (verb == "report" && option == "--json")) {
+      if (!contents.empty()) {
+        error = fmt::format("'{}' takes one of its options, not '{}' and '{}'", verb, contents, option);
+        return std::nullopt;
+      }
+      contents = option;
+    } else {
+      error = fmt::format("'{}' takes no option '{}'", verb, option);
+      return std::nullopt;
+    }
   }
-  return std::nullopt;
+  if (verb == "report") {
+    r.c = contents.empty() ? command::report : command::report_json;
+  } else if (verb == "release") {
+    r.c = command::release;
+  } else if (verb == "resume") {
+    r.c = command::resume;
+  } else {
+    r.c = contents.empty() ? command::pause : contents == "--discard" ? command::pause_discard : command::pause_keep;
+  }
+  if (!r.tag.empty() && !rmm::control::parse_request(rmm::control::request_line(r))) {
+    error = fmt::format("'{}' is no tag's name: a tag has no blanks or control characters", r.tag);
+    return std::nullopt;
+  }
+  return r;
 }
 
-int ask_process(std::string const& dir, pid_t pid, command c)
+int ask_process(std::string const& dir, pid_t pid, rmm::control::request const& r)
 {
-  auto const asked = rmm::control::ask(dir, pid, c);
+  auto const asked = rmm::control::ask(dir, pid, r);
   if (asked.closed_without_answer) {
     // A process that dies closes its sockets a moment before it is gone from /proc's view.
     for (int wait = 0; wait < 50 && process_exists(pid); ++wait) {
@@ -183,8 +215,8 @@ int main(int argc, char** argv)
                                                  fmt::format("'{}' is neither 'list' nor a process id", first));
   }
   std::string why;
-  auto const c = command_of({args.begin() + 1, args.end()}, why);
-  if (!c) { return rmm::tools::report_command_line_error(synopsis, why); }
+  auto const r = request_of({args.begin() + 1, args.end()}, why);
+  if (!r) { return rmm::tools::report_command_line_error(synopsis, why); }
   if (!trusted()) { return 1; }
-  return ask_process(dir, pid, *c);
+  return ask_process(dir, pid, *r);
 }

@@ -33,8 +33,10 @@ int rmm_shim_print_report(const char* path);
  * number of bytes given back. */
 size_t rmm_shim_release(void);
 
-/* rmm_shim_pause's flags. */
+/* rmm_shim_pause's flags; without either, each tag's region says (rmm_shim_region_begin) and
+ * untagged memory is kept. */
 #define RMM_SHIM_PAUSE_DISCARD 1u /* do not keep the contents: resume maps fresh memory */
+#define RMM_SHIM_PAUSE_KEEP 2u    /* keep every tag's contents, whatever its region said */
 
 /* Pauses the process's device memory, for a program between phases: waits for the device work
  * submitted so far, keeps the contents of every live block in host memory (unless
@@ -54,9 +56,39 @@ int rmm_shim_pause(unsigned int flags);
  * can succeed. */
 int rmm_shim_resume(void);
 
-/* What the calling thread's last rmm_shim_pause or rmm_shim_resume did, or why it failed. Valid
+/* What the calling thread's last control call (pause, resume, region) did, or why it failed. Valid
  * until that thread's next such call. */
 const char* rmm_shim_last_message(void);
+
+/* rmm_shim_region_begin's flags. */
+#define RMM_SHIM_REGION_DISCARD 1u     /* a pause drops this tag's contents unless it says otherwise */
+#define RMM_SHIM_REGION_ALL_THREADS 2u /* the region covers every thread that is in no region of its own */
+
+/* Begins a region: the device memory the calling thread allocates until rmm_shim_region_end()
+ * belongs to `tag` (1 to 63 letters, digits, '_', '-', '.', ':' or '/'), and can be paused and
+ * resumed on its own (rmm_shim_pause_tag). Regions nest; the innermost one tags. With
+ * RMM_SHIM_REGION_ALL_THREADS it covers every thread that is in no region of its own, for
+ * frameworks that allocate on threads of their own; one such region at a time. A tag keeps its
+ * memory after its region ends, and a later region may name it again (its DISCARD flag then holds).
+ * Up to 15 tags. Returns 0, or -1 (rmm_shim_last_message says why). */
+int rmm_shim_region_begin(const char* tag, unsigned int flags);
+
+/* Ends the calling thread's innermost region, else the region covering every thread. Returns 0,
+ * or -1 when there is none. */
+int rmm_shim_region_end(void);
+
+/* The tag the calling thread allocates under now, or NULL when untagged. Valid for the life of the
+ * process. */
+const char* rmm_shim_region_current(void);
+
+/* Pauses the memory of one tag as rmm_shim_pause does the process's (NULL: the whole process):
+ * untagged memory and other tags run on. Until rmm_shim_resume_tag, the tag's allocations wait for
+ * its resume and its frees are held. Flags as rmm_shim_pause. Returns 0, or -1
+ * (rmm_shim_last_message says why: a tag no region named, a tag paused already, ...). */
+int rmm_shim_pause_tag(const char* tag, unsigned int flags);
+
+/* Resumes a tag paused on its own (NULL: as rmm_shim_resume). Returns 0, or -1. */
+int rmm_shim_resume_tag(const char* tag);
 
 #ifdef __cplusplus
 }
