@@ -9,6 +9,7 @@
 #include "settings.hpp"
 #include "state.hpp"
 
+#include <rmm/error.hpp>
 #include <rmm/format_bytes.hpp>
 
 #include <fmt/format.h>
@@ -264,6 +265,20 @@ std::vector<region_id> paused_tags(shim_state const& s)
   return tags;
 }
 
+/// Resumes the paused stack of tag `region` on `device`. The stacks that ran meanwhile may hold the
+/// memory it needs, free (the program's other phase allocated and freed it): when the device lacks
+/// it, their free memory goes back to the device and the resume is tried once more.
+void resume_beside_running_stacks(shim_state& s, int device, region_id region)
+{
+  try {
+    s.stacks.resume(device, region, settings().pause_keeps_host_memory);
+    return;
+  } catch (rmm::out_of_memory const&) {
+    if (release_free_memory_at_rest(device) == 0) { throw; }
+  }
+  s.stacks.resume(device, region, settings().pause_keeps_host_memory);
+}
+
 /// Resumes tags paused on their own; the caller holds the pause operation. Every served call is
 /// kept out while their stacks map their memory back; the frees held for them are applied after.
 control_outcome resume_tags(shim_state& s, std::vector<region_id> const& tags)
@@ -277,7 +292,7 @@ control_outcome resume_tags(shim_state& s, std::vector<region_id> const& tags)
     for (auto const& stack : stacks) { (void)release_cached_physical_memory(stack.device); }
     for (auto const& [device, r] : stacks) {
       try {
-        s.stacks.resume(device, r, settings().pause_keeps_host_memory);
+        resume_beside_running_stacks(s, device, r);
       } catch (std::exception const& e) {
         reopen(s);
         for (auto const& block : held) { give_back_held_free(block); }

@@ -231,6 +231,25 @@ int flags()
   return failures == 0 ? 0 : 1;
 }
 
+/// The other phase took the paused tag's memory and freed it: the resume has it back from the
+/// untagged stack, which keeps what was freed.
+int resume_after_other_phase()
+{
+  shim_functions const f;
+  check(cudaFree(nullptr), "cudaFree(nullptr)");
+  expect(f.begin("kv_cache", 0) == 0, "the region begins");
+  auto const kv = filled(96 * mib, 0x21);
+  expect(f.end() == 0, "the region ends");
+  said("pause", f.pause("kv_cache", 0), f);
+  void* phase = nullptr;
+  std::printf("other_phase=%s\n", cudaGetErrorName(cudaMalloc(&phase, 200 * mib)));
+  check(cudaFree(phase), "cudaFree");
+  said("resume", f.resume("kv_cache"), f);
+  std::printf("kv_holds=%d\n", holds(kv) ? 1 : 0);
+  check(cudaFree(kv.ptr), "cudaFree");
+  return failures == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -241,8 +260,10 @@ int main(int argc, char** argv)
     status = tags();
   } else if (scenario == "flags") {
     status = flags();
+  } else if (scenario == "resume-after-other-phase") {
+    status = resume_after_other_phase();
   } else {
-    std::printf("usage: region_client tags|flags\n");
+    std::printf("usage: region_client tags|flags|resume-after-other-phase\n");
   }
   std::fflush(stdout);
   return status;

@@ -121,5 +121,15 @@ TEST(Regions, WrongUsesAreRefusedAndAProcessWideRegionCoversOtherThreads)
   EXPECT_TRUE(contains(r.value("ctl_resume_output"), "resumed tag 'loader'")) << r.output;
 }
 
+TEST(Regions, AResumeTakesBackWhatTheOtherPhaseFreed)
+{
+  auto const r = run_regions("resume-after-other-phase", {{"RMM_EMU_DEVICE_MEMORY", "256MiB"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("pause"), "0") << r.output;
+  EXPECT_EQ(r.value("other_phase"), "cudaSuccess") << "the paused tag's memory served the other phase";
+  EXPECT_EQ(r.value("resume"), "0") << "the untagged stack's free memory went back first: " << r.output;
+  EXPECT_EQ(r.value("kv_holds"), "1") << r.output;
+}
+
 }  // namespace
 }  // namespace rmm::test
