@@ -11,15 +11,6 @@ namespace rmm::shim {
 
 namespace {
 
-/// The calling thread's regions, innermost last. Constant-initialized: no guard to reach them.
-struct thread_regions {
-  std::array<region_id, max_region_depth> ids{};
-  std::size_t depth{0};
-};
-thread_local thread_regions this_thread{};
-/// The process-wide region, or 0.
-std::atomic<region_id> process_region{0};
-
 bool allowed(char c) noexcept
 {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
@@ -156,22 +147,15 @@ region_table::tag_status region_table::status(region_id id) const
           t.held.size()};
 }
 
-region_id current_region() noexcept
-{
-  auto const& mine = this_thread;
-  if (mine.depth > 0) { return mine.ids[mine.depth - 1]; }
-  return process_region.load(std::memory_order_relaxed);
-}
-
 bool begin_region(region_id id, bool all_threads, std::string& error) noexcept
 {
   if (all_threads) {
     region_id none = 0;
-    if (process_region.compare_exchange_strong(none, id, std::memory_order_acq_rel)) { return true; }
+    if (detail::process_region.compare_exchange_strong(none, id, std::memory_order_acq_rel)) { return true; }
     error = "a region covering every thread is in place already: end it first";
     return false;
   }
-  auto& mine = this_thread;
+  auto& mine = detail::this_thread_regions;
   if (mine.depth == max_region_depth) {
     error = fmt::format("this thread's regions nest {} deep already, the most there may be", max_region_depth);
     return false;
@@ -182,12 +166,12 @@ bool begin_region(region_id id, bool all_threads, std::string& error) noexcept
 
 bool end_region() noexcept
 {
-  auto& mine = this_thread;
+  auto& mine = detail::this_thread_regions;
   if (mine.depth > 0) {
     --mine.depth;
     return true;
   }
-  return process_region.exchange(0, std::memory_order_acq_rel) != 0;
+  return detail::process_region.exchange(0, std::memory_order_acq_rel) != 0;
 }
 
 }  // namespace rmm::shim
