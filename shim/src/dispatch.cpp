@@ -907,6 +907,17 @@ void note_device_reset(CUdevice device) noexcept
   // Kept blocks first: a thread's next allocation must not take one.
   (void)thread_cache::sweep(device, [](kept_block const&) noexcept {});
   s.stacks.forget(device);
+  // A tag paused on its own whose memory was all on this device is paused no more: its memory went
+  // with the reset, and its allocations must not wait for a resume that has nothing to map.
+  for (std::size_t r = 1; r <= s.regions.count(); ++r) {
+    auto const region = static_cast<region_id>(r);
+    if (!s.regions.paused(region)) { continue; }
+    bool still_paused = false;
+    for (int other = 0; other < max_devices; ++other) { still_paused = still_paused || s.stacks.paused(other, region); }
+    if (!still_paused) {
+      for (auto const& block : s.regions.mark_resumed(region)) { give_back_held_free(block); }
+    }
+  }
   auto const [blocks, bytes] = s.ownership.forget_device(device);
   s.deferred.forget_device(device);
   s.streams.forget_device(device);

@@ -3,6 +3,8 @@
 // (rmm_shim_pause) or has rmm-ctl do it from another process, and prints what it saw as
 // `key=value` lines; a failed expectation prints `FAIL: ...` and makes the exit status non-zero.
 
+#include "client_checks.hpp"
+
 #include <rmm/shim.h>
 
 #include <cuda.h>
@@ -34,24 +36,7 @@
 
 namespace {
 
-int failures = 0;
-
-void expect(bool ok, char const* what)
-{
-  if (!ok) {
-    std::printf("FAIL: %s\n", what);
-    ++failures;
-  }
-}
-
-void check(cudaError_t status, char const* call)
-{
-  if (status != cudaSuccess) {
-    std::printf("FAIL: %s returned %s\n", call, cudaGetErrorName(status));
-    std::fflush(stdout);
-    std::exit(2);
-  }
-}
+using namespace rmm::test::client;
 
 /// The shim's control functions (the shim is preloaded).
 struct shim_functions {
@@ -73,14 +58,6 @@ shim_functions shim()
     std::exit(2);
   }
   return f;
-}
-
-std::size_t free_bytes()
-{
-  std::size_t free  = 0;
-  std::size_t total = 0;
-  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
-  return free;
 }
 
 /// A device block and what was written to it.
@@ -463,24 +440,6 @@ int host_memory()
   check(cudaFree(large), "cudaFree");
   free_all(blocks);
   return failures == 0 ? 0 : 1;
-}
-
-/// Runs `rmm-ctl ARGS` (its path in RMM_TEST_CTL) and prints its exit status and output.
-int run_ctl(std::string const& name, std::string const& args)
-{
-  std::string const command = std::string{std::getenv("RMM_TEST_CTL")} + " " + args + " 2>&1";
-  FILE* pipe                = popen(command.c_str(), "r");
-  if (pipe == nullptr) { return -1; }
-  std::string output;
-  char chunk[512];
-  while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) { output += chunk; }
-  int const status = pclose(pipe);
-  int const code   = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  for (auto& c : output) {
-    if (c == '\n') { c = '|'; }
-  }
-  std::printf("%s_status=%d\n%s_output=%s\n", name.c_str(), code, name.c_str(), output.c_str());
-  return code;
 }
 
 /// Overwrites every block with new contents (the pause after must copy these, not older ones).

@@ -4,6 +4,8 @@
 // rmm-ctl, and prints what it saw as `key=value` lines; a failed expectation prints `FAIL: ...` and
 // makes the exit status non-zero.
 
+#include "client_checks.hpp"
+
 #include <rmm/shim.h>
 
 #include <cuda_runtime_api.h>
@@ -23,24 +25,7 @@
 
 namespace {
 
-int failures = 0;
-
-void expect(bool ok, char const* what)
-{
-  if (!ok) {
-    std::printf("FAIL: %s\n", what);
-    ++failures;
-  }
-}
-
-void check(cudaError_t status, char const* call)
-{
-  if (status != cudaSuccess) {
-    std::printf("FAIL: %s returned %s\n", call, cudaGetErrorName(status));
-    std::fflush(stdout);
-    std::exit(2);
-  }
-}
+using namespace rmm::test::client;
 
 template <class F>
 F function(char const* name)
@@ -63,14 +48,6 @@ struct shim_functions {
   char const* (*message)()                = function<char const* (*)()>("rmm_shim_last_message");
   int (*print_report)(char const*)        = function<int (*)(char const*)>("rmm_shim_print_report");
 };
-
-std::size_t free_bytes()
-{
-  std::size_t free  = 0;
-  std::size_t total = 0;
-  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
-  return free;
-}
 
 /// A device block filled with one byte value.
 struct block {
@@ -103,25 +80,6 @@ int said(char const* name, int result, shim_functions const& f)
 {
   std::printf("%s=%d\n%s_message=%s\n", name, result, name, f.message());
   return result;
-}
-
-/// Runs `rmm-ctl PID ARGS` (its path in RMM_TEST_CTL) and prints its exit status and output.
-int run_ctl(std::string const& name, std::string const& args)
-{
-  std::string const command =
-    std::string{std::getenv("RMM_TEST_CTL")} + " " + std::to_string(::getpid()) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) { return -1; }
-  std::string output;
-  char chunk[512];
-  while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) { output += chunk; }
-  int const status = pclose(pipe);
-  int const code   = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-  for (auto& c : output) {
-    if (c == '\n') { c = '|'; }
-  }
-  std::printf("%s_status=%d\n%s_output=%s\n", name.c_str(), code, name.c_str(), output.c_str());
-  return code;
 }
 
 constexpr std::size_t mib = std::size_t{1} << 20;
@@ -222,11 +180,12 @@ int flags()
     ++registered;
     (void)f.end();
   }
-  said("pause_loader_from_ctl", run_ctl("ctl_pause", "pause --tag loader --discard"), f);
-  run_ctl("ctl_pause_unknown", "pause --tag nope");
-  run_ctl("ctl_bad_option", "pause --tag");
-  run_ctl("ctl_report", "report --json");
-  run_ctl("ctl_resume", "resume --tag loader");
+  auto const self = std::to_string(::getpid());
+  said("pause_loader_from_ctl", run_ctl("ctl_pause", self + " pause --tag loader --discard"), f);
+  run_ctl("ctl_pause_unknown", self + " pause --tag nope");
+  run_ctl("ctl_bad_option", self + " pause --tag");
+  run_ctl("ctl_report", self + " report --json");
+  run_ctl("ctl_resume", self + " resume --tag loader");
   check(cudaFree(on_thread), "cudaFree");
   return failures == 0 ? 0 : 1;
 }
@@ -250,6 +209,24 @@ int resume_after_other_phase()
   return failures == 0 ? 0 : 1;
 }
 
+/// A device reset while a tag is paused ends the tag's pause: its memory went with the reset.
+int reset_while_paused()
+{
+  shim_functions const f;
+  check(cudaFree(nullptr), "cudaFree(nullptr)");
+  expect(f.begin("kv_cache", 0) == 0, "the region begins");
+  auto const kv = filled(8 * mib, 0x21);
+  said("pause", f.pause("kv_cache", 0), f);
+  check(cudaDeviceReset(), "cudaDeviceReset");
+  void* after = nullptr;
+  std::printf("allocated_after_reset=%s\n", cudaGetErrorName(cudaMalloc(&after, 4 * mib)));
+  expect(f.end() == 0, "the region ends");
+  said("resume_after_reset", f.resume("kv_cache"), f);
+  (void)kv;
+  if (after != nullptr) { check(cudaFree(after), "cudaFree"); }
+  return failures == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -262,8 +239,10 @@ int main(int argc, char** argv)
     status = flags();
   } else if (scenario == "resume-after-other-phase") {
     status = resume_after_other_phase();
+  } else if (scenario == "reset-while-paused") {
+    status = reset_while_paused();
   } else {
-    std::printf("usage: region_client tags|flags|resume-after-other-phase\n");
+    std::printf("usage: region_client tags|flags|resume-after-other-phase|reset-while-paused\n");
   }
   std::fflush(stdout);
   return status;

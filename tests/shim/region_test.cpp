@@ -131,5 +131,14 @@ TEST(Regions, AResumeTakesBackWhatTheOtherPhaseFreed)
   EXPECT_EQ(r.value("kv_holds"), "1") << r.output;
 }
 
+TEST(Regions, ADeviceResetEndsATagsPause)
+{
+  auto const r = run_regions("reset-while-paused", {{"RMM_SHIM_PAUSE_TIMEOUT", "2"}});
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("pause"), "0") << r.output;
+  EXPECT_EQ(r.value("allocated_after_reset"), "cudaSuccess") << "the tag's allocations wait for nothing: " << r.output;
+  EXPECT_TRUE(contains(r.value("resume_after_reset_message"), "tag 'kv_cache' is not paused")) << r.output;
+}
+
 }  // namespace
 }  // namespace rmm::test

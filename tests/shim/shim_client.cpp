@@ -3,6 +3,8 @@
 // scenario (argv[1]) exercises one part of the contract and prints what it saw as `key=value`
 // lines; a failed expectation prints `FAIL: ...` and makes the exit status non-zero.
 
+#include "client_checks.hpp"
+
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
@@ -28,24 +30,8 @@
 
 namespace {
 
-int failures = 0;
-
-void expect(bool ok, char const* what)
-{
-  if (!ok) {
-    std::printf("FAIL: %s\n", what);
-    ++failures;
-  }
-}
-
-void check(cudaError_t status, char const* call)
-{
-  if (status != cudaSuccess) {
-    std::printf("FAIL: %s returned %s\n", call, cudaGetErrorName(status));
-    std::fflush(stdout);
-    std::exit(2);
-  }
-}
+using namespace rmm::test::client;
+using rmm::test::client::check;  // beside the driver API's check below
 
 void check(CUresult status, char const* call)
 {
