@@ -112,9 +112,11 @@ void device_buffer::shrink_to_fit(cuda_stream_view stream)
 }
 
 // allocate and copy_from run only in constructors, where device_ is the current device: no switch.
+// An empty buffer asks its resource for nothing, as RMM's: it holds no memory, whatever its
+// alignment (which is checked when it first grows).
 void device_buffer::allocate(std::size_t bytes)
 {
-  data_     = mr_.allocate(stream_, bytes, alignment_);
+  data_     = bytes == 0 ? nullptr : mr_.allocate(stream_, bytes, alignment_);
   size_     = bytes;
   capacity_ = bytes;
 }
@@ -143,7 +145,7 @@ void device_buffer::copy_from(void const* source, std::size_t bytes)
 void device_buffer::reallocate(std::size_t new_capacity)
 {
   cuda_set_device_raii const on_device{device_};
-  void* new_data  = mr_.allocate(stream_, new_capacity, alignment_);
+  void* new_data  = new_capacity == 0 ? nullptr : mr_.allocate(stream_, new_capacity, alignment_);
   auto const keep = std::min(size_, new_capacity);
   if (keep > 0) {
     auto const status = cudaMemcpyAsync(new_data, data_, keep, cudaMemcpyDefault, stream_.value());

@@ -96,3 +96,17 @@ TEST_F(DeviceScalar, StreamResourceAndDevice)
 }
 
 }  // namespace
+
+namespace {
+
+struct alignas(512) over_aligned_scalar {
+  char byte;
+};
+
+TEST(DeviceScalarAlignment, AnOverAlignedTypeIsBadAlloc)
+{
+  rmm::cuda_stream stream;
+  EXPECT_THROW((rmm::device_scalar<over_aligned_scalar>{stream}), rmm::bad_alloc) << "as RMM's";
+}
+
+}  // namespace

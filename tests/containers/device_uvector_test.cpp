@@ -296,3 +296,23 @@ TEST_F(DeviceUvector, AllocatesFromTheGivenPool)
 }
 
 }  // namespace
+
+namespace {
+
+struct alignas(512) over_aligned {
+  char byte;
+};
+
+// As RMM: the elements' alignment is asked of the resource, so a type aligned beyond what any
+// resource gives is refused rather than handed misaligned memory.
+TEST(DeviceUvectorAlignment, AnOverAlignedElementTypeIsBadAlloc)
+{
+  rmm::cuda_stream stream;
+  rmm::device_uvector<double> doubles(4, stream);
+  EXPECT_EQ(doubles.size(), 4U);
+  EXPECT_THROW((rmm::device_uvector<over_aligned>(1, stream)), rmm::bad_alloc);
+  rmm::device_uvector<over_aligned> none(0, stream);
+  EXPECT_TRUE(none.is_empty()) << "an empty vector asks for no memory";
+}
+
+}  // namespace

@@ -260,6 +260,24 @@ TEST_F(DeviceBuffer, AlignmentMustBeAPowerOfTwo)
   EXPECT_THROW((rmm::device_buffer{host.data(), host.size(), std::size_t{3}, stream_}), rmm::invalid_argument);
 }
 
+// As RMM: an alignment no resource gives is bad_alloc when memory is asked for, and an empty
+// buffer asks for none, whatever its alignment.
+TEST_F(DeviceBuffer, AnAlignmentAbove256IsBadAllocOnceMemoryIsAskedFor)
+{
+  rmm::mr::tracking_resource_adaptor tracked{rmm::mr::cuda_memory_resource{}};
+  rmm::device_buffer empty{std::size_t{0}, std::size_t{512}, stream_, tracked};
+  EXPECT_EQ(empty.alignment(), 512U);
+  EXPECT_EQ(empty.data(), nullptr);
+  EXPECT_EQ(tracked.get_outstanding_allocations().size(), 0U) << "an empty buffer asks its resource for nothing";
+  EXPECT_THROW(empty.resize(100, stream_), rmm::bad_alloc);
+  EXPECT_EQ(empty.size(), 0U) << "a failed growth leaves the buffer as it was";
+  EXPECT_THROW((rmm::device_buffer{100, std::size_t{512}, stream_}), rmm::bad_alloc);
+  rmm::device_buffer copy{empty, stream_};
+  EXPECT_EQ(copy.alignment(), 512U) << "an empty source copies without memory";
+  auto const host = iota_bytes(8);
+  EXPECT_THROW((rmm::device_buffer{host.data(), host.size(), std::size_t{1024}, stream_}), rmm::bad_alloc);
+}
+
 TEST_F(DeviceBuffer, MoveAssignmentFreesTheOldMemory)
 {
   rmm::mr::pool_memory_resource pool{rmm::mr::cuda_memory_resource{}, 1 << 20};

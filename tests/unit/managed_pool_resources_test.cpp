@@ -80,7 +80,8 @@ TEST(SamHeadroomMemoryResource, ConstructsExactlyWhenTheDeviceHasPageableMemoryA
   std::memset(ptr, 7, 1 << 16);  // host memory
   EXPECT_EQ(ptr[(1 << 16) - 1], 7);
   mr.deallocate_sync(ptr, 1 << 16);
-  EXPECT_TRUE(mr.is_equal(rmm::mr::sam_headroom_memory_resource{0})) << "any instance frees what another allocated";
+  EXPECT_TRUE(mr.is_equal(rmm::mr::sam_headroom_memory_resource{1U << 20U})) << "the same headroom places alike";
+  EXPECT_FALSE(mr.is_equal(rmm::mr::sam_headroom_memory_resource{0})) << "another headroom places otherwise, as RMM";
 }
 
 // A headroom larger than the device places the whole allocation on the host; advice must succeed

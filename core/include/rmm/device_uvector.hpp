@@ -74,7 +74,7 @@ class device_uvector {
   explicit device_uvector(size_type size,
                           cuda_stream_view stream,
                           mr::any_device_resource mr = mr::get_current_device_resource())
-    : storage_{detail::element_bytes<T>(size, "device_uvector"), stream, std::move(mr)}
+    : storage_{detail::element_bytes<T>(size, "device_uvector"), alignof(T), stream, std::move(mr)}
   {
   }
 

@@ -53,7 +53,8 @@ void device_memory_resource::reject_alignment(std::size_t alignment)
   if (!is_pow2(alignment)) {
     throw rmm::logic_error{fmt::format("allocation alignment must be a power of two, got {}", alignment)};
   }
-  throw rmm::logic_error{
+  // rmm::bad_alloc, as RMM's base resources throw for an alignment they cannot give.
+  throw rmm::bad_alloc{
     fmt::format("allocation alignment {} exceeds the {} bytes rmm's resources guarantee; wrap the resource in "
                 "an aligned_resource_adaptor for larger alignments",
                 alignment, CUDA_ALLOCATION_ALIGNMENT)};

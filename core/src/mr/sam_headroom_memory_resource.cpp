@@ -58,7 +58,10 @@ void sam_headroom_memory_resource::do_deallocate(void* ptr, std::size_t bytes, c
 
 bool sam_headroom_memory_resource::do_is_equal(device_memory_resource const& other) const noexcept
 {
-  return dynamic_cast<sam_headroom_memory_resource const*>(&other) != nullptr;
+  // As RMM's: equal when they place alike (the same headroom), though any instance can free what
+  // another allocated (system memory).
+  auto const* sam = dynamic_cast<sam_headroom_memory_resource const*>(&other);
+  return sam != nullptr && sam->headroom_ == headroom_;
 }
 
 }  // namespace rmm::mr

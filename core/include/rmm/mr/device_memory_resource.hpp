@@ -70,8 +70,8 @@ class device_memory_resource {
    * @param bytes the size in bytes
    * @param alignment a power of two up to CUDA_ALLOCATION_ALIGNMENT
    * @return the memory; may be null when `bytes` is 0
-   * @throws rmm::logic_error when `alignment` is not a power of two or exceeds
-   * CUDA_ALLOCATION_ALIGNMENT
+   * @throws rmm::logic_error when `alignment` is not a power of two
+   * @throws rmm::bad_alloc when `alignment` exceeds CUDA_ALLOCATION_ALIGNMENT
    * @throws rmm::out_of_memory when memory is exhausted or `bytes` exceeds max_allocation_size
    * @throws rmm::bad_alloc for other allocation failures
    */
@@ -105,8 +105,8 @@ class device_memory_resource {
    * @param bytes the size in bytes
    * @param alignment a power of two up to CUDA_ALLOCATION_ALIGNMENT
    * @return the memory; may be null when `bytes` is 0
-   * @throws rmm::logic_error when `alignment` is not a power of two or exceeds
-   * CUDA_ALLOCATION_ALIGNMENT
+   * @throws rmm::logic_error when `alignment` is not a power of two
+   * @throws rmm::bad_alloc when `alignment` exceeds CUDA_ALLOCATION_ALIGNMENT
    * @throws rmm::out_of_memory when memory is exhausted or `bytes` exceeds max_allocation_size
    * @throws rmm::bad_alloc for other allocation failures
    * @throws rmm::cuda_error when waiting for the memory's pending work fails
