@@ -11,6 +11,7 @@
 
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -66,13 +67,23 @@ resource_object& upstream_from(nb::handle value, char const* what)
 
 namespace {
 
-/// The level `name` names, in any case; a ValueError naming the levels for anything else.
-rmm::level_enum level_named(std::string const& name, char const* function)
+/// The level `value` is: an rmm.level_enum, or one of its names in lower case as the seeds' README
+/// writes them ("trace"). Anything else is a TypeError, as RMM's functions take only the enum.
+rmm::level_enum level_argument(nb::handle value, char const* function)
 {
-  if (auto const level = rmm::level_from_string(name)) { return *level; }
-  throw nb::value_error((std::string{function} + ": '" + name +
-                         "' is not a logging level; expected one of trace, debug, info, warn, error, critical, off")
-                          .c_str());
+  if (nb::isinstance<rmm::level_enum>(value)) { return nb::cast<rmm::level_enum>(value); }
+  if (nb::isinstance<nb::str>(value)) {
+    auto const name  = nb::cast<std::string>(value);
+    auto const level = rmm::level_from_string(name);
+    bool const lower = std::none_of(name.begin(), name.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+    if (level && lower) { return *level; }
+    throw nb::type_error((std::string{function} + ": '" + name +
+                          "' is not a level: pass an rmm.level_enum, or one of trace, debug, info, warn, error, "
+                          "critical, off")
+                           .c_str());
+  }
+  throw nb::type_error(
+    (std::string{function} + ": a level is an rmm.level_enum, not " + nb::type_name(value.type()).c_str()).c_str());
 }
 
 void bind_sizes_and_logging(nb::module_& module)
@@ -93,32 +104,24 @@ void bind_sizes_and_logging(nb::module_& module)
     .value("critical", rmm::level_enum::critical)
     .value("off", rmm::level_enum::off);
   module.def(
-    "set_logging_level", [](rmm::level_enum level) { rmm::default_logger().set_level(level); }, nb::arg("level"),
-    "Sets the level below which the debug logger drops messages.");
-  module.def(
     "set_logging_level",
-    [](std::string const& name) { rmm::default_logger().set_level(level_named(name, "set_logging_level")); },
-    nb::arg("level"), "The same, the level named as RMM_DEBUG_LOG_LEVEL names it (\"trace\", in any case).");
+    [](nb::handle level) { rmm::default_logger().set_level(level_argument(level, "set_logging_level")); },
+    nb::arg("level").none(),
+    "Sets the level below which the debug logger drops messages: an rmm.level_enum, or its name (\"trace\").");
   module.def(
     "get_logging_level", [] { return rmm::default_logger().level(); }, "The debug logger's level.");
   module.def(
-    "set_flush_level", [](rmm::level_enum level) { rmm::default_logger().flush_on(level); }, nb::arg("level"),
-    "Messages at `level` and above are flushed as they are written.");
-  module.def(
     "set_flush_level",
-    [](std::string const& name) { rmm::default_logger().flush_on(level_named(name, "set_flush_level")); },
-    nb::arg("level"), "The same, the level named.");
+    [](nb::handle level) { rmm::default_logger().flush_on(level_argument(level, "set_flush_level")); },
+    nb::arg("level").none(), "Messages at `level` and above are flushed as they are written.");
   module.def(
     "get_flush_level", [] { return rmm::default_logger().flush_level(); }, "The lowest level flushed at once.");
   module.def(
     "flush_logger", [] { rmm::default_logger().flush(); }, "Writes out what the debug logger holds.");
   module.def(
-    "should_log", [](rmm::level_enum level) { return rmm::default_logger().should_log(level); }, nb::arg("level"),
-    "Whether a message of `level` would be written.");
-  module.def(
     "should_log",
-    [](std::string const& name) { return rmm::default_logger().should_log(level_named(name, "should_log")); },
-    nb::arg("level"), "The same, the level named.");
+    [](nb::handle level) { return rmm::default_logger().should_log(level_argument(level, "should_log")); },
+    nb::arg("level").none(), "Whether a message of `level` would be written.");
 }
 
 }  // namespace

@@ -22,17 +22,21 @@ def test_logging_level_round_trips():
         rmm.set_logging_level(previous)
 
 
-def test_a_level_may_be_named_as_the_seeds_do():
+def test_a_level_may_be_named_as_the_seeds_do_and_nothing_else_is_taken():
     previous = rmm.get_logging_level()
     try:
         rmm.set_logging_level("trace")
         assert rmm.get_logging_level() == rmm.level_enum.trace
-        rmm.set_logging_level("WARN")
+        rmm.set_logging_level("warn")
         assert rmm.get_logging_level() == rmm.level_enum.warn
         assert rmm.should_log("error") and not rmm.should_log("info")
-        with pytest.raises(ValueError, match="'loud' is not a logging level; expected one of trace, debug"):
-            rmm.set_logging_level("loud")
-        assert rmm.get_logging_level() == rmm.level_enum.warn, "a bad name changes nothing"
+        # As RMM: anything but the enum is a TypeError; the seeds' lower-case names are kept.
+        for bad in ("INFO", "loud", 3, None):
+            with pytest.raises(TypeError, match="set_logging_level: "):
+                rmm.set_logging_level(bad)
+        with pytest.raises(TypeError, match="'WARN' is not a level: pass an rmm.level_enum, or one of trace, debug"):
+            rmm.set_flush_level("WARN")
+        assert rmm.get_logging_level() == rmm.level_enum.warn, "a bad level changes nothing"
     finally:
         rmm.set_logging_level(previous)
 
