@@ -7,6 +7,7 @@ import os
 from typing import Any, Callable
 
 from rmm import mr
+from rmm._rmm import format_bytes, parse_bytes
 
 
 def reinitialize(
@@ -53,6 +54,14 @@ def reinitialize(
             )
     if not pool_allocator and (initial_pool_size is not None or maximum_pool_size is not None):
         raise ValueError("initial_pool_size and maximum_pool_size need pool_allocator=True")
+    initial_pool_size = _pool_size("initial_pool_size", initial_pool_size)
+    maximum_pool_size = _pool_size("maximum_pool_size", maximum_pool_size)
+    if initial_pool_size is not None and maximum_pool_size is not None and initial_pool_size > maximum_pool_size:
+        # RuntimeError and these words, as RMM's reinitialize says it.
+        raise RuntimeError(
+            f"Initial pool size exceeds the maximum pool size: {format_bytes(initial_pool_size)} > "
+            f"{format_bytes(maximum_pool_size)}"
+        )
 
     # The hooks let go of what they hold in the resources about to be replaced; last registered first.
     for func, args, kwargs in reversed(_reinitialize_hooks):
@@ -96,3 +105,13 @@ def unregister_reinitialize_hook(func: Callable[..., Any]) -> None:
 def is_initialized() -> bool:
     """Whether reinitialize (or a set_*_resource call) has set a resource."""
     return mr.is_initialized()
+
+
+def _pool_size(name: str, size: int | str | None) -> int | None:
+    """Bytes of a pool size argument; a ValueError that starts as RMM's ("Could not parse")."""
+    if size is None:
+        return None
+    try:
+        return parse_bytes(size)
+    except ValueError as e:
+        raise ValueError(f"Could not parse {name} {size!r} as a byte size: {e}") from None

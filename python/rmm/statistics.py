@@ -122,6 +122,8 @@ class ProfilerRecords:
             raise ValueError(f"ordered_by must be num_calls, memory_total or memory_peak, not {ordered_by!r}")
         rows = sorted(self.records.items(), key=lambda item: getattr(item[1], ordered_by), reverse=True)
         lines = ["Memory Profiling", "=" * 16, "", f"Ordered by: {ordered_by}", ""]
+        if not rows:  # as RMM's report says it
+            return "\n".join(lines) + "\nNo data, maybe profiling wasn't enabled?\n"
         lines.append(f"{'ncalls':>8} {'memory_peak':>14} {'memory_total':>14}  filename:lineno(function)")
         for name, record in rows:
             lines.append(f"{record.num_calls:>8} {record.memory_peak:>14} {record.memory_total:>14}  {name}")

@@ -95,6 +95,15 @@ def test_sizes_without_a_pool_are_refused():
         rmm.reinitialize(initial_pool_size="1GiB")
 
 
+def test_sizes_are_checked_before_anything_changes_with_rmms_words():
+    before = mr.get_current_device_resource()
+    with pytest.raises(RuntimeError, match="Initial pool size exceeds the maximum pool size: 2.00 KiB > 1.00 KiB"):
+        rmm.reinitialize(pool_allocator=True, initial_pool_size=1 << 11, maximum_pool_size=1 << 10)
+    with pytest.raises(ValueError, match="Could not parse initial_pool_size '2k' as a byte size: .*ambiguous"):
+        rmm.reinitialize(pool_allocator=True, initial_pool_size="2k", maximum_pool_size="8KiB")
+    assert mr.get_current_device_resource() is before
+
+
 def test_a_configuration_file_builds_the_stack(tmp_path):
     config = tmp_path / "stack.toml"
     config.write_text(

@@ -76,6 +76,7 @@ def test_popping_the_base_level_is_an_error():
 
 def test_the_profiler_records_functions_and_blocks(pool):
     records = ProfilerRecords()
+    assert "No data" in records.report(), "an empty report says so, in RMM's words"
 
     @profiler(records=records)
     def make(n):
