@@ -38,11 +38,17 @@ cudaStream_t handle_from_protocol(nb::handle value)
   // the second element, which must not be taken for a handle.
   auto const pair    = nb::borrow<nb::tuple>(reported);
   auto const version = PyLong_AsLong(pair[0].ptr());
-  if (version != 0 || PyErr_Occurred()) {
+  if (PyErr_Occurred() != nullptr) {
     PyErr_Clear();
     throw nb::value_error((std::string{"__cuda_stream__() reports protocol version "} + nb::repr(pair[0]).c_str() +
-                           "; rmm understands version 0 only")
+                           ", which is no integer; rmm understands version 0")
                             .c_str());
+  }
+  if (version != 0) {  // NotImplementedError naming the version, as RMM's
+    PyErr_SetString(PyExc_NotImplementedError, ("rmm does not support the CUDA stream protocol version: '" +
+                                                std::to_string(version) + "' (__cuda_stream__()); it understands 0")
+                                                 .c_str());
+    throw nb::python_error();
   }
   return handle_from_int(pair[1], "__cuda_stream__()");
 }

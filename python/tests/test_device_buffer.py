@@ -200,8 +200,15 @@ def test_a_wrong_stream_is_a_type_error():
         def __cuda_stream__(self):
             return (1, 0x1234)
 
-    with pytest.raises(ValueError, match="protocol version 1; rmm understands version 0 only"):
+    with pytest.raises(NotImplementedError, match="protocol version: '1'"):  # as RMM's
         Stream(LaterProtocol())
+
+    class OddProtocol:
+        def __cuda_stream__(self):
+            return ("zero", 0x1234)
+
+    with pytest.raises(ValueError, match="protocol version 'zero', which is no integer"):
+        Stream(OddProtocol())
 
 
 def test_streams_wrap_foreign_objects_and_compare_by_handle():
