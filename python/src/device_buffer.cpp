@@ -263,11 +263,22 @@ void bind_device_buffer(nb::module_& module)
       "A deep copy, from the same resource (the current one for an adopted C++ buffer).")
     .def("__bytes__", [](nb::handle self) { return self.attr("tobytes")(); })
     // Pickled as its bytes, and unpickled into a new buffer from the current resource, as RMM's.
+    // From protocol 5 the bytes are a PickleBuffer, which a pickler given a buffer_callback keeps
+    // out of band (RMM's pickles a NumPy array, which does the same).
     .def("__reduce__",
          [](nb::handle self) {
            return nb::make_tuple(nb::module_::import_("rmm.pylibrmm.device_buffer").attr("to_device"),
                                  nb::make_tuple(self.attr("tobytes")()));
          })
+    .def(
+      "__reduce_ex__",
+      [](nb::handle self, int protocol) {
+        nb::object data = self.attr("tobytes")();
+        if (protocol >= 5) { data = nb::module_::import_("pickle").attr("PickleBuffer")(data); }
+        return nb::make_tuple(nb::module_::import_("rmm.pylibrmm.device_buffer").attr("to_device"),
+                              nb::make_tuple(data));
+      },
+      nb::arg("protocol"))
     .def(
       "prefetch",
       [](device_buffer_object const& self, nb::handle device, nb::handle stream) {

@@ -2,6 +2,7 @@
 """rmm.DeviceBuffer: sizes, host and device copies, streams, __cuda_array_interface__, adoption."""
 
 import copy
+import copy as copy_module
 import pickle
 
 import numpy as np
@@ -32,6 +33,20 @@ def test_bytes_and_pickle_carry_the_contents():
     copy = pickle.loads(pickle.dumps(buf))
     assert isinstance(copy, rmm.DeviceBuffer) and copy.ptr != buf.ptr
     assert copy.tobytes() == b"pickled contents"
+
+
+@pytest.mark.parametrize("contents", [b"", b"123", b"out of band"])
+def test_pickle_protocol_5_carries_the_contents_out_of_band(contents):
+    buf = rmm.DeviceBuffer.to_device(contents)
+    buffers = []
+    pickled = pickle.dumps(buf, protocol=5, buffer_callback=buffers.append)
+    assert len(buffers) == 1 and isinstance(buffers[0], pickle.PickleBuffer)
+    assert bytes(buffers[0]) == contents
+    if contents:
+        assert contents not in pickled, "the bytes travel beside the pickle"
+    assert pickle.loads(pickled, buffers=buffers).tobytes() == contents
+    assert pickle.loads(pickle.dumps(buf, protocol=5)).tobytes() == contents, "in band without a callback"
+    assert copy_module.deepcopy(buf).tobytes() == contents
 
 
 def test_prefetch_moves_managed_memory_and_leaves_other_memory_alone():
