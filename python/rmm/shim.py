@@ -135,7 +135,7 @@ def _loaded() -> ctypes.CDLL | None:
     """The preloaded shim's functions, or None when the process does not run under it."""
     global _shim_functions
     if _shim_functions is None:
-        process = ctypes.CDLL(None)  # the global scope, where a preloaded library's symbols are
+        process = ctypes.CDLL(None, use_errno=True)  # the global scope, where a preloaded library's symbols are
         if not hasattr(process, "rmm_shim_region_begin"):
             return None
         process.rmm_shim_enabled.restype = ctypes.c_int
