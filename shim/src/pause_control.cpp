@@ -64,6 +64,18 @@ std::vector<stack_id> stacks_to_pause(shim_state const& s, std::optional<region_
   return stacks;
 }
 
+/// Every built stack that is paused, whatever paused it.
+std::vector<stack_id> paused_stacks(shim_state const& s)
+{
+  std::vector<stack_id> stacks;
+  for (int device = 0; device < max_devices; ++device) {
+    for (std::size_t r = 0; r < max_regions; ++r) {
+      if (s.stacks.paused(device, static_cast<region_id>(r))) { stacks.push_back({device, static_cast<region_id>(r)}); }
+    }
+  }
+  return stacks;
+}
+
 /// Why those stacks cannot pause, or empty.
 std::string why_not_pausable(shim_state const& s, std::vector<stack_id> const& stacks)
 {
@@ -186,13 +198,40 @@ std::vector<paused_device> undo_pause(shim_state& s, std::vector<paused_device> 
   return still;
 }
 
-std::vector<int> paused_devices(std::vector<paused_device> const& paused)
+/// The devices of `stacks` (stack_id or paused_device), each once.
+template <class Stacks>
+std::vector<int> devices_of(Stacks const& stacks)
 {
   std::vector<int> devices;
-  for (auto const& p : paused) {
-    if (std::find(devices.begin(), devices.end(), p.device) == devices.end()) { devices.push_back(p.device); }
+  for (auto const& stack : stacks) {
+    if (std::find(devices.begin(), devices.end(), stack.device) == devices.end()) { devices.push_back(stack.device); }
   }
   return devices;
+}
+
+/// What pause_each did: every stack paused (`failure` empty), or why one could not be and the
+/// stacks paused before it that could not be resumed either (they stay paused).
+struct pausing {
+  std::vector<paused_device> paused;
+  std::string failure;
+};
+
+/// Pauses each of `stacks`, dropping the contents of a tag where `discard(region)`. When one
+/// fails, those paused before it are resumed; `what` names the pause in the message.
+template <class Discard>
+pausing pause_each(shim_state& s, std::vector<stack_id> const& stacks, Discard&& discard, std::string const& what)
+{
+  pausing result;
+  for (auto const& [device, region] : stacks) {
+    try {
+      result.paused.push_back({device, region, s.stacks.pause(device, region, discard(region))});
+    } catch (std::exception const& e) {
+      result.failure = fmt::format("cannot pause {}device {}: {}", what, device, e.what());
+      result.paused  = undo_pause(s, result.paused, result.failure);
+      return result;
+    }
+  }
+  return result;
 }
 
 /// Tells each tag what the pause did with it.
@@ -339,24 +378,19 @@ control_outcome pause_process(pause_contents contents)
   for (auto const& stack : stacks) {
     if (discards(s, contents, stack.region)) { discarded += live_bytes(s, {stack}); }
   }
-  std::vector<paused_device> paused;
-  for (auto const& [device, region] : stacks) {
-    try {
-      paused.push_back({device, region, s.stacks.pause(device, region, discards(s, contents, region))});
-    } catch (std::exception const& e) {
-      auto message      = fmt::format("cannot pause device {}: {}", device, e.what());
-      auto const remain = undo_pause(s, paused, message);
-      if (remain.empty()) {
-        reopen(s);
-        message +=
-          fmt::format("; nothing is paused ({} of free memory went back to the device)", rmm::format_bytes(released));
-      } else {
-        auto const kept = sum(remain);
-        s.pause.paused(kept.device_bytes, kept.saved_bytes, kept.staged, milliseconds_since(start));
-        watch_for_faults(paused_devices(remain));
-      }
-      return {false, message};
+  auto [paused, failure] = pause_each(
+    s, stacks, [&](region_id region) { return discards(s, contents, region); }, "");
+  if (!failure.empty()) {
+    if (paused.empty()) {
+      reopen(s);
+      failure +=
+        fmt::format("; nothing is paused ({} of free memory went back to the device)", rmm::format_bytes(released));
+    } else {
+      auto const kept = sum(paused);
+      s.pause.paused(kept.device_bytes, kept.saved_bytes, kept.staged, milliseconds_since(start));
+      watch_for_faults(devices_of(paused));
     }
+    return {false, failure};
   }
   auto const ms    = milliseconds_since(start);
   auto const total = sum(paused);
@@ -388,23 +422,7 @@ control_outcome resume_process()
     return {false, "cannot resume: the process is not paused"};
   }
   auto const start = clock::now();
-  std::vector<stack_id> paused;  // not those an earlier call resumed; tags paused on their own too
-  for (auto const& stack : stacks_to_pause(s, std::nullopt)) {
-    if (s.stacks.paused(stack.device, stack.region)) { paused.push_back(stack); }
-  }
-  for (std::size_t r = 1; r <= s.regions.count(); ++r) {
-    if (!s.regions.paused(static_cast<region_id>(r))) { continue; }
-    for (auto const& stack : stacks_to_pause(s, static_cast<region_id>(r))) {
-      if (s.stacks.paused(stack.device, stack.region)) { paused.push_back(stack); }
-    }
-  }
-  auto const devices_of = [](std::vector<stack_id> const& stacks) {
-    std::vector<int> devices;
-    for (auto const& stack : stacks) {
-      if (std::find(devices.begin(), devices.end(), stack.device) == devices.end()) { devices.push_back(stack.device); }
-    }
-    return devices;
-  };
+  auto paused      = paused_stacks(s);  // not those an earlier call resumed; tags paused on their own too
   stop_watching_for_faults();
   if (auto why = faulted_while_paused(devices_of(paused)); !why.empty()) {
     return {false, "cannot resume: " + why + "; the process stays paused"};
@@ -425,9 +443,7 @@ control_outcome resume_process()
     }
   }
   std::vector<kept_block> held_by_tags;
-  for (std::size_t r = 1; r <= s.regions.count(); ++r) {
-    auto const region = static_cast<region_id>(r);
-    if (!s.regions.paused(region)) { continue; }
+  for (auto const region : paused_tags(s)) {
     for (auto const& block : s.regions.mark_resumed(region)) { held_by_tags.push_back(block); }
   }
   auto held = s.pause.open();
@@ -462,24 +478,19 @@ control_outcome pause_tag(std::string const& tag, pause_contents contents)
     reopen(s);
     return {false, fmt::format("cannot pause tag '{}': {}; nothing is paused", tag, why)};
   }
-  bool const discard = discards(s, contents, *region);
-  auto const live    = discard ? live_bytes(s, stacks) : 0;
-  std::vector<paused_device> paused;
-  for (auto const& [device, r] : stacks) {
-    try {
-      paused.push_back({device, r, s.stacks.pause(device, r, discard)});
-    } catch (std::exception const& e) {
-      auto message      = fmt::format("cannot pause tag '{}' on device {}: {}", tag, device, e.what());
-      auto const remain = undo_pause(s, paused, message);
-      if (!remain.empty()) {
-        auto const kept = sum(remain);
-        s.regions.mark_paused(*region, kept.device_bytes, kept.saved_bytes, discard);
-      } else {
-        message += "; nothing is paused";
-      }
+  bool const discard           = discards(s, contents, *region);
+  auto const live              = discard ? live_bytes(s, stacks) : 0;
+  auto const [paused, failure] = pause_each(
+    s, stacks, [discard](region_id) { return discard; }, fmt::format("tag '{}' on ", tag));
+  if (!failure.empty()) {
+    if (paused.empty()) {
       reopen(s);
-      return {false, message};
+      return {false, failure + "; nothing is paused"};
     }
+    auto const kept = sum(paused);
+    s.regions.mark_paused(*region, kept.device_bytes, kept.saved_bytes, discard);
+    reopen(s);
+    return {false, failure};
   }
   auto const total = sum(paused);
   s.regions.mark_paused(*region, total.device_bytes, total.saved_bytes, discard);
