@@ -25,7 +25,7 @@ RMM_SHIM_EXPORT int rmm_shim_print_report(char const* path)
   using rmm::shim::report_detail;
   auto& s            = rmm::shim::state();
   auto const detail  = rmm::shim::settings().verbose ? report_detail::verbose : report_detail::summary;
-  auto const sources = rmm::shim::report_sources_of(s);
+  auto const sources = rmm::shim::live_report_sources_of(s);
   auto const error = path == nullptr ? rmm::shim::write_report(stderr, rmm::shim::report_format::text, detail, sources)
                                      : rmm::shim::save_report(path, sources);
   if (error == 0) { return 0; }

@@ -152,9 +152,9 @@ control_outcome respond(rmm::control::request const& r)
     case command::report:
       return {true,
               render_report(report_format::text, settings().verbose ? report_detail::verbose : report_detail::summary,
-                            report_sources_of(s))};
+                            live_report_sources_of(s))};
     case command::report_json:
-      return {true, render_report(report_format::json, report_detail::verbose, report_sources_of(s))};
+      return {true, render_report(report_format::json, report_detail::verbose, live_report_sources_of(s))};
     case command::release: return release_process();
     case command::pause: return pause(r, pause_contents::as_tagged);
     case command::pause_discard: return pause(r, pause_contents::discard);

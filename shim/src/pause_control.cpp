@@ -4,6 +4,7 @@
 #include "contexts.hpp"
 #include "device_work_wait.hpp"
 #include "dispatch.hpp"
+#include "graph_memory.hpp"
 #include "pause_faults.hpp"
 #include "real_driver.hpp"
 #include "settings.hpp"
@@ -392,14 +393,15 @@ control_outcome pause_process(pause_contents contents)
     }
     return {false, failure};
   }
-  auto const ms    = milliseconds_since(start);
-  auto const total = sum(paused);
+  auto const graphs = give_back_idle_graph_memory(devices);
+  auto const ms     = milliseconds_since(start);
+  auto const total  = sum(paused);
   s.pause.paused(total.device_bytes, total.saved_bytes, total.staged, ms);
   note_tag_pauses(s, paused, contents);
   watch_for_faults(devices);
-  return {true, fmt::format("paused: {} of device memory given back ({} free before), {}, in {:.0f} ms{}",
+  return {true, fmt::format("paused: {} of device memory given back ({} free before), {}, in {:.0f} ms{}{}",
                             rmm::format_bytes(total.device_bytes + released), rmm::format_bytes(released),
-                            contents_text(total, discarded), ms, not_paused(s))};
+                            contents_text(total, discarded), ms, graphs, not_paused(s))};
 }
 
 control_outcome resume_process()
@@ -494,10 +496,11 @@ control_outcome pause_tag(std::string const& tag, pause_contents contents)
   }
   auto const total = sum(paused);
   s.regions.mark_paused(*region, total.device_bytes, total.saved_bytes, discard);
+  auto const graphs = give_back_idle_graph_memory(devices_of(stacks));
   reopen(s);  // the frees held meanwhile: those of the tag wait for its resume
-  return {true,
-          fmt::format("paused tag '{}': {} of device memory given back, {}, in {:.0f} ms", tag,
-                      rmm::format_bytes(total.device_bytes), contents_text(total, live), milliseconds_since(start))};
+  return {true, fmt::format("paused tag '{}': {} of device memory given back, {}, in {:.0f} ms{}", tag,
+                            rmm::format_bytes(total.device_bytes), contents_text(total, live),
+                            milliseconds_since(start), graphs)};
 }
 
 control_outcome resume_tag(std::string const& tag)

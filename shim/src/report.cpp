@@ -365,6 +365,7 @@ struct device_report {
   deferred_frees::epoch_counts epochs{};
   deferred_frees::device_waits waits{};
   program_streams::fence_counts fences{};  ///< for the watched non-blocking streams
+  std::optional<graph_memory> graphs;      ///< the driver's memory for CUDA graphs, when asked
 
   /// Per call, from the sampled calls.
   [[nodiscard]] double ns_per_call() const noexcept
@@ -448,7 +449,8 @@ report_contents collect_report(report_sources const& sources)
                               .non_blocking_streams_created = streams.created_count(device),
                               .epochs                       = pending.epochs(device),
                               .waits                        = pending.waits(device),
-                              .fences                       = streams.fences(device)});
+                              .fences                       = streams.fences(device),
+                              .graphs                       = sources.graphs[static_cast<std::size_t>(device)]});
   }
   for (std::size_t r = 0; r < reasons; ++r) {
     report.passes[r]       = c.passes(static_cast<pass_reason>(r));
@@ -553,6 +555,11 @@ std::string text_details(device_report const& d)
     text += fmt::format("    the stack holds {} from the device: {} free in {} block{}, largest {}\n",
                         format_bytes(d.stack->reserved_bytes), format_bytes(d.stack->free_bytes), d.stack->free_blocks,
                         plural(d.stack->free_blocks), format_bytes(d.stack->largest_free_block));
+  }
+  if (d.graphs && d.graphs->reserved_bytes > 0) {
+    text += fmt::format(
+      "    CUDA graphs' own memory (the driver's, outside the stack): {} mapped, {} in allocations not freed\n",
+      format_bytes(d.graphs->reserved_bytes), format_bytes(d.graphs->used_bytes));
   }
   text += fmt::format("    allocations given the block their thread freed last: {} ({} kept now)\n", t.kept_reuses,
                       format_bytes(d.kept_bytes));
@@ -696,6 +703,8 @@ void json_device(rmm::detail::json_writer& json, device_report const& d)
     .member("reset_blocks", t.reset_blocks)
     .member("reset_bytes", t.reset_bytes)
     .member("ns_per_call", d.ns_per_call(), 1)
+    .member("graph_reserved_bytes", d.graphs ? std::optional{d.graphs->reserved_bytes} : std::nullopt)
+    .member("graph_used_bytes", d.graphs ? std::optional{d.graphs->used_bytes} : std::nullopt)
     .end_object();
 }
 

@@ -7,12 +7,14 @@
 // every block and the stacks' statistics and calls no CUDA, so it is safe at exit.
 
 #include "devices.hpp"
+#include "graph_memory.hpp"
 
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace rmm::shim {
@@ -128,6 +130,8 @@ struct report_sources {
   process_pause const& pause;
   region_table const& regions;
   physical_cache const& physical;
+  /// What the driver holds for CUDA graphs, by device: asked while the program runs, never at exit.
+  std::array<std::optional<graph_memory>, max_devices> graphs{};
 };
 
 /// The report, as text or JSON. Calls no CUDA.

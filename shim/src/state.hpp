@@ -48,7 +48,18 @@ struct shim_state {
 /// What the report of `s` reads.
 [[nodiscard]] inline report_sources report_sources_of(shim_state const& s) noexcept
 {
-  return {s.count, s.stacks, s.deferred, s.streams, s.pause, s.regions, s.physical};
+  return {s.count, s.stacks, s.deferred, s.streams, s.pause, s.regions, s.physical, {}};
+}
+
+/// The same with what the driver holds for CUDA graphs on the devices with stacks, for a report
+/// asked while the program runs (it calls the driver).
+[[nodiscard]] inline report_sources live_report_sources_of(shim_state const& s) noexcept
+{
+  auto sources = report_sources_of(s);
+  for (int device = 0; device < max_devices; ++device) {
+    if (s.stacks.statistics(device)) { sources.graphs[static_cast<std::size_t>(device)] = graph_memory_on(device); }
+  }
+  return sources;
 }
 
 namespace detail {

@@ -89,6 +89,8 @@ TEST(Regions, ATagPausesAloneWhileTheRestRunsOn)
     << paused.str();
   EXPECT_TRUE(contains(paused.str(), "\"discarded\":true,\"held_frees\":1")) << paused.str();
   EXPECT_TRUE(contains(paused.str(), "\"tag\":\"weights\"")) << paused.str();
+  // Asked while the program runs, the report says what the driver holds for CUDA graphs (none here).
+  EXPECT_TRUE(contains(paused.str(), "\"graph_reserved_bytes\":0,\"graph_used_bytes\":0")) << paused.str();
   std::remove(paused_report.c_str());
   // At exit, each tag's pauses: kv_cache alone twice and with the process, weights alone (then
   // with the process it was skipped, being paused already).

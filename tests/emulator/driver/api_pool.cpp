@@ -266,6 +266,28 @@ RMM_EMU_EXPORT CUresult cuMemPoolImportPointer(CUdeviceptr*, CUmemoryPool, CUmem
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+// Graphs are captured but never instantiated here (cuGraphInstantiate is not emulated), so no
+// graph allocation ever holds memory: the driver's answers for a process without graphs.
+RMM_EMU_EXPORT CUresult cuDeviceGetGraphMemAttribute(CUdevice dev, CUgraphMem_attribute attr, void* value)
+{
+  RMM_EMU_REQUIRE_INIT();
+  if (value == nullptr) { return CUDA_ERROR_INVALID_VALUE; }
+  if (device(dev) == nullptr) { return CUDA_ERROR_INVALID_DEVICE; }
+  switch (attr) {
+    case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT:
+    case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH:
+    case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT:
+    case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: *static_cast<cuuint64_t*>(value) = 0; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+RMM_EMU_EXPORT CUresult cuDeviceGraphMemTrim(CUdevice dev)
+{
+  RMM_EMU_REQUIRE_INIT();
+  return device(dev) == nullptr ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+}
+
 RMM_EMU_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool, CUdevice dev)
 {
   RMM_EMU_REQUIRE_INIT();

@@ -48,6 +48,8 @@ std::vector<Entry> const& entries()
     RMM_EMU_PROC(cuDeviceGetDefaultMemPool, 11020, cuDeviceGetDefaultMemPool),
     RMM_EMU_PROC(cuDeviceGetMemPool, 11020, cuDeviceGetMemPool),
     RMM_EMU_PROC(cuDeviceSetMemPool, 11020, cuDeviceSetMemPool),
+    RMM_EMU_PROC(cuDeviceGetGraphMemAttribute, 11040, cuDeviceGetGraphMemAttribute),
+    RMM_EMU_PROC(cuDeviceGraphMemTrim, 11040, cuDeviceGraphMemTrim),
     RMM_EMU_PROC(cuMemGetDefaultMemPool, 13000, cuMemGetDefaultMemPool),
     RMM_EMU_PROC(cuMemGetMemPool, 13000, cuMemGetMemPool),
     RMM_EMU_PROC(cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain),

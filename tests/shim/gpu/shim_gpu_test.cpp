@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The shim under a CUDA program with kernels, built three ways (static runtime, shared runtime,
 // per-thread default stream): every allocation is seen and counted however the program reaches
-// the driver, and a block still written by a kernel is never handed to a new owner.
+// the driver, and a block still written by a kernel is never handed to a new owner. CUDA graphs
+// relaunch with the same results after their memory was paused.
 
 #include "shim_runner.hpp"
 
@@ -101,6 +102,45 @@ TEST(ShimUnderPyTorch, ACudaTensorSharedWithAChildProcessIsChangedThere)
   ASSERT_EQ(plain.value("ipc"), "ok") << plain.output;
   EXPECT_EQ(shimmed.value("ipc"), "ok") << shimmed.output;
   EXPECT_EQ(shimmed.status, 0) << shimmed.output;
+}
+
+TEST(ShimGraphs, AGraphsIdleMemoryGoesBackAtAPauseAndItRelaunchesWithTheSameResults)
+{
+  auto const r = run_program(RMM_SHIM_GRAPH_CLIENT, "");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.value("first_launch_wrong"), "0");
+  EXPECT_GE(std::stoull(r.value("graph_reserved_before")), std::size_t{256} << 20) << r.output;
+  // The tag's pause: the graph's scratch memory, mapped by the driver, is given back too.
+  EXPECT_EQ(r.value("graph_reserved_paused"), "0") << r.output;
+  EXPECT_NE(r.value("pause_tag_message").find("of CUDA graphs' idle memory given back"), std::string::npos) << r.output;
+  EXPECT_EQ(r.value("kept_wrong"), "0") << "the contents of the tag's block survive its pause";
+  EXPECT_EQ(r.value("relaunch_wrong"), "0");
+  EXPECT_GE(std::stoull(r.value("graph_reserved_relaunched")), std::size_t{256} << 20) << r.output;
+  EXPECT_EQ(r.value("discard_relaunch_wrong"), "0");
+  // A graph's allocation not freed yet is not the pause's to give back, and the pause says so.
+  EXPECT_GE(std::stoull(r.value("graph_used_paused")), std::size_t{256} << 20) << r.output;
+  EXPECT_NE(r.value("pause_process_message").find("stays in allocations CUDA graphs made"), std::string::npos)
+    << r.output;
+  EXPECT_EQ(r.value("process_relaunch_wrong"), "0");
+  EXPECT_EQ(r.reported("failures"), 0) << r.report;
+}
+
+TEST(ShimUnderPyTorch, ACapturedTrainingStepReplaysTheSameAfterItsTagIsPaused)
+{
+  // torch.cuda.CUDAGraph with the caching allocator on: the graph pool's segments are blocks of
+  // the tag's stack, paused with their contents and mapped again at the same addresses.
+  std::string const script = std::string{"python3 "} + RMM_SHIM_TORCH_GRAPH;
+  auto const straight      = run_program(script, "");
+  auto const paused        = run_program(script, "pause");
+  ASSERT_EQ(straight.status, 0) << straight.output;
+  ASSERT_EQ(paused.status, 0) << paused.output;
+  EXPECT_EQ(paused.value("pause"), "0") << paused.output;
+  EXPECT_GE(std::stoll(paused.value("freed_by_pause")), 256LL << 20) << paused.output;
+  for (int replay = 0; replay < 6; ++replay) {
+    auto const key = "loss" + std::to_string(replay);
+    ASSERT_NE(straight.value(key), "") << straight.output;
+    EXPECT_EQ(paused.value(key), straight.value(key)) << key;
+  }
 }
 
 }  // namespace
