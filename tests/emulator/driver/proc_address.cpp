@@ -2,6 +2,8 @@
 #include "proc_address.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
@@ -26,9 +28,27 @@ struct Entry {
 #define RMM_EMU_PROC_PT(base, ver, flavour, fn) \
   Entry { #base, ver, true, reinterpret_cast<void*>(static_cast<PFN_##base##_v##ver##_##flavour>(&fn)) }
 
+// Every other entry point of the CUDA 13.0 driver: the static CUDA runtime (nvcc's default, and the
+// one inside cuda-bindings) asks for all of them at start and takes a missing one for a driver too
+// old (cudaErrorCallRequiresNewerDriver). Each answers CUDA_ERROR_NOT_SUPPORTED and says once on
+// stderr that it is not emulated. The stubs take no
+// parameters: the caller's arguments are ignored, which the x86-64 calling convention allows.
+#define RMM_EMU_UNIMPLEMENTED(base, ver, per_thread)                                                   \
+  CUresult unimplemented_##base##_##ver##_##per_thread()                                              \
+  {                                                                                                    \
+    static std::atomic<bool> said{false};                                                              \
+    if (!said.exchange(true)) {                                                                        \
+      std::fprintf(stderr, "rmm CUDA emulator: " #base " is not emulated; returning CUDA_ERROR_NOT_SUPPORTED\n"); \
+    }                                                                                                  \
+    return CUDA_ERROR_NOT_SUPPORTED;                                                                   \
+  }
+#include "unimplemented.inc"
+#undef RMM_EMU_UNIMPLEMENTED
+
 std::vector<Entry> const& entries()
 {
-  static auto const* table = new std::vector<Entry>{
+  static auto const* table = [] {
+  auto* all = new std::vector<Entry>{
     RMM_EMU_PROC(cuInit, 2000, cuInit),
     RMM_EMU_PROC(cuDriverGetVersion, 2020, cuDriverGetVersion),
     RMM_EMU_PROC(cuGetProcAddress, 11030, cuGetProcAddress),
@@ -234,6 +254,12 @@ std::vector<Entry> const& entries()
     RMM_EMU_PROC(cuEventElapsedTime, 2000, cuEventElapsedTime),
     RMM_EMU_PROC(cuEventElapsedTime, 12080, cuEventElapsedTime_v2),
   };
+#define RMM_EMU_UNIMPLEMENTED(base, ver, per_thread) \
+  all->push_back(Entry{#base, ver, per_thread, reinterpret_cast<void*>(&unimplemented_##base##_##ver##_##per_thread)});
+#include "unimplemented.inc"
+#undef RMM_EMU_UNIMPLEMENTED
+  return all;
+  }();
   return *table;
 }
 // clang-format on

@@ -97,6 +97,23 @@ TEST_F(EmulatorGetProcAddress, Failures)
   EXPECT_EQ(resolve_("", &fn, 0, 0, nullptr), CUDA_SUCCESS);
 }
 
+TEST_F(EmulatorGetProcAddress, EveryOtherDriverEntryPointIsFoundAndSaysItIsNotEmulated)
+{
+  // A runtime that asks for every entry point at start (the static one) takes a missing one for a
+  // driver too old; the emulator hands out stubs that answer CUDA_ERROR_NOT_SUPPORTED instead.
+  using module_load_fn = CUresult (*)(CUmodule*, char const*);
+  auto const load      = reinterpret_cast<module_load_fn>(lookup("cuModuleLoad", 13000));
+  CUmodule module{};
+  EXPECT_EQ(load(&module, "nowhere.cubin"), CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_NE(lookup("cuGraphInstantiate", 12000), nullptr);
+  EXPECT_NE(lookup("cuProfilerStart", 4000), nullptr);
+  void* fn                              = nullptr;
+  CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
+  // A stub keeps the version it has in the driver: not there before it.
+  EXPECT_EQ(resolve_("cuLibraryLoadData", &fn, 11080, 0, &status), CUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(status, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+}
+
 // cudaGetDriverEntryPoint is deprecated in CUDA 13 but still what PyTorch and others call.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
