@@ -70,8 +70,10 @@ def test_changing_the_resource_inside_a_block_is_an_error(pool):
 
 def test_popping_the_base_level_is_an_error():
     enable_statistics()
-    with pytest.raises(IndexError, match="pop"):
+    with pytest.raises(IndexError, match="cannot pop the last counter pair"):
         pop_statistics()
+    with pytest.raises(IndexError, match="cannot pop the last counter pair"):
+        mr.get_current_device_resource().pop_counters()
 
 
 def test_the_profiler_records_functions_and_blocks(pool):

@@ -105,6 +105,7 @@ TEST(StatisticsAdaptor, PoppingTheBaseLevelIsAnError)
     mr.pop_counters();
     FAIL() << "popping the base level succeeded";
   } catch (std::out_of_range const& e) {
+    EXPECT_NE(std::string{e.what()}.find("cannot pop the last counter pair"), std::string::npos) << e.what();
     EXPECT_NE(std::string{e.what()}.find("push_counters"), std::string::npos) << e.what();
   }
   expect_counter(mr.get_bytes_counter(), 0, 0, 0, "unchanged");
