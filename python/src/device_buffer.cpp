@@ -71,19 +71,30 @@ rmm::mr::any_device_resource resource_from(nb::handle mr)
   return upstream_from(mr, "mr").resource;
 }
 
-/// A contiguous host (or any) buffer-protocol view, released on scope exit.
+/// A contiguous host (or any) buffer-protocol view, released on scope exit. Not a buffer, or a
+/// read-only one where it must be written: TypeError; a buffer laid out otherwise: ValueError.
 class host_view {
  public:
   host_view(nb::handle object, bool writable, char const* what)
   {
     int const flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
-    if (PyObject_GetBuffer(object.ptr(), &view_, flags) != 0) {
-      PyErr_Clear();
-      throw nb::type_error((std::string{what} + " must be a C-contiguous" + (writable ? ", writable" : "") +
-                            " buffer (bytes, bytearray, memoryview, a NumPy array), not " +
-                            nb::type_name(object.type()).c_str())
+    if (PyObject_GetBuffer(object.ptr(), &view_, flags) == 0) { return; }
+    PyErr_Clear();
+    std::string const type = nb::type_name(object.type()).c_str();
+    if (PyObject_CheckBuffer(object.ptr()) == 0) {
+      throw nb::type_error((std::string{what} + " must be a buffer (bytes, bytearray, memoryview, a NumPy array), not " +
+                            type)
                              .c_str());
     }
+    Py_buffer probe{};
+    if (PyObject_GetBuffer(object.ptr(), &probe, PyBUF_C_CONTIGUOUS) != 0) {
+      PyErr_Clear();
+      throw nb::value_error((std::string{what} + " must be C-contiguous: this " + type +
+                             " has gaps or another order (copy it first, e.g. numpy.ascontiguousarray)")
+                              .c_str());
+    }
+    PyBuffer_Release(&probe);
+    throw nb::type_error((std::string{what} + " must be writable: this " + type + " is read-only").c_str());
   }
   host_view(host_view const&)            = delete;
   host_view& operator=(host_view const&) = delete;

@@ -100,7 +100,8 @@ void bind_streams(nb::module_& module)
       [](stream_object* self, nb::handle source, nb::handle flags) {
         if (!flags.is_none() && !source.is_none()) {
           throw nb::value_error(
-            "Stream(obj, flags): flags apply to a stream rmm creates (obj=None), not to an existing stream");
+            "flags may only be specified when obj is None: they apply to a stream rmm creates, not to an existing "
+            "stream");
         }
         auto const stream_flags = flags.is_none() ? rmm::cuda_stream::flags::sync_default : stream_flags_from(flags);
         auto* made              = new (self) stream_object{};

@@ -276,7 +276,7 @@ def test_streams_rmm_creates_take_flags_and_pools_hand_them_out():
 
     assert flags_of(Stream()) == CudaStreamFlags.SYNC_DEFAULT
     assert flags_of(Stream(flags=CudaStreamFlags.NON_BLOCKING)) == CudaStreamFlags.NON_BLOCKING
-    with pytest.raises(ValueError, match="flags apply to a stream rmm creates"):
+    with pytest.raises(ValueError, match="flags may only be specified when obj is None"):
         Stream(Stream(), flags=CudaStreamFlags.NON_BLOCKING)
     with pytest.raises(ValueError, match="SYNC_DEFAULT"):
         Stream(flags=7)
@@ -292,3 +292,15 @@ def test_streams_rmm_creates_take_flags_and_pools_hand_them_out():
     assert rmm.DeviceBuffer.to_device(b"on a pool stream", stream=kept).tobytes() == b"on a pool stream"
     with pytest.raises(ValueError, match="at least 1"):
         CudaStreamPool(pool_size=0)
+
+
+def test_to_device_copies_any_contiguous_buffer_and_refuses_a_strided_one():
+    # Typed and two-dimensional arrays are copied byte for byte (RMM's takes bytes only).
+    for data in (np.arange(6, dtype=np.uint16), np.ones((2, 2), dtype=np.uint8)):
+        assert rmm.DeviceBuffer.to_device(data).tobytes() == data.tobytes()
+    with pytest.raises(ValueError, match="must be C-contiguous"):
+        rmm.DeviceBuffer.to_device(np.ones(4, dtype=np.uint8)[::2])
+    with pytest.raises(TypeError, match="must be a buffer"):
+        rmm.DeviceBuffer.to_device("abc")
+    with pytest.raises(TypeError, match="must be a buffer"):
+        rmm.DeviceBuffer.to_device(123)
