@@ -82,9 +82,8 @@ class host_view {
     PyErr_Clear();
     std::string const type = nb::type_name(object.type()).c_str();
     if (PyObject_CheckBuffer(object.ptr()) == 0) {
-      throw nb::type_error((std::string{what} + " must be a buffer (bytes, bytearray, memoryview, a NumPy array), not " +
-                            type)
-                             .c_str());
+      throw nb::type_error(
+        (std::string{what} + " must be a buffer (bytes, bytearray, memoryview, a NumPy array), not " + type).c_str());
     }
     Py_buffer probe{};
     if (PyObject_GetBuffer(object.ptr(), &probe, PyBUF_C_CONTIGUOUS) != 0) {

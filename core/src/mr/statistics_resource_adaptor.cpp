@@ -114,7 +114,8 @@ std::pair<counter, counter> statistics_resource_adaptor::pop_counters()
 {
   std::lock_guard lock{state().mutex};
   if (state().levels.size() <= 1) {
-    throw std::out_of_range{"statistics_resource_adaptor::pop_counters: cannot pop the last counter pair (call push_counters first)"};
+    throw std::out_of_range{
+      "statistics_resource_adaptor::pop_counters: cannot pop the last counter pair (call push_counters first)"};
   }
   std::pair<counter, counter> const top{state().levels.back()->bytes.load(), state().levels.back()->allocations.load()};
   state().levels.pop_back();
