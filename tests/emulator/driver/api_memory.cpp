@@ -6,6 +6,7 @@
 #include "context.hpp"
 #include "device.hpp"
 #include "memory.hpp"
+#include "prefetch_locations.hpp"
 #include "mempool.hpp"
 #include "state.hpp"
 #include "stream.hpp"
@@ -126,6 +127,10 @@ CUresult prefetch(CUdeviceptr ptr, std::size_t count, CUmemLocation loc, unsigne
   if (auto r = check_managed_range(ptr, count); r != CUDA_SUCCESS) { return r; }
   std::shared_ptr<Stream> s;
   if (auto r = resolve_stream(h, per_thread, s); r != CUDA_SUCCESS) { return r; }
+  {
+    std::lock_guard lock(memory_mutex());
+    note_prefetch(ptr, count, loc);
+  }
   s->context().enqueue(*s, {});  // migration is a no-op here, but it is ordered like one
   return CUDA_SUCCESS;
 }
@@ -300,4 +305,50 @@ RMM_EMU_EXPORT CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_a
 RMM_EMU_EXPORT CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUdevice device)
 {
   return cuMemAdvise_v2(devPtr, count, advice, location_of_device(device));
+}
+
+// Only where the range was last prefetched: advice has no effect here, so the attributes that
+// report it are not emulated.
+RMM_EMU_EXPORT CUresult
+cuMemRangeGetAttribute(void* data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr devPtr, size_t count)
+{
+  RMM_EMU_REQUIRE_INIT();
+  if (data == nullptr) { return CUDA_ERROR_INVALID_VALUE; }
+  if (auto r = check_managed_range(devPtr, count); r != CUDA_SUCCESS) { return r; }
+  std::lock_guard lock(memory_mutex());
+  auto const last = last_prefetch_location(devPtr, count);
+  bool const host = last.type == CU_MEM_LOCATION_TYPE_HOST || last.type == CU_MEM_LOCATION_TYPE_HOST_NUMA;
+  int value       = 0;
+  switch (attribute) {
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION:
+      value = last.type == CU_MEM_LOCATION_TYPE_DEVICE ? last.id : host ? CU_DEVICE_CPU : CU_DEVICE_INVALID;
+      break;
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE: value = static_cast<int>(last.type); break;
+    case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID:
+      value = last.type == CU_MEM_LOCATION_TYPE_DEVICE || last.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ? last.id : 0;
+      break;
+    default: return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  if (dataSize != sizeof(int)) { return CUDA_ERROR_INVALID_VALUE; }
+  *static_cast<int*>(data) = value;
+  return CUDA_SUCCESS;
+}
+
+RMM_EMU_EXPORT CUresult cuMemRangeGetAttributes(void** data,
+                                                size_t* dataSizes,
+                                                CUmem_range_attribute* attributes,
+                                                size_t numAttributes,
+                                                CUdeviceptr devPtr,
+                                                size_t count)
+{
+  RMM_EMU_REQUIRE_INIT();
+  if (data == nullptr || dataSizes == nullptr || attributes == nullptr || numAttributes == 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  for (std::size_t i = 0; i < numAttributes; ++i) {
+    if (auto r = cuMemRangeGetAttribute(data[i], dataSizes[i], attributes[i], devPtr, count); r != CUDA_SUCCESS) {
+      return r;
+    }
+  }
+  return CUDA_SUCCESS;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "memory.hpp"
+#include "prefetch_locations.hpp"
 
 #include "address_space.hpp"
 #include "config.hpp"
@@ -94,7 +95,14 @@ Allocation* find_allocation(std::uint64_t addr)
 
 void insert_allocation(Allocation a) { table()[a.base] = a; }
 
-void erase_allocation(std::uint64_t base) { table().erase(base); }
+void erase_allocation(std::uint64_t base)
+{
+  auto& t = table();
+  if (auto it = t.find(base); it != t.end()) {
+    forget_prefetches(base, it->second.size);
+    t.erase(it);
+  }
+}
 
 Device* device_space_owner(std::uint64_t addr)
 {

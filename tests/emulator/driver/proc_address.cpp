@@ -113,6 +113,8 @@ std::vector<Entry> const& entries()
     RMM_EMU_PROC(cuMemHostGetDevicePointer, 3020, cuMemHostGetDevicePointer_v2),
     RMM_EMU_PROC(cuMemHostGetFlags, 2030, cuMemHostGetFlags),
     RMM_EMU_PROC(cuPointerGetAttribute, 4000, cuPointerGetAttribute),
+    RMM_EMU_PROC(cuMemRangeGetAttribute, 8000, cuMemRangeGetAttribute),
+    RMM_EMU_PROC(cuMemRangeGetAttributes, 8000, cuMemRangeGetAttributes),
     RMM_EMU_PROC(cuPointerGetAttributes, 7000, cuPointerGetAttributes),
     RMM_EMU_PROC(cuMemPrefetchAsync, 8000, cuMemPrefetchAsync),
     RMM_EMU_PROC_PT(cuMemPrefetchAsync, 8000, ptsz, cuMemPrefetchAsync_ptsz),

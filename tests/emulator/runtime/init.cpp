@@ -156,6 +156,7 @@ cudaError_t load()
   RMM_RT_LOAD(ctxEnablePeerAccess, cuCtxEnablePeerAccess, 4000);
   RMM_RT_LOAD(ctxDisablePeerAccess, cuCtxDisablePeerAccess, 4000);
   RMM_RT_LOAD(memAdvise, cuMemAdvise, 12020);
+  RMM_RT_LOAD(memRangeGetAttribute, cuMemRangeGetAttribute, 8000);
   RMM_RT_LOAD_PT(memPrefetchAsync, cuMemPrefetchAsync, 12020, 12020, ptsz);
   RMM_RT_LOAD(getErrorString, cuGetErrorString, 6000);
   RMM_RT_LOAD(getErrorName, cuGetErrorName, 6000);

@@ -25,6 +25,16 @@ cudaError_t prefetch(void const* p, size_t count, cudaMemLocation loc, unsigned 
   return result(D().memPrefetchAsync(pt)(dptr(p), count, location(loc), flags, s));
 }
 
+/// Whether the current device reaches pageable host memory (cudaDevAttrPageableMemoryAccess).
+bool pageable_memory_reachable()
+{
+  int device = 0;
+  int value  = 0;
+  return current_device(device) == cudaSuccess &&
+         D().deviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, device) == CUDA_SUCCESS &&
+         value != 0;
+}
+
 }  // namespace
 
 // Zero-byte requests succeed with a null pointer (the driver would refuse them), as on the H200.
@@ -132,9 +142,10 @@ RMM_RT_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attrib
     attributes->type = cudaMemoryTypeHost;
   } else {
     // Memory CUDA does not know: the H200 reports device -2 and the pointer as a host pointer.
+    // Where the device reaches pageable memory, the same address is its device pointer too.
     attributes->type = cudaMemoryTypeUnregistered;
     ordinal          = CU_DEVICE_INVALID;
-    device_ptr       = nullptr;
+    device_ptr       = pageable_memory_reachable() ? const_cast<void*>(ptr) : nullptr;
     host_ptr         = const_cast<void*>(ptr);
   }
   attributes->device        = ordinal;
@@ -165,4 +176,31 @@ RMM_RT_EXPORT cudaError_t cudaMemAdvise(void const* devPtr, size_t count, cudaMe
 {
   RMM_RT_ENTER_CONTEXT();
   return result(D().memAdvise(dptr(devPtr), count, static_cast<CUmem_advise>(advice), location(loc)));
+}
+
+RMM_RT_EXPORT cudaError_t
+cudaMemRangeGetAttribute(void* data, size_t dataSize, cudaMemRangeAttribute attribute, void const* devPtr, size_t count)
+{
+  RMM_RT_ENTER_CONTEXT();
+  return result(
+    D().memRangeGetAttribute(data, dataSize, static_cast<CUmem_range_attribute>(attribute), dptr(devPtr), count));
+}
+
+RMM_RT_EXPORT cudaError_t cudaMemRangeGetAttributes(void** data,
+                                                    size_t* dataSizes,
+                                                    cudaMemRangeAttribute* attributes,
+                                                    size_t numAttributes,
+                                                    void const* devPtr,
+                                                    size_t count)
+{
+  RMM_RT_ENTER_CONTEXT();
+  if (data == nullptr || dataSizes == nullptr || attributes == nullptr || numAttributes == 0) {
+    return record(cudaErrorInvalidValue);
+  }
+  for (std::size_t i = 0; i < numAttributes; ++i) {
+    auto const r = D().memRangeGetAttribute(data[i], dataSizes[i], static_cast<CUmem_range_attribute>(attributes[i]),
+                                            dptr(devPtr), count);
+    if (r != CUDA_SUCCESS) { return result(r); }
+  }
+  return cudaSuccess;
 }

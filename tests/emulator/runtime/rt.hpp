@@ -114,6 +114,7 @@ struct Driver {
   Flavours<PFN_cuStreamGetCaptureInfo_v12030> streamGetCaptureInfo;
   PFN_cuThreadExchangeStreamCaptureMode_v10010 threadExchangeStreamCaptureMode;
   PFN_cuMemAdvise_v12020 memAdvise;
+  PFN_cuMemRangeGetAttribute_v8000 memRangeGetAttribute;
   Flavours<PFN_cuMemPrefetchAsync_v12020> memPrefetchAsync;
   PFN_cuTexObjectCreate_v5000 texObjectCreate;
   PFN_cuTexObjectDestroy_v5000 texObjectDestroy;

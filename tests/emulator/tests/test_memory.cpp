@@ -277,7 +277,54 @@ TEST(EmulatorMemory, PageableMemoryAccessMakesHostMemoryDeviceMemory)
     EXPECT_EQ(host[4095], 1);
     EXPECT_CUDA(cudaMemPrefetchAsync(host.data(), host.size(), dev0, 0, nullptr));
     EXPECT_CUDA(cudaStreamSynchronize(nullptr));
+    int last = -9;
+    EXPECT_CUDA(cudaMemRangeGetAttribute(&last, sizeof last, cudaMemRangeAttributeLastPrefetchLocation, host.data(),
+                                         host.size()));
+    EXPECT_EQ(last, 0);
+    cudaPointerAttributes attributes{};
+    EXPECT_CUDA(cudaPointerGetAttributes(&attributes, host.data()));
+    EXPECT_EQ(attributes.type, cudaMemoryTypeUnregistered);
+    EXPECT_EQ(attributes.devicePointer, host.data()) << "the device reaches it at the same address";
   }
+  cudaPointerAttributes attributes{};
+  EXPECT_CUDA(cudaPointerGetAttributes(&attributes, host.data()));
+  EXPECT_EQ(attributes.devicePointer, nullptr);
+  (void)cudaGetLastError();
+}
+
+TEST(EmulatorMemory, TheLastPrefetchLocationOfEveryByteOfARange)
+{
+  void* m = nullptr;
+  ASSERT_CUDA(cudaMallocManaged(&m, 2 * kMiB));
+  auto* bytes    = static_cast<char*>(m);
+  auto const ask = [&](void const* p, std::size_t n) {
+    int where = -9;
+    EXPECT_CUDA(cudaMemRangeGetAttribute(&where, sizeof where, cudaMemRangeAttributeLastPrefetchLocation, p, n));
+    return where;
+  };
+  EXPECT_EQ(ask(m, 2 * kMiB), cudaInvalidDeviceId) << "never prefetched";
+  cudaMemLocation dev0{cudaMemLocationTypeDevice, 0};
+  cudaMemLocation host{cudaMemLocationTypeHost, 0};
+  EXPECT_CUDA(cudaMemPrefetchAsync(m, kMiB, dev0, 0, nullptr));
+  EXPECT_EQ(ask(m, kMiB), 0);
+  EXPECT_EQ(ask(m, 2 * kMiB), cudaInvalidDeviceId) << "half of it never prefetched";
+  EXPECT_CUDA(cudaMemPrefetchAsync(bytes + kMiB, kMiB, host, 0, nullptr));
+  EXPECT_EQ(ask(bytes + kMiB, kMiB), cudaCpuDeviceId);
+  EXPECT_EQ(ask(m, 2 * kMiB), cudaInvalidDeviceId) << "its halves went to different places";
+  EXPECT_CUDA(cudaMemPrefetchAsync(bytes + 4096, 2 * kMiB - 4096, dev0, 0, nullptr));
+  EXPECT_EQ(ask(m, 2 * kMiB), 0) << "the last prefetch of each byte counts";
+  int type = -9;
+  EXPECT_CUDA(cudaMemRangeGetAttribute(&type, sizeof type, cudaMemRangeAttributeLastPrefetchLocationType, m, kMiB));
+  EXPECT_EQ(type, cudaMemLocationTypeDevice);
+  int where = 0;
+  EXPECT_EQ(cudaMemRangeGetAttribute(&where, 8, cudaMemRangeAttributeLastPrefetchLocation, m, kMiB),
+            cudaErrorInvalidValue);
+  EXPECT_CUDA(cudaStreamSynchronize(nullptr));
+  EXPECT_CUDA(cudaFree(m));
+  void* again = nullptr;
+  ASSERT_CUDA(cudaMallocManaged(&again, 2 * kMiB));
+  EXPECT_EQ(ask(again, 2 * kMiB), cudaInvalidDeviceId) << "a new allocation was never prefetched";
+  EXPECT_CUDA(cudaFree(again));
   (void)cudaGetLastError();
 }
 
