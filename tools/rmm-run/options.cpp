@@ -3,6 +3,7 @@
 
 #include <rmm/config/schema.hpp>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <string_view>
@@ -47,9 +48,99 @@ that cannot be written included). Reference: docs/shim.md, docs/configuration.md
 
 namespace {
 
-constexpr std::array<std::string_view, 10> option_names{"--check",   "--build",     "--print-default", "--help",
-                                                        "--config",  "--pool-size", "--log",           "--report",
-                                                        "--verbose", "--device"};
+/// What an option takes after it.
+enum class takes { nothing, value, optional_file };
+
+/// One option: its name, what it takes (and how to say it in a message), and what it sets.
+struct option_row {
+  std::string_view name;
+  takes argument;
+  std::string_view value_is;  ///< "a file name": for the message when the value is missing
+  std::optional<usage_error> (*apply)(run_options& options, std::string const& value);
+};
+
+using result = std::optional<usage_error>;
+
+std::optional<usage_error> parse_device(run_options& options, std::string const& text)
+{
+  int device{};
+  auto const parsed = std::from_chars(text.data(), text.data() + text.size(), device);
+  if (parsed.ec != std::errc{} || parsed.ptr != text.data() + text.size() || device < 0) {
+    return usage_error{"--device needs a device number (0, 1, ...), not '" + text + "'"};
+  }
+  options.device = device;
+  return std::nullopt;
+}
+
+// Every option of rmm-run, one line each (usage_text() explains them).
+constexpr std::array<option_row, 11> option_table{{
+  {"--check",
+   takes::nothing,
+   {},
+   [](run_options& o, std::string const&) -> result {
+     o.check = true;
+     return {};
+   }},
+  {"--build",
+   takes::nothing,
+   {},
+   [](run_options& o, std::string const&) -> result {
+     o.build = true;
+     return {};
+   }},
+  {"--print-default",
+   takes::nothing,
+   {},
+   [](run_options& o, std::string const&) -> result {
+     o.print_default = true;
+     return {};
+   }},
+  {"--help",
+   takes::nothing,
+   {},
+   [](run_options& o, std::string const&) -> result {
+     o.help = true;
+     return {};
+   }},
+  {"-h",
+   takes::nothing,
+   {},
+   [](run_options& o, std::string const&) -> result {
+     o.help = true;
+     return {};
+   }},
+  {"--config", takes::value, "a file name",
+   [](run_options& o, std::string const& v) -> result {
+     o.config = v;
+     return {};
+   }},
+  {"--pool-size", takes::value, "a size, like 8GiB or 50%",
+   [](run_options& o, std::string const& v) -> result {
+     o.pool_size = v;
+     return {};
+   }},
+  {"--log", takes::value, "a file name",
+   [](run_options& o, std::string const& v) -> result {
+     o.log_file = v;
+     return {};
+   }},
+  {"--report",
+   takes::optional_file,
+   {},
+   [](run_options& o, std::string const& v) -> result {
+     o.report = true;
+     if (!v.empty()) { o.report_file = v; }
+     return {};
+   }},
+  {"--verbose",
+   takes::nothing,
+   {},
+   [](run_options& o, std::string const&) -> result {
+     o.verbose = true;
+     return {};
+   }},
+  {"--device", takes::value, "a device number (0, 1, ...)", parse_device},
+}};
 
 /// A mistaken argument where an option was expected: a program named before `--`, or a misspelt
 /// option with its likely meaning.
@@ -59,76 +150,40 @@ usage_error not_an_option(std::string const& argument)
     return usage_error{"'" + argument + "' is not an option of rmm-run: the program and its arguments go after '--' (" +
                        "rmm-run [OPTIONS] -- " + argument + " ...)"};
   }
+  std::array<std::string_view, option_table.size()> names{};
+  for (std::size_t n = 0; n < option_table.size(); ++n) { names[n] = option_table[n].name; }
   std::string message = "unknown option '" + argument + "'";
-  if (auto const guess = rmm::config::closest_match(argument, option_names)) {
+  if (auto const guess = rmm::config::closest_match(argument, names)) {
     message += " (did you mean " + std::string{*guess} + "?)";
   }
   return usage_error{std::move(message)};
 }
 
-}  // namespace
-
-std::variant<run_options, usage_error> parse_options(std::vector<std::string> const& arguments)
+/// The value of `row`, taken from the argument after position `i` (which moves past it): a value
+/// must be there and be no option itself (`--log -- ./prog` must not log to a file named `--`);
+/// an optional file is taken only when the next argument is no option.
+std::variant<std::string, usage_error> value_of(option_row const& row,
+                                                std::vector<std::string> const& arguments,
+                                                std::size_t& i)
 {
-  run_options options;
-  for (std::size_t i = 0; i < arguments.size(); ++i) {
-    auto const& argument = arguments[i];
-    // The value of an option that takes one: the next argument, unless there is none or it is an
-    // option itself (`--log -- ./prog` must not log to a file named `--`).
-    std::optional<usage_error> missing;
-    auto const next_value = [&](std::string const& what) -> std::optional<std::string> {
-      if (i + 1 >= arguments.size()) {
-        missing = usage_error{argument + " needs " + what + " after it"};
-        return std::nullopt;
-      }
-      auto const& next = arguments[i + 1];
-      if (next.empty() || next.starts_with("-")) {
-        missing = usage_error{argument + " needs " + what +
-                              (next.empty() ? ", not an empty argument" : ", not the option '" + next + "'")};
-        return std::nullopt;
-      }
-      return arguments[++i];
-    };
-    if (argument == "--") {
-      options.program.assign(arguments.begin() + static_cast<std::ptrdiff_t>(i) + 1, arguments.end());
-      if (options.program.empty()) { return usage_error{"'--' must be followed by the program to run"}; }
-      break;
-    }
-    if (argument == "--check") {
-      options.check = true;
-    } else if (argument == "--build") {
-      options.build = true;
-    } else if (argument == "--print-default") {
-      options.print_default = true;
-    } else if (argument == "--help" || argument == "-h") {
-      options.help = true;
-    } else if (argument == "--config") {
-      options.config = next_value("a file name");
-    } else if (argument == "--pool-size") {
-      options.pool_size = next_value("a size, like 8GiB or 50%");
-    } else if (argument == "--log") {
-      options.log_file = next_value("a file name");
-    } else if (argument == "--report") {
-      options.report = true;
-      // An optional file: the next argument, unless it is an option or the `--` before the program.
-      if (i + 1 < arguments.size() && !arguments[i + 1].starts_with("-")) { options.report_file = arguments[++i]; }
-    } else if (argument == "--verbose") {
-      options.verbose = true;
-    } else if (argument == "--device") {
-      auto const text = next_value("a device number (0, 1, ...)");
-      if (!text) { return *missing; }
-      int device{};
-      auto const parsed = std::from_chars(text->data(), text->data() + text->size(), device);
-      if (parsed.ec != std::errc{} || parsed.ptr != text->data() + text->size() || device < 0) {
-        return usage_error{"--device needs a device number (0, 1, ...), not '" + *text + "'"};
-      }
-      options.device = device;
-    } else {
-      return not_an_option(argument);
-    }
-    if (missing) { return *missing; }
+  bool const there = i + 1 < arguments.size();
+  if (row.argument == takes::nothing) { return std::string{}; }
+  if (row.argument == takes::optional_file) {
+    return there && !arguments[i + 1].starts_with("-") ? arguments[++i] : std::string{};
   }
-  if (options.help) { return options; }
+  std::string const what{row.value_is};
+  if (!there) { return usage_error{std::string{row.name} + " needs " + what + " after it"}; }
+  auto const& next = arguments[i + 1];
+  if (next.empty() || next.starts_with("-")) {
+    return usage_error{std::string{row.name} + " needs " + what +
+                       (next.empty() ? ", not an empty argument" : ", not the option '" + next + "'")};
+  }
+  return arguments[++i];
+}
+
+/// The options that do not go together, or nothing to do.
+std::optional<usage_error> inconsistent(run_options const& options)
+{
   if (options.build && !options.check) { return usage_error{"--build goes with --check"}; }
   if (options.check && !options.program.empty()) {
     return usage_error{"--check validates only; run the program without --check"};
@@ -140,6 +195,30 @@ std::variant<run_options, usage_error> parse_options(std::vector<std::string> co
   if (!options.check && !options.print_default && options.program.empty()) {
     return usage_error{"nothing to do: give --check, --print-default, or -- PROGRAM"};
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<run_options, usage_error> parse_options(std::vector<std::string> const& arguments)
+{
+  run_options options;
+  for (std::size_t i = 0; i < arguments.size(); ++i) {
+    auto const& argument = arguments[i];
+    if (argument == "--") {
+      options.program.assign(arguments.begin() + static_cast<std::ptrdiff_t>(i) + 1, arguments.end());
+      if (options.program.empty()) { return usage_error{"'--' must be followed by the program to run"}; }
+      break;
+    }
+    auto const row =
+      std::find_if(option_table.begin(), option_table.end(), [&](option_row const& r) { return r.name == argument; });
+    if (row == option_table.end()) { return not_an_option(argument); }
+    auto value = value_of(*row, arguments, i);
+    if (auto const* error = std::get_if<usage_error>(&value)) { return *error; }
+    if (auto error = row->apply(options, std::get<std::string>(value))) { return *error; }
+  }
+  if (options.help) { return options; }
+  if (auto error = inconsistent(options)) { return *error; }
   return options;
 }
 
