@@ -60,6 +60,73 @@ void add_resources(std::vector<std::string>& resources, std::string const& list)
   }
 }
 
+/// What an option sets, given its value (the option names it in messages); `value` is null for
+/// the one option that takes none.
+using apply_fn = void (*)(command_line& parsed, std::string_view option, std::string const* value);
+
+struct option_row {
+  std::string_view name;
+  bool takes_value;
+  apply_fn apply;
+};
+
+// Every option of rmm-replay, one line each (usage_text() explains them).
+constexpr std::array<option_row, 11> option_table{{
+  {"--help", false, [](command_line& p, std::string_view, std::string const*) { p.help = true; }},
+  {"-h", false, [](command_line& p, std::string_view, std::string const*) { p.help = true; }},
+  {"--resource", true, [](command_line& p, std::string_view, std::string const* v) { add_resources(p.resources, *v); }},
+  {"-r", true, [](command_line& p, std::string_view, std::string const* v) { add_resources(p.resources, *v); }},
+  {"--simulate-device-size", true,
+   [](command_line& p, std::string_view o, std::string const* v) {
+     auto const size = size_value(o, *v);
+     if (size == 0) { throw usage_error{"--simulate-device-size must be larger than 0"}; }
+     p.settings.simulated_device_size = size;
+   }},
+  {"--pool-initial-size", true,
+   [](command_line& p, std::string_view o, std::string const* v) { p.settings.pool_initial_size = size_value(o, *v); }},
+  {"--arena-size", true,
+   [](command_line& p, std::string_view o, std::string const* v) { p.settings.arena_size = size_value(o, *v); }},
+  {"--arena-shared-threshold", true,
+   [](command_line& p, std::string_view o, std::string const* v) {
+     p.settings.arena_shared_threshold = size_value(o, *v);
+   }},
+  {"--json", true, [](command_line& p, std::string_view, std::string const* v) { p.json_path = *v; }},
+  {"--timeline", true, [](command_line& p, std::string_view, std::string const* v) { p.timeline_path = *v; }},
+  {"--complete-rows", false, [](command_line& p, std::string_view, std::string const*) { p.complete_rows = true; }},
+}};
+
+/// An option no row names: a known option the word begins (a shortened name), else the closest
+/// one (a typo).
+usage_error unknown_option(std::string const& argument, std::string_view option)
+{
+  std::array<std::string_view, option_table.size()> known{};
+  for (std::size_t n = 0; n < option_table.size(); ++n) { known[n] = option_table[n].name; }
+  auto const begun = std::ranges::find_if(known, [&](std::string_view name) { return name.starts_with(option); });
+  auto const guess =
+    begun != known.end() ? std::optional<std::string_view>{*begun} : rmm::config::closest_match(option, known);
+  return usage_error{guess ? fmt::format("unknown option '{}' (did you mean {}?)", argument, *guess)
+                           : fmt::format("unknown option '{}'", argument)};
+}
+
+/// What the options ask that cannot be done.
+void check_consistent(command_line const& parsed)
+{
+  if (parsed.logs.empty()) {
+    throw usage_error{"no log given: name the allocation logs to replay (CSV, plain or .gz)"};
+  }
+  if (parsed.timeline_path && parsed.logs.size() > 1) {
+    throw usage_error{
+      fmt::format("--timeline draws one log, but {} were given: replay them one at a time", parsed.logs.size())};
+  }
+  for (auto const& name : parsed.resources) {
+    try {
+      check_stack_name(name, parsed.settings);
+    } catch (unknown_resource const& e) {
+      throw usage_error{e.what()};
+    }
+  }
+}
+
 }  // namespace
 
 command_line parse_command_line(std::vector<std::string> const& arguments)
@@ -81,63 +148,17 @@ command_line parse_command_line(std::vector<std::string> const& arguments)
     auto const option = argument.substr(0, equals);
     std::optional<std::string> inline_value;
     if (equals != std::string::npos) { inline_value = argument.substr(equals + 1); }
-
-    if (option == "-h" || option == "--help") {
-      parsed.help = true;
-    } else if (option == "--resource" || option == "-r") {
-      add_resources(parsed.resources, reader.value_of(option, inline_value));
-    } else if (option == "--simulate-device-size") {
-      auto const size = size_value(option, reader.value_of(option, inline_value));
-      if (size == 0) { throw usage_error{"--simulate-device-size must be larger than 0"}; }
-      parsed.settings.simulated_device_size = size;
-    } else if (option == "--pool-initial-size") {
-      parsed.settings.pool_initial_size = size_value(option, reader.value_of(option, inline_value));
-    } else if (option == "--arena-size") {
-      parsed.settings.arena_size = size_value(option, reader.value_of(option, inline_value));
-    } else if (option == "--arena-shared-threshold") {
-      parsed.settings.arena_shared_threshold = size_value(option, reader.value_of(option, inline_value));
-    } else if (option == "--json") {
-      parsed.json_path = reader.value_of(option, inline_value);
-    } else if (option == "--timeline") {
-      parsed.timeline_path = reader.value_of(option, inline_value);
-    } else if (option == "--complete-rows") {
-      if (inline_value) { throw usage_error{"--complete-rows takes no value"}; }
-      parsed.complete_rows = true;
-    } else {
-      static constexpr std::array<std::string_view, 11> known{"--help",
-                                                              "--resource",
-                                                              "--simulate-device-size",
-                                                              "--pool-initial-size",
-                                                              "--arena-size",
-                                                              "--arena-shared-threshold",
-                                                              "--json",
-                                                              "--timeline",
-                                                              "--complete-rows",
-                                                              "-h",
-                                                              "-r"};
-      // A known option the word begins (a shortened name), else the closest one (a typo).
-      auto const begun = std::ranges::find_if(known, [&](std::string_view name) { return name.starts_with(option); });
-      auto const guess =
-        begun != known.end() ? std::optional<std::string_view>{*begun} : rmm::config::closest_match(option, known);
-      throw usage_error{guess ? fmt::format("unknown option '{}' (did you mean {}?)", argument, *guess)
-                              : fmt::format("unknown option '{}'", argument)};
+    auto const row = std::ranges::find_if(option_table, [&](option_row const& r) { return r.name == option; });
+    if (row == option_table.end()) { throw unknown_option(argument, option); }
+    if (!row->takes_value) {
+      if (inline_value) { throw usage_error{fmt::format("{} takes no value", option)}; }
+      row->apply(parsed, option, nullptr);
+      continue;
     }
+    auto const value = reader.value_of(option, inline_value);
+    row->apply(parsed, option, &value);
   }
-  if (parsed.help) { return parsed; }
-  if (parsed.logs.empty()) {
-    throw usage_error{"no log given: name the allocation logs to replay (CSV, plain or .gz)"};
-  }
-  if (parsed.timeline_path && parsed.logs.size() > 1) {
-    throw usage_error{
-      fmt::format("--timeline draws one log, but {} were given: replay them one at a time", parsed.logs.size())};
-  }
-  for (auto const& name : parsed.resources) {
-    try {
-      check_stack_name(name, parsed.settings);
-    } catch (unknown_resource const& e) {
-      throw usage_error{e.what()};
-    }
-  }
+  if (!parsed.help) { check_consistent(parsed); }
   return parsed;
 }
 
