@@ -17,6 +17,7 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -89,9 +90,10 @@ int cannot_write(std::string_view option, std::string const& path, int error)
                           option, path, reason));
 }
 
-int run(command_line const& options)
+/// Every log read and checked before anything is replayed: a malformed one stops the run
+/// (nothing when it did, having said why).
+std::optional<std::vector<replay_plan>> read_plans(command_line const& options)
 {
-  // Every log is read and checked before anything is replayed: a malformed one stops the run.
   std::vector<replay_plan> plans;
   try {
     auto const cut_off = options.complete_rows ? rmm::trace::cut_off_row::drop : rmm::trace::cut_off_row::refuse;
@@ -106,36 +108,23 @@ int run(command_line const& options)
     }
   } catch (rmm::trace::parse_error const& e) {
     fmt::print(stderr, "rmm-replay: malformed log: {}\nNothing was replayed. Fix or regenerate the log.\n", e.what());
-    return exit_bad_input;
+    return std::nullopt;
   }
+  return plans;
+}
 
-  std::FILE* json_file      = nullptr;
-  bool const json_to_stdout = options.json_path == "-";
-  if (options.json_path && !json_to_stdout) {
-    json_file = std::fopen(options.json_path->c_str(), "w");
-    if (json_file == nullptr) { return cannot_write("--json", *options.json_path, errno); }
-  }
-
-  // The picture's file is opened before anything is replayed: a path that cannot be written stops
-  // the run at once.
-  std::ofstream timeline_file;
-  std::optional<timeline> picture;
-  if (options.timeline_path) {
-    errno = 0;
-    timeline_file.open(*options.timeline_path, std::ios::trunc);
-    if (!timeline_file) { return cannot_write("--timeline", *options.timeline_path, errno); }
-    picture.emplace(plans.front());
-  }
-
+/// Replays each log through each resource; says on stderr which could not be set up or failed.
+std::vector<replay_row> replay_all(command_line const& options,
+                                   std::vector<replay_plan> const& plans,
+                                   timeline* picture)
+{
   auto const& settings = options.settings;
   auto const resources =
     options.resources.empty() ? default_stack_names(settings.simulated_device_size.has_value()) : options.resources;
-  run_context context{describe_device(settings), settings.simulated_device_size};
   std::vector<replay_row> rows;
-  bool any_failed = false;
   for (auto const& plan : plans) {
     for (auto const& resource : resources) {
-      auto& row = rows.emplace_back(replay_one(plan, resource, settings, picture ? &*picture : nullptr));
+      auto& row = rows.emplace_back(replay_one(plan, resource, settings, picture));
       if (row.setup_error) {
         fmt::print(stderr, "rmm-replay: {}: could not replay through '{}': {}\n", plan.log_name, resource,
                    *row.setup_error);
@@ -143,9 +132,36 @@ int run(command_line const& options)
         fmt::print(stderr, "rmm-replay: {}:{}: replay through '{}' ({}) failed: {}\n", plan.log_name, failure->line,
                    resource, row.description, failure->message);
       }
-      any_failed = any_failed || row.failed();
     }
   }
+  return rows;
+}
+
+int run(command_line const& options)
+{
+  auto const plans = read_plans(options);
+  if (!plans) { return exit_bad_input; }
+
+  // The output files are opened before anything is replayed: a path that cannot be written stops
+  // the run at once.
+  std::FILE* json_file      = nullptr;
+  bool const json_to_stdout = options.json_path == "-";
+  if (options.json_path && !json_to_stdout) {
+    json_file = std::fopen(options.json_path->c_str(), "w");
+    if (json_file == nullptr) { return cannot_write("--json", *options.json_path, errno); }
+  }
+  std::ofstream timeline_file;
+  std::optional<timeline> picture;
+  if (options.timeline_path) {
+    errno = 0;
+    timeline_file.open(*options.timeline_path, std::ios::trunc);
+    if (!timeline_file) { return cannot_write("--timeline", *options.timeline_path, errno); }
+    picture.emplace(plans->front());
+  }
+
+  run_context context{describe_device(options.settings), options.settings.simulated_device_size};
+  auto const rows       = replay_all(options, *plans, picture ? &*picture : nullptr);
+  bool const any_failed = std::ranges::any_of(rows, [](replay_row const& row) { return row.failed(); });
 
   if (picture) {
     timeline_file << picture->svg();
