@@ -92,6 +92,59 @@ int list(std::string const& dir)
   return 0;
 }
 
+/// The options after a command's verb: a tag (pause, resume) and one variant (pause: --discard or
+/// --keep; report: --json).
+struct command_options {
+  std::string_view tag;
+  std::string_view variant;
+};
+
+bool takes_tag(std::string_view verb) { return verb == "pause" || verb == "resume"; }
+
+bool is_variant(std::string_view verb, std::string_view option)
+{
+  return (verb == "pause" && (option == "--discard" || option == "--keep")) || (verb == "report" && option == "--json");
+}
+
+/// The options of `verb` in `words` (from the second); nothing when one is wrong (`error` says why).
+std::optional<command_options> options_of(std::vector<std::string_view> const& words, std::string& error)
+{
+  auto const verb = words[0];
+  command_options options;
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    auto const option = words[i];
+    if (takes_tag(verb) && option == "--tag") {
+      if (i + 1 == words.size()) {
+        error = "--tag needs the tag's name";
+        return std::nullopt;
+      }
+      if (!options.tag.empty()) {
+        error = "one --tag at a time";
+        return std::nullopt;
+      }
+      options.tag = words[++i];
+    } else if (is_variant(verb, option)) {
+      if (!options.variant.empty()) {
+        error = fmt::format("'{}' takes one of its options, not '{}' and '{}'", verb, options.variant, option);
+        return std::nullopt;
+      }
+      options.variant = option;
+    } else {
+      error = fmt::format("'{}' takes no option '{}'", verb, option);
+      return std::nullopt;
+    }
+  }
+  return options;
+}
+
+command command_of(std::string_view verb, std::string_view variant)
+{
+  if (verb == "report") { return variant.empty() ? command::report : command::report_json; }
+  if (verb == "release") { return command::release; }
+  if (verb == "resume") { return command::resume; }
+  return variant.empty() ? command::pause : variant == "--discard" ? command::pause_discard : command::pause_keep;
+}
+
 /// What `words` (after the process id) ask for; nothing when they make no request.
 std::optional<rmm::control::request> request_of(std::vector<std::string_view> const& words, std::string& error)
 {
@@ -104,41 +157,11 @@ std::optional<rmm::control::request> request_of(std::vector<std::string_view> co
     error = fmt::format("unknown command '{}'", verb);
     return std::nullopt;
   }
+  auto const options = options_of(words, error);
+  if (!options) { return std::nullopt; }
   rmm::control::request r{};
-  std::string_view contents;
-  for (std::size_t i = 1; i < words.size(); ++i) {
-    auto const option = words[i];
-    if ((verb == "pause" || verb == "resume") && option == "--tag") {
-      if (i + 1 == words.size()) {
-        error = "--tag needs the tag's name";
-        return std::nullopt;
-      }
-      if (!r.tag.empty()) {
-        error = "one --tag at a time";
-        return std::nullopt;
-      }
-      r.tag = words[++i];
-    } else if ((verb == "pause" && (option == "--discard" || option == "--keep")) ||
-               (verb == "report" && option == "--json")) {
-      if (!contents.empty()) {
-        error = fmt::format("'{}' takes one of its options, not '{}' and '{}'", verb, contents, option);
-        return std::nullopt;
-      }
-      contents = option;
-    } else {
-      error = fmt::format("'{}' takes no option '{}'", verb, option);
-      return std::nullopt;
-    }
-  }
-  if (verb == "report") {
-    r.c = contents.empty() ? command::report : command::report_json;
-  } else if (verb == "release") {
-    r.c = command::release;
-  } else if (verb == "resume") {
-    r.c = command::resume;
-  } else {
-    r.c = contents.empty() ? command::pause : contents == "--discard" ? command::pause_discard : command::pause_keep;
-  }
+  r.c   = command_of(verb, options->variant);
+  r.tag = options->tag;
   if (!r.tag.empty() && !rmm::control::parse_request(rmm::control::request_line(r))) {
     error = fmt::format("'{}' is no tag's name: a tag has no blanks or control characters", r.tag);
     return std::nullopt;
