@@ -186,6 +186,89 @@ std::string answer_to(std::string const& line)
   }
 }
 
+using clock = std::chrono::steady_clock;
+
+void answer_now(waiting_connection const& w, std::string const& text) noexcept
+{
+  send_all(w.fd, text);
+  close_gently(w.fd, false);
+}
+
+/// Waits until the listener (when `accepting`) or a waiting connection has something, or the
+/// first deadline (a connection's, or the time to accept again) comes; `polled` then holds the
+/// listener first and the waiting connections in their order.
+void poll_connections(int listener,
+                      bool accepting,
+                      std::vector<waiting_connection> const& waiting,
+                      clock::time_point accept_again,
+                      std::vector<pollfd>& polled)
+{
+  auto const now = clock::now();
+  auto until     = now + std::chrono::seconds{rmm::control::request_timeout_seconds};
+  polled.clear();
+  polled.push_back({accepting ? listener : -1, POLLIN, 0});
+  for (auto const& w : waiting) {
+    polled.push_back({w.fd, POLLIN, 0});
+    until = std::min(until, w.deadline);
+  }
+  if (!accepting) { until = std::min(until, accept_again); }
+  auto const wait = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
+  (void)::poll(polled.data(), polled.size(), static_cast<int>(std::max<long long>(wait, 0)));
+}
+
+/// Reads what came on `w` (when `readable`), without blocking: a whole request, a bad or late one
+/// (`error` says why), or not yet.
+request_state read_request(waiting_connection& w, bool readable, clock::time_point now, std::string& error)
+{
+  auto state = request_state::partial;
+  if (readable) {
+    std::array<char, rmm::control::max_request_bytes + 1> chunk{};
+    auto const n = ::recv(w.fd, chunk.data(), chunk.size() - std::min(w.line.size(), chunk.size() - 1), MSG_DONTWAIT);
+    if (n > 0) {
+      state = take(w.line, {chunk.data(), static_cast<std::size_t>(n)}, error);
+    } else if (n == 0) {
+      state = request_state::bad;
+      error = "the request ended before its newline";
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      state = request_state::bad;
+      error = fmt::format("no request: {}", std::strerror(errno));
+    }
+  }
+  if (state == request_state::partial && now >= w.deadline) {
+    state = request_state::bad;
+    error = fmt::format("the request took longer than {} s", rmm::control::request_timeout_seconds);
+  }
+  return state;
+}
+
+/// Accepts the connections waiting on `listener` (up to 64 a round) into `waiting`, the oldest of
+/// their kind giving way when there are too many. False when the listener was closed; out of
+/// descriptors or kernel memory, accepts again only after `accept_again`.
+bool accept_waiting(int listener, std::vector<waiting_connection>& waiting, clock::time_point& accept_again)
+{
+  for (int accepted = 0; accepted < 64; ++accepted) {
+    int const connection = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (connection < 0) {
+      if (errno == EBADF || errno == EINVAL || errno == ENOTSOCK) { return false; }
+      if (errno == EINTR || errno == ECONNABORTED) { continue; }
+      if (errno != EAGAIN && errno != EWOULDBLOCK) { accept_again = clock::now() + std::chrono::milliseconds{100}; }
+      return true;
+    }
+    bool const refused = !same_user(connection);
+    auto const kind    = [refused](waiting_connection const& w) { return w.refused == refused; };
+    if (static_cast<std::size_t>(std::count_if(waiting.begin(), waiting.end(), kind)) >=
+        (refused ? max_refused_waiting : max_waiting)) {
+      auto const oldest = std::find_if(waiting.begin(), waiting.end(), kind);
+      ::close(oldest->fd);  // the oldest has had the longest to speak
+      waiting.erase(oldest);
+    }
+    auto const deadline = refused ? clock::now() + refused_wait
+                                  : clock::now() + std::chrono::seconds{rmm::control::request_timeout_seconds};
+    waiting.push_back({connection, refused, deadline});
+  }
+  return true;
+}
+
 }  // namespace
 
 void control_server::start() noexcept
@@ -235,55 +318,21 @@ void control_server::start() noexcept
 
 void control_server::serve() noexcept
 {
-  using clock = std::chrono::steady_clock;
   (void)::pthread_setname_np(::pthread_self(), "rmm-ctl");
   std::vector<waiting_connection> waiting;
   std::vector<pollfd> polled;
   clock::time_point accept_again{};
-  auto const answer_now = [](waiting_connection const& w, std::string const& text) {
-    send_all(w.fd, text);
-    close_gently(w.fd, false);
-  };
   for (;;) {
     int const listener = listening_.load(std::memory_order_acquire);
     if (listener < 0) { return; }
     try {
-      auto now             = clock::now();
-      bool const accepting = now >= accept_again;
-      auto until           = now + std::chrono::seconds{rmm::control::request_timeout_seconds};
-      polled.clear();
-      polled.push_back({accepting ? listener : -1, POLLIN, 0});
-      for (auto const& w : waiting) {
-        polled.push_back({w.fd, POLLIN, 0});
-        until = std::min(until, w.deadline);
-      }
-      if (!accepting) { until = std::min(until, accept_again); }
-      auto const wait = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
-      (void)::poll(polled.data(), polled.size(), static_cast<int>(std::max<long long>(wait, 0)));
-      now = clock::now();
-      // Requests: read what came, without blocking; answer the whole ones, refuse the bad or late.
+      bool const accepting = clock::now() >= accept_again;
+      poll_connections(listener, accepting, waiting, accept_again, polled);
+      auto const now    = clock::now();
       std::size_t index = 1;
       std::erase_if(waiting, [&](waiting_connection& w) {
         std::string error;
-        auto state = request_state::partial;
-        if (polled[index++].revents != 0) {
-          std::array<char, rmm::control::max_request_bytes + 1> chunk{};
-          auto const n =
-            ::recv(w.fd, chunk.data(), chunk.size() - std::min(w.line.size(), chunk.size() - 1), MSG_DONTWAIT);
-          if (n > 0) {
-            state = take(w.line, {chunk.data(), static_cast<std::size_t>(n)}, error);
-          } else if (n == 0) {
-            state = request_state::bad;
-            error = "the request ended before its newline";
-          } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            state = request_state::bad;
-            error = fmt::format("no request: {}", std::strerror(errno));
-          }
-        }
-        if (state == request_state::partial && now >= w.deadline) {
-          state = request_state::bad;
-          error = fmt::format("the request took longer than {} s", rmm::control::request_timeout_seconds);
-        }
+        auto const state = read_request(w, polled[index++].revents != 0, now, error);
         if (state == request_state::partial) { return false; }
         if (w.refused) {
           answer_now(w, "error\nrefused: this process answers its own user only\n");
@@ -295,27 +344,7 @@ void control_server::serve() noexcept
         return true;
       });
       if (!accepting || (polled[0].revents & POLLIN) == 0) { continue; }
-      for (int accepted = 0; accepted < 64; ++accepted) {
-        int const connection = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (connection < 0) {
-          if (errno == EBADF || errno == EINVAL || errno == ENOTSOCK) { return; }  // the socket was closed
-          if (errno == EINTR || errno == ECONNABORTED) { continue; }
-          // Out of descriptors or kernel memory: the next round may fare better.
-          if (errno != EAGAIN && errno != EWOULDBLOCK) { accept_again = clock::now() + std::chrono::milliseconds{100}; }
-          break;
-        }
-        bool const refused = !same_user(connection);
-        auto const kind    = [refused](waiting_connection const& w) { return w.refused == refused; };
-        if (static_cast<std::size_t>(std::count_if(waiting.begin(), waiting.end(), kind)) >=
-            (refused ? max_refused_waiting : max_waiting)) {
-          auto const oldest = std::find_if(waiting.begin(), waiting.end(), kind);
-          ::close(oldest->fd);  // the oldest has had the longest to speak
-          waiting.erase(oldest);
-        }
-        auto const deadline = refused ? clock::now() + refused_wait
-                                      : clock::now() + std::chrono::seconds{rmm::control::request_timeout_seconds};
-        waiting.push_back({connection, refused, deadline});
-      }
+      if (!accept_waiting(listener, waiting, accept_again)) { return; }  // the socket was closed
     } catch (...) {  // no memory for a list: the next round may fare better
       std::this_thread::sleep_for(std::chrono::milliseconds{100});
     }
