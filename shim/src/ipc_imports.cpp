@@ -13,35 +13,7 @@
 
 namespace rmm::shim {
 
-namespace {
-
-/// The smallest physical allocation an exporter's piece can be (the least granularity of any
-/// device), which bounds how many pieces a block can have.
-constexpr std::uint64_t least_piece = std::uint64_t{64} << 10;
-/// Above any device's memory: a size past it is not an exporter's answer.
-constexpr std::uint64_t most_bytes = std::uint64_t{1} << 48;
-
-void explain(std::uint32_t pid, std::string const& why)
-{
-  fmt::print(stderr, "rmm shim: cannot open the CUDA IPC handle of process {}: {}\n", pid, why);
-}
-
-/// A file descriptor, closed with its owner.
-class descriptor {
- public:
-  descriptor()                             = default;
-  descriptor(descriptor const&)            = delete;
-  descriptor& operator=(descriptor const&) = delete;
-  ~descriptor()
-  {
-    if (fd_ >= 0) { ::close(fd_); }
-  }
-  [[nodiscard]] int* out() noexcept { return &fd_; }
-  [[nodiscard]] int get() const noexcept { return fd_; }
-
- private:
-  int fd_{-1};
-};
+namespace detail {
 
 /// Physical allocations imported from the exporter, released with their owner (a mapping keeps
 /// the memory of each it maps).
@@ -73,6 +45,61 @@ class imported_handles {
   std::vector<CUmemGenericAllocationHandle> handles_;
   std::vector<std::uint64_t> sizes_;
 };
+
+}  // namespace detail
+
+namespace {
+
+/// The smallest physical allocation an exporter's piece can be (the least granularity of any
+/// device), which bounds how many pieces a block can have.
+constexpr std::uint64_t least_piece = std::uint64_t{64} << 10;
+/// Above any device's memory: a size past it is not an exporter's answer.
+constexpr std::uint64_t most_bytes = std::uint64_t{1} << 48;
+
+void explain(std::uint32_t pid, std::string const& why)
+{
+  fmt::print(stderr, "rmm shim: cannot open the CUDA IPC handle of process {}: {}\n", pid, why);
+}
+
+/// A file descriptor, closed with its owner.
+class descriptor {
+ public:
+  descriptor()                             = default;
+  descriptor(descriptor const&)            = delete;
+  descriptor& operator=(descriptor const&) = delete;
+  ~descriptor()
+  {
+    if (fd_ >= 0) { ::close(fd_); }
+  }
+  [[nodiscard]] int* out() noexcept { return &fd_; }
+  [[nodiscard]] int get() const noexcept { return fd_; }
+
+ private:
+  int fd_{-1};
+};
+
+/// Whether a piece's offset from the block is within any device's size.
+bool offset_believable(ipc::piece const& p)
+{
+  return p.offset >= -static_cast<std::int64_t>(most_bytes) && p.offset <= static_cast<std::int64_t>(most_bytes);
+}
+
+/// Whether the answer is a block of a cudaMalloc allocation: one piece, the driver's own handle of
+/// it and no descriptor, covering the block from at or before its start.
+bool is_legacy_answer(ipc::piece const& p, std::uint32_t pieces, bool has_descriptor, std::uint64_t size)
+{
+  return p.legacy == 1 && pieces == 1 && !has_descriptor && p.offset <= 0 &&
+         p.size >= size + static_cast<std::uint64_t>(-p.offset) && p.size <= most_bytes;
+}
+
+/// Whether piece `i`, a shareable allocation, continues those before it (`span` bytes from the
+/// first's start); the first must hold the block's start.
+bool continues(ipc::piece const& p, bool has_descriptor, std::uint32_t i, ipc::piece const& first, std::uint64_t span)
+{
+  if (p.legacy != 0 || !has_descriptor || p.size > most_bytes) { return false; }
+  if (i == 0) { return p.offset <= 0 && static_cast<std::uint64_t>(-p.offset) < p.size; }
+  return p.offset == first.offset + static_cast<std::int64_t>(span);
+}
 
 /// Asks the exporter named by `fields` to do `kind` to its export; the connection, or -1 (errno
 /// set, `why` filled where there is more to say).
@@ -182,6 +209,56 @@ std::optional<CUresult> ipc_imports::open(CUdeviceptr* out, CUipcMemHandle const
   return CUDA_SUCCESS;
 }
 
+std::optional<ipc_imports::mapping_failure> ipc_imports::open_legacy(ipc::piece const& piece,
+                                                                     unsigned int flags,
+                                                                     opened& record)
+{
+  auto const* driver = real();
+  if (driver->ipc_open_mem_handle == nullptr) {
+    return mapping_failure{CUDA_ERROR_NOT_SUPPORTED, "this driver has no CUDA IPC"};
+  }
+  CUdeviceptr base = 0;
+  if (auto const r = driver->ipc_open_mem_handle(&base, piece.legacy_handle, flags); r != CUDA_SUCCESS) {
+    return mapping_failure{r, {}};
+  }
+  record.legacy = base;
+  record.ptr    = static_cast<CUdeviceptr>(static_cast<std::int64_t>(base) - piece.offset);
+  return std::nullopt;
+}
+
+std::optional<ipc_imports::mapping_failure> ipc_imports::map_imported(detail::imported_handles const& handles,
+                                                                      std::uint64_t span,
+                                                                      std::int64_t first_offset,
+                                                                      CUdevice device,
+                                                                      opened& record)
+{
+  auto const* driver = real();
+  CUdeviceptr base   = 0;
+  if (auto const r = driver->mem_address_reserve(&base, span, 0, 0, 0); r != CUDA_SUCCESS) {
+    return mapping_failure{r, "no addresses left for it here"};
+  }
+  std::size_t mapped = 0;
+  CUresult failure   = CUDA_SUCCESS;
+  for (std::size_t i = 0; i < handles.size() && failure == CUDA_SUCCESS; ++i) {
+    failure = driver->mem_map(base + mapped, handles.size_of(i), 0, handles[i], 0);
+    if (failure == CUDA_SUCCESS) { mapped += handles.size_of(i); }
+  }
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id   = device;
+  access.flags         = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (failure == CUDA_SUCCESS) { failure = driver->mem_set_access(base, span, &access, 1); }
+  if (failure != CUDA_SUCCESS) {
+    if (mapped > 0) { (void)driver->mem_unmap(base, mapped); }
+    (void)driver->mem_address_free(base, span);
+    return mapping_failure{failure, fmt::format("mapping its memory failed ({})", driver_error_name(failure))};
+  }
+  record.mapped = base;
+  record.span   = span;
+  record.ptr    = base + static_cast<CUdeviceptr>(-first_offset);
+  return std::nullopt;
+}
+
 std::optional<ipc_imports::mapping_failure> ipc_imports::map_answer(int connection,
                                                                     ipc::reply const& reply,
                                                                     CUdevice device,
@@ -199,7 +276,7 @@ std::optional<ipc_imports::mapping_failure> ipc_imports::map_answer(int connecti
   if (reply.pieces == 0 || reply.pieces > most_pieces || size > most_bytes) {
     return broken(fmt::format("its answer names {} pieces of memory for a block of {} bytes", reply.pieces, size));
   }
-  imported_handles handles;
+  detail::imported_handles handles;
   ipc::piece first{};
   std::uint64_t span = 0;  // of the pieces received so far, from the first's start
   for (std::uint32_t i = 0; i < reply.pieces; ++i) {
@@ -208,31 +285,17 @@ std::optional<ipc_imports::mapping_failure> ipc_imports::map_answer(int connecti
     if (!ipc::receive_message(connection, &p, sizeof p, fd.out())) {
       return refuse(CUDA_ERROR_INVALID_VALUE, fmt::format("its answer was incomplete ({})", std::strerror(errno)));
     }
-    if (p.offset < -static_cast<std::int64_t>(most_bytes) || p.offset > static_cast<std::int64_t>(most_bytes)) {
-      return broken("its memory lies farther from the block than any device's size");
-    }
+    if (!offset_believable(p)) { return broken("its memory lies farther from the block than any device's size"); }
     if (i == 0) { first = p; }
-    if (p.legacy == 1 && reply.pieces == 1 && fd.get() < 0 && p.offset <= 0 &&
-        p.size >= size + static_cast<std::uint64_t>(-p.offset) && p.size <= most_bytes) {
-      // A block of a cudaMalloc allocation: the driver's handle of it, and the block's offset.
-      if (driver->ipc_open_mem_handle == nullptr) {
-        return refuse(CUDA_ERROR_NOT_SUPPORTED, "this driver has no CUDA IPC");
-      }
-      CUdeviceptr base = 0;
-      if (auto const r = driver->ipc_open_mem_handle(&base, p.legacy_handle, flags); r != CUDA_SUCCESS) {
-        return refuse(r, {});
-      }
-      record.legacy = base;
-      record.ptr    = static_cast<CUdeviceptr>(static_cast<std::int64_t>(base) - p.offset);
-      return std::nullopt;
+    if (is_legacy_answer(p, reply.pieces, fd.get() >= 0, size)) {
+      return open_legacy(p, flags, record);  // a block of a cudaMalloc allocation, and its offset
     }
     if (p.legacy == 0 && p.size == 0) {
       return refuse(CUDA_ERROR_INVALID_VALUE, "the exporter could not share the memory under the block");
     }
-    bool const fits = p.legacy == 0 && fd.get() >= 0 && p.size <= most_bytes &&
-                      (i == 0 ? p.offset <= 0 && static_cast<std::uint64_t>(-p.offset) < p.size
-                              : p.offset == first.offset + static_cast<std::int64_t>(span));
-    if (!fits) { return broken("its memory is not one range of shareable allocations"); }
+    if (!continues(p, fd.get() >= 0, i, first, span)) {
+      return broken("its memory is not one range of shareable allocations");
+    }
     if (!maps_physical_memory(*driver)) {
       return refuse(CUDA_ERROR_NOT_SUPPORTED,
                     "this driver lacks the calls that map another process's memory (cuMemImportFromShareableHandle, "
@@ -249,31 +312,7 @@ std::optional<ipc_imports::mapping_failure> ipc_imports::map_answer(int connecti
     if (span > most_bytes) { return broken("its memory is larger than any device's"); }
   }
   if (static_cast<std::uint64_t>(-first.offset) + size > span) { return broken("its memory does not cover the block"); }
-  // Mapped here side by side as they are there, readable and writable by the current device.
-  CUdeviceptr base = 0;
-  if (auto const r = driver->mem_address_reserve(&base, span, 0, 0, 0); r != CUDA_SUCCESS) {
-    return refuse(r, "no addresses left for it here");
-  }
-  std::size_t mapped = 0;
-  CUresult failure   = CUDA_SUCCESS;
-  for (std::size_t i = 0; i < handles.size() && failure == CUDA_SUCCESS; ++i) {
-    failure = driver->mem_map(base + mapped, handles.size_of(i), 0, handles[i], 0);
-    if (failure == CUDA_SUCCESS) { mapped += handles.size_of(i); }
-  }
-  CUmemAccessDesc access{};
-  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  access.location.id   = device;
-  access.flags         = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  if (failure == CUDA_SUCCESS) { failure = driver->mem_set_access(base, span, &access, 1); }
-  if (failure != CUDA_SUCCESS) {
-    if (mapped > 0) { (void)driver->mem_unmap(base, mapped); }
-    (void)driver->mem_address_free(base, span);
-    return refuse(failure, fmt::format("mapping its memory failed ({})", driver_error_name(failure)));
-  }
-  record.mapped = base;
-  record.span   = span;
-  record.ptr    = base + static_cast<CUdeviceptr>(-first.offset);
-  return std::nullopt;
+  return map_imported(handles, span, first.offset, device, record);
 }
 
 std::optional<CUresult> ipc_imports::close(CUdeviceptr ptr)

@@ -19,6 +19,10 @@
 
 namespace rmm::shim {
 
+namespace detail {
+class imported_handles;
+}
+
 class ipc_imports {
  public:
   ipc_imports()                              = default;
@@ -56,6 +60,17 @@ class ipc_imports {
                                                           CUdevice device,
                                                           unsigned int flags,
                                                           opened& record);
+  /// A block of a cudaMalloc allocation: the driver's handle of it opened here.
+  [[nodiscard]] static std::optional<mapping_failure> open_legacy(ipc::piece const& piece,
+                                                                  unsigned int flags,
+                                                                  opened& record);
+  /// The allocations imported from the exporter, mapped side by side as they are there, readable
+  /// and writable by `device`; the block starts `-first_offset` bytes into them.
+  [[nodiscard]] static std::optional<mapping_failure> map_imported(detail::imported_handles const& handles,
+                                                                   std::uint64_t span,
+                                                                   std::int64_t first_offset,
+                                                                   CUdevice device,
+                                                                   opened& record);
 
   std::mutex mutex_;
   std::vector<opened> opened_;
