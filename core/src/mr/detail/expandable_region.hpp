@@ -150,6 +150,8 @@ class expandable_region {
   void unmap(std::uint32_t index, bool release) noexcept;
   /// Maps the first `unmapped` of `live` again where they were (a suspend the driver refused).
   void remap_after_failed_suspend(std::vector<std::uint32_t> const& live, std::size_t unmapped) noexcept;
+  /// The mapped allocations, in address order.
+  [[nodiscard]] std::vector<std::uint32_t> live_allocations() const;
   /// Gives allocation `index` (mapped nowhere) back to the device.
   void give_back(std::uint32_t index) noexcept;
   /// Makes [address, address + bytes) readable and writable by the device.
@@ -170,6 +172,15 @@ class expandable_region {
 
   /// The contents a suspended region keeps: each saved range at its offset in `host`.
   struct saved_contents;
+  /// Notes in `saved` the bytes of each of `live` outside the free ranges `unused`.
+  void note_contents(std::vector<std::uint32_t> const& live,
+                     std::vector<memory_range> const& unused,
+                     saved_contents& saved) const;
+  /// Host memory for `saved`'s contents: that a restore() kept when it is large enough, else new.
+  void take_host_memory(saved_contents& saved);
+  /// Unmaps each of `live`; when the driver refuses one, maps those before it again, gives the
+  /// host memory back to the region, and throws.
+  void unmap_for_suspend(std::vector<std::uint32_t> const& live, saved_contents& saved);
   /// Copies the kept contents to the host or back: through page-locked staging when it can be had
   /// (true), else with the driver's own copies (false).
   bool copy_contents(saved_contents const& saved, copy_direction direction);

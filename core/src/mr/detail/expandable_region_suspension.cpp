@@ -121,11 +121,9 @@ bool expandable_region::copy_contents(saved_contents const& saved, copy_directio
   return false;
 }
 
-expandable_region::suspension expandable_region::suspend(std::vector<memory_range> const& unused, bool discard)
+std::vector<std::uint32_t> expandable_region::live_allocations() const
 {
-  if (suspended()) { throw rmm::logic_error{"the region is suspended already"}; }
-  auto saved = std::make_unique<saved_contents>();
-  std::vector<std::uint32_t> live;  // allocations, in address order
+  std::vector<std::uint32_t> live;
   for (std::size_t slot = 0; slot < slots_.size();) {
     auto const index = slots_[slot];
     if (index == hole) {
@@ -135,14 +133,20 @@ expandable_region::suspension expandable_region::suspend(std::vector<memory_rang
     live.push_back(index);
     slot = physicals_[index].first + physicals_[index].granules;
   }
-  // What to keep: each allocation's bytes outside the free ranges (a free range may span two).
+  return live;
+}
+
+void expandable_region::note_contents(std::vector<std::uint32_t> const& live,
+                                      std::vector<memory_range> const& unused,
+                                      saved_contents& saved) const
+{
+  // Each allocation's bytes outside the free ranges (a free range may span two).
   auto free       = unused.begin();
   auto const keep = [&saved](std::uintptr_t from, std::uintptr_t to) {
-    saved->ranges.push_back({from, to - from});
-    saved->bytes += to - from;
+    saved.ranges.push_back({from, to - from});
+    saved.bytes += to - from;
   };
   for (auto const index : live) {
-    if (discard) { break; }
     auto const start = address_of(physicals_[index].first);
     auto const end   = start + physicals_[index].granules * granularity_;
     while (free != unused.end() && free->start + free->size <= start) { ++free; }
@@ -153,20 +157,50 @@ expandable_region::suspension expandable_region::suspend(std::vector<memory_rang
     }
     if (at < end) { keep(at, end); }
   }
-  rmm::detail::device_context_scope const context{device_};
-  if (kept_host_ != nullptr && kept_host_->size() >= saved->bytes) {
-    saved->host          = std::move(kept_host_);
-    saved->host_was_kept = true;
-  } else {
-    try {
-      saved->host = std::make_unique<host_copy>(saved->bytes);
-    } catch (rmm::out_of_memory const&) {
-      if (kept_host_ == nullptr) { throw; }
-      kept_host_.reset();  // too small for these contents, and in the way of a copy that is not
-      saved->host = std::make_unique<host_copy>(saved->bytes);
-    }
-    kept_host_.reset();  // the new copy takes its place
+}
+
+void expandable_region::take_host_memory(saved_contents& saved)
+{
+  if (kept_host_ != nullptr && kept_host_->size() >= saved.bytes) {
+    saved.host          = std::move(kept_host_);
+    saved.host_was_kept = true;
+    return;
   }
+  try {
+    saved.host = std::make_unique<host_copy>(saved.bytes);
+  } catch (rmm::out_of_memory const&) {
+    if (kept_host_ == nullptr) { throw; }
+    kept_host_.reset();  // too small for these contents, and in the way of a copy that is not
+    saved.host = std::make_unique<host_copy>(saved.bytes);
+  }
+  kept_host_.reset();  // the new copy takes its place
+}
+
+void expandable_region::unmap_for_suspend(std::vector<std::uint32_t> const& live, saved_contents& saved)
+{
+  // Everything is unmapped before anything is released: should the driver refuse one, those
+  // unmapped before it are mapped again with their memory, and the region is as it was.
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    auto const& p = physicals_[live[i]];
+    if (auto const r = cu().cuMemUnmap(static_cast<CUdeviceptr>(address_of(p.first)), p.granules * granularity_);
+        r != CUDA_SUCCESS) {
+      remap_after_failed_suspend(live, i);
+      if (saved.host_was_kept) { keep_host_copy(std::move(saved.host), kept_host_held_); }
+      throw rmm::cuda_error{fmt::format("could not unmap {} of device memory at {:#x}: {}",
+                                        rmm::format_bytes_exact(p.granules * granularity_), address_of(p.first),
+                                        describe("cuMemUnmap", r))};
+    }
+  }
+}
+
+expandable_region::suspension expandable_region::suspend(std::vector<memory_range> const& unused, bool discard)
+{
+  if (suspended()) { throw rmm::logic_error{"the region is suspended already"}; }
+  auto saved      = std::make_unique<saved_contents>();
+  auto const live = live_allocations();
+  if (!discard) { note_contents(live, unused, *saved); }
+  rmm::detail::device_context_scope const context{device_};
+  take_host_memory(*saved);
   suspension result{0, saved->bytes, false};
   try {
     result.staged = copy_contents(*saved, copy_direction::to_host);
@@ -174,19 +208,7 @@ expandable_region::suspension expandable_region::suspend(std::vector<memory_rang
     if (saved->host_was_kept) { keep_host_copy(std::move(saved->host), kept_host_held_); }
     throw;
   }
-  // Unmap everything first: should the driver refuse one, those unmapped before it are mapped
-  // again with their memory, which nothing has released yet, and the region is as it was.
-  for (std::size_t i = 0; i < live.size(); ++i) {
-    auto const& p = physicals_[live[i]];
-    if (auto const r = cu().cuMemUnmap(static_cast<CUdeviceptr>(address_of(p.first)), p.granules * granularity_);
-        r != CUDA_SUCCESS) {
-      remap_after_failed_suspend(live, i);
-      if (saved->host_was_kept) { keep_host_copy(std::move(saved->host), kept_host_held_); }
-      throw rmm::cuda_error{fmt::format("could not unmap {} of device memory at {:#x}: {}",
-                                        rmm::format_bytes_exact(p.granules * granularity_), address_of(p.first),
-                                        describe("cuMemUnmap", r))};
-    }
-  }
+  unmap_for_suspend(live, *saved);
   for (auto const index : live) {
     auto& p = physicals_[index];
     if (auto const r = cu().cuMemRelease(p.handle); r != CUDA_SUCCESS) {
