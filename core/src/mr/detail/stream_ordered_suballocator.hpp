@@ -302,6 +302,12 @@ class stream_ordered_suballocator {
   /// captured) to the end of the region; returns the range they now occupy there, not yet free
   /// anywhere. Caller holds growth_mutex_.
   std::optional<memory_range> recycle_idle_granules(arena& requester, cudaStream_t stream, std::size_t bytes);
+  /// recycle_idle_granules' first part: up to `bytes` of such granules taken out of the free
+  /// lists, in address order.
+  std::vector<std::uintptr_t> take_idle_granules(arena& requester, cudaStream_t stream, std::size_t bytes);
+  /// Its last part: the granules that stayed back in the clean reserve, and the places of those
+  /// that left (moved or lost) out of the chunks.
+  void settle_recycled(std::vector<std::uintptr_t> const& granules, expandable_region::recycled const& result);
   /// The last resort before out of memory: every arena's free memory made clean (a device
   /// synchronization), then, where the device has no memory left to grow and the request fits in
   /// no free block, the region's physical allocations that lie wholly in free memory given back and

@@ -233,15 +233,12 @@ void stream_ordered_suballocator<FreeStore>::place_at_end(arena& requester, memo
 }
 
 template <class FreeStore>
-std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle_granules(arena& requester,
-                                                                                          cudaStream_t stream,
-                                                                                          std::size_t bytes)
+std::vector<std::uintptr_t> stream_ordered_suballocator<FreeStore>::take_idle_granules(arena& requester,
+                                                                                       cudaStream_t stream,
+                                                                                       std::size_t bytes)
 {
   if constexpr (coalescing) {
-    if (!options_.remap_free_granules) { return std::nullopt; }
     auto const granule = region_->granularity();
-    bytes              = std::min(bytes, align_down(region_->recyclable_bytes(), granule));
-    if (bytes == 0) { return std::nullopt; }
     auto const end     = region_->end();
     auto const movable = [this](std::uintptr_t g) { return region_->movable(g); };
     std::vector<std::uintptr_t> granules;
@@ -277,15 +274,22 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
         collect(requester, covered);
       }
     }
-    if (granules.empty()) { return std::nullopt; }
     std::sort(granules.begin(), granules.end());
-    expandable_region::recycled result;
-    try {
-      result = region_->recycle(granules);
-    } catch (std::exception const& e) {  // out of host memory before anything moved
-      result.stayed = granules;
-      RMM_LOG_WARN("{}: could not move free granules ({}); mapping new memory instead", options_.name, e.what());
-    }
+    return granules;
+  } else {  // explicit instantiations compile this for every store
+    (void)requester;
+    (void)stream;
+    (void)bytes;
+    return {};
+  }
+}
+
+template <class FreeStore>
+void stream_ordered_suballocator<FreeStore>::settle_recycled(std::vector<std::uintptr_t> const& granules,
+                                                             expandable_region::recycled const& result)
+{
+  if constexpr (coalescing) {
+    auto const granule = region_->granularity();
     // Granules that stayed are idle: clean, where they merge with their neighbours again.
     for (auto const g : result.stayed) { insert_clean({g, granule}); }
     if (!result.lost.empty()) {
@@ -303,6 +307,32 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
       remove_chunks({gone[i], (j - i) * granule});
       i = j;
     }
+  } else {
+    (void)granules;
+    (void)result;
+  }
+}
+
+template <class FreeStore>
+std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle_granules(arena& requester,
+                                                                                          cudaStream_t stream,
+                                                                                          std::size_t bytes)
+{
+  if constexpr (coalescing) {
+    if (!options_.remap_free_granules) { return std::nullopt; }
+    auto const granule = region_->granularity();
+    bytes              = std::min(bytes, align_down(region_->recyclable_bytes(), granule));
+    if (bytes == 0) { return std::nullopt; }
+    auto const granules = take_idle_granules(requester, stream, bytes);
+    if (granules.empty()) { return std::nullopt; }
+    expandable_region::recycled result;
+    try {
+      result = region_->recycle(granules);
+    } catch (std::exception const& e) {  // out of host memory before anything moved
+      result.stayed = granules;
+      RMM_LOG_WARN("{}: could not move free granules ({}); mapping new memory instead", options_.name, e.what());
+    }
+    settle_recycled(granules, result);
     if (result.moved.size == 0) { return std::nullopt; }
     add_chunk(result.moved, true);
     return result.moved;
