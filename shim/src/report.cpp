@@ -708,32 +708,10 @@ void json_device(rmm::detail::json_writer& json, device_report const& d)
     .end_object();
 }
 
-/// For programs: one line of JSON, every figure of every device, every reason, every wrapper.
-std::string json_report(report_contents const& report)
+/// The pause of the whole process, and a fault seen while paused.
+void json_pause(rmm::detail::json_writer& json, report_contents const& report)
 {
-  rmm::detail::json_writer json;
-  json.begin_object().member("pid", report.pid).key("devices").begin_array();
-  for (auto const& d : report.devices) { json_device(json, d); }
-  json.end_array().key("passed_through").begin_object();
-  for (std::size_t r = 0; r < reasons; ++r) { json.member(json_name(static_cast<pass_reason>(r)), report.passes[r]); }
-  json.end_object().key("passed_by_bytes").begin_object();
-  for (auto const reason : {pass_reason::program_pool, pass_reason::managed, pass_reason::virtual_memory}) {
-    json.member(json_name(reason), report.passed_bytes[static_cast<std::size_t>(reason)]);
-  }
-  json.end_object()
-    .key("physical_allocations")
-    .begin_object()
-    .member("creates", report.physical.creates)
-    .member("releases", report.physical.releases)
-    .member("ns", report.physical.ns)
-    .member("cache_hits", report.kept_physical.hits)
-    .member("cached_bytes", report.kept_physical.cached_bytes)
-    .member("peak_cached_bytes", report.kept_physical.peak_cached_bytes)
-    .end_object()
-    .key("streams_watched")
-    .boolean(report.streams_watched)
-    .member("streams_unwatched_because", report.streams_unwatched_because)
-    .key("pause")
+  json.key("pause")
     .begin_object()
     .key("paused")
     .boolean(report.pause.paused)
@@ -761,8 +739,13 @@ std::string json_report(report_contents const& report)
       .end_object();
   }
   json.end_object();
+}
+
+/// Each tag a region named: what it holds and its pauses.
+void json_tags(rmm::detail::json_writer& json, std::vector<tag_report> const& tags)
+{
   json.key("tags").begin_array();
-  for (auto const& t : report.tags) {
+  for (auto const& t : tags) {
     json.begin_object()
       .member("tag", t.status.name)
       .member("live_bytes", t.live_bytes)
@@ -780,6 +763,35 @@ std::string json_report(report_contents const& report)
       .end_object();
   }
   json.end_array();
+}
+
+/// For programs: one line of JSON, every figure of every device, every reason, every wrapper.
+std::string json_report(report_contents const& report)
+{
+  rmm::detail::json_writer json;
+  json.begin_object().member("pid", report.pid).key("devices").begin_array();
+  for (auto const& d : report.devices) { json_device(json, d); }
+  json.end_array().key("passed_through").begin_object();
+  for (std::size_t r = 0; r < reasons; ++r) { json.member(json_name(static_cast<pass_reason>(r)), report.passes[r]); }
+  json.end_object().key("passed_by_bytes").begin_object();
+  for (auto const reason : {pass_reason::program_pool, pass_reason::managed, pass_reason::virtual_memory}) {
+    json.member(json_name(reason), report.passed_bytes[static_cast<std::size_t>(reason)]);
+  }
+  json.end_object()
+    .key("physical_allocations")
+    .begin_object()
+    .member("creates", report.physical.creates)
+    .member("releases", report.physical.releases)
+    .member("ns", report.physical.ns)
+    .member("cache_hits", report.kept_physical.hits)
+    .member("cached_bytes", report.kept_physical.cached_bytes)
+    .member("peak_cached_bytes", report.kept_physical.peak_cached_bytes)
+    .end_object()
+    .key("streams_watched")
+    .boolean(report.streams_watched)
+    .member("streams_unwatched_because", report.streams_unwatched_because);
+  json_pause(json, report);
+  json_tags(json, report.tags);
   json.key("hooks").begin_array();
   for (auto const& hook : report.hooks) {
     json.begin_object()
