@@ -222,115 +222,131 @@ any_device_resource build_binning(layer_description const& layer, build_context 
   return rmm::mr::binning_memory_resource{std::move(*upstream), std::vector<std::size_t>(bins.begin(), bins.end())};
 }
 
+layer_schema pool_schema()
+{
+  return {
+    .type    = "pool",
+    .kind    = layer_kind::suballocator,
+    .summary = "coalescing, stream-ordered pool that grows on demand (contiguously over cuda)",
+    .keys =
+      {
+        {.name          = "initial_size",
+         .kind          = value_kind::size_or_percent,
+         .description   = "bytes reserved from the upstream when the pool is built (0: none, the pool grows on "
+                          "first use)",
+         .default_value = size_spec{.bytes = std::uint64_t{32} << 20, .percent = 0, .is_percent = false},
+         .minimum       = 0},
+        {.name        = "maximum_size",
+         .kind        = value_kind::size_or_percent,
+         .description = "the pool never holds more than this",
+         .when_unset  = "no maximum: grows until the upstream is out of memory",
+         .minimum     = 1},
+        {.name        = "growth",
+         .kind        = value_kind::choice,
+         .description = "\"virtual_memory\": map device memory into one address range (free memory coalesces "
+                        "across growth steps; layers below the pool see none of it); \"remapping\": the same, and "
+                        "before mapping more, move idle free 2 MiB granules from the middle of the range to its end "
+                        "(less memory for fragmented workloads, remapping calls when a request fits nowhere); "
+                        "\"upstream\": allocate each growth step from the layer below",
+         .when_unset  = "virtual_memory when the stack's last layer is cuda, else upstream",
+         .choices     = {"virtual_memory", "remapping", "upstream"}},
+      },
+    .check           = check_pool,
+    .check_on_device = check_pool_on_device,
+    .build           = build_pool};
+}
+
+layer_schema arena_schema()
+{
+  return {.type    = "arena",
+          .kind    = layer_kind::suballocator,
+          .summary = "fixed-size global arena split into per-thread and per-stream arenas; never grows",
+          .keys =
+            {
+              {.name        = "arena_size",
+               .kind        = value_kind::size_or_percent,
+               .description = "bytes reserved from the upstream when the arena is built",
+               .when_unset  = "50% of free device memory",
+               .minimum     = 1},
+              {.name          = "dump_log_on_failure",
+               .kind          = value_kind::boolean,
+               .description   = "on an allocation failure, write every arena's state to the debug log",
+               .default_value = false},
+              {.name          = "shared_arena_threshold",
+               .kind          = value_kind::size,
+               .description   = "default-stream requests of at least this size share one arena, whichever thread makes "
+                                "them; smaller ones use the thread's own arena (0: all share one)",
+               .default_value = size_spec{.bytes      = rmm::mr::arena_memory_resource::default_shared_arena_threshold,
+                                          .percent    = 0,
+                                          .is_percent = false},
+               .minimum       = 0},
+            },
+          .check_on_device = check_arena_on_device,
+          .build           = build_arena};
+}
+
+layer_schema fixed_size_schema()
+{
+  return {
+    .type    = "fixed_size",
+    .kind    = layer_kind::suballocator,
+    .summary = "blocks of one size in O(1); larger requests fail",
+    .keys =
+      {
+        {.name        = "block_size",
+         .kind        = value_kind::size,
+         .description = "size of every block (rounded up to a multiple of 256)",
+         .default_value =
+           size_spec{
+             .bytes = rmm::mr::fixed_size_memory_resource::default_block_size, .percent = 0, .is_percent = false},
+         .minimum = 1},
+        {.name          = "blocks_to_preallocate",
+         .kind          = value_kind::integer,
+         .description   = "blocks taken from the upstream at a time (the first batch when built)",
+         .default_value = static_cast<std::int64_t>(rmm::mr::fixed_size_memory_resource::default_blocks_to_preallocate),
+         .minimum       = 1,
+         .maximum       = std::int64_t{1} << 32},
+      },
+    .check_on_device = check_fixed_size_on_device,
+    .build           = build_fixed_size};
+}
+
+layer_schema binning_schema()
+{
+  return {.type    = "binning",
+          .kind    = layer_kind::suballocator,
+          .summary = "small requests in fixed-size bins, larger ones fall through to the upstream",
+          .keys =
+            {
+              {.name        = "min_size_exponent",
+               .kind        = value_kind::integer,
+               .description = "smallest bin is 2^min_size_exponent bytes",
+               .when_unset  = "8 (256 B), unless bins is given",
+               .minimum     = smallest_exponent,
+               .maximum     = largest_exponent},
+              {.name        = "max_size_exponent",
+               .kind        = value_kind::integer,
+               .description = "largest bin is 2^max_size_exponent bytes",
+               .when_unset  = "20 (1 MiB), unless bins is given",
+               .minimum     = smallest_exponent,
+               .maximum     = largest_exponent},
+              {.name        = "bins",
+               .kind        = value_kind::size_list,
+               .description = "explicit bin sizes, ascending, instead of the exponent range",
+               .when_unset  = "the exponent range",
+               .minimum     = 1,
+               .maximum     = std::int64_t{1} << 40},
+            },
+          .check           = check_binning,
+          .check_on_device = check_binning_on_device,
+          .build           = build_binning};
+}
+
 }  // namespace
 
 std::vector<layer_schema> suballocator_schemas()
 {
-  return {
-    {.type    = "pool",
-     .kind    = layer_kind::suballocator,
-     .summary = "coalescing, stream-ordered pool that grows on demand (contiguously over cuda)",
-     .keys =
-       {
-         {.name          = "initial_size",
-          .kind          = value_kind::size_or_percent,
-          .description   = "bytes reserved from the upstream when the pool is built (0: none, the pool grows on "
-                           "first use)",
-          .default_value = size_spec{.bytes = std::uint64_t{32} << 20, .percent = 0, .is_percent = false},
-          .minimum       = 0},
-         {.name        = "maximum_size",
-          .kind        = value_kind::size_or_percent,
-          .description = "the pool never holds more than this",
-          .when_unset  = "no maximum: grows until the upstream is out of memory",
-          .minimum     = 1},
-         {.name        = "growth",
-          .kind        = value_kind::choice,
-          .description = "\"virtual_memory\": map device memory into one address range (free memory coalesces "
-                         "across growth steps; layers below the pool see none of it); \"remapping\": the same, and "
-                         "before mapping more, move idle free 2 MiB granules from the middle of the range to its end "
-                         "(less memory for fragmented workloads, remapping calls when a request fits nowhere); "
-                         "\"upstream\": allocate each growth step from the layer below",
-          .when_unset  = "virtual_memory when the stack's last layer is cuda, else upstream",
-          .choices     = {"virtual_memory", "remapping", "upstream"}},
-       },
-     .check           = check_pool,
-     .check_on_device = check_pool_on_device,
-     .build           = build_pool},
-    {.type    = "arena",
-     .kind    = layer_kind::suballocator,
-     .summary = "fixed-size global arena split into per-thread and per-stream arenas; never grows",
-     .keys =
-       {
-         {.name        = "arena_size",
-          .kind        = value_kind::size_or_percent,
-          .description = "bytes reserved from the upstream when the arena is built",
-          .when_unset  = "50% of free device memory",
-          .minimum     = 1},
-         {.name          = "dump_log_on_failure",
-          .kind          = value_kind::boolean,
-          .description   = "on an allocation failure, write every arena's state to the debug log",
-          .default_value = false},
-         {.name          = "shared_arena_threshold",
-          .kind          = value_kind::size,
-          .description   = "default-stream requests of at least this size share one arena, whichever thread makes "
-                           "them; smaller ones use the thread's own arena (0: all share one)",
-          .default_value = size_spec{.bytes      = rmm::mr::arena_memory_resource::default_shared_arena_threshold,
-                                     .percent    = 0,
-                                     .is_percent = false},
-          .minimum       = 0},
-       },
-     .check_on_device = check_arena_on_device,
-     .build           = build_arena},
-    {.type    = "fixed_size",
-     .kind    = layer_kind::suballocator,
-     .summary = "blocks of one size in O(1); larger requests fail",
-     .keys =
-       {
-         {.name        = "block_size",
-          .kind        = value_kind::size,
-          .description = "size of every block (rounded up to a multiple of 256)",
-          .default_value =
-            size_spec{
-              .bytes = rmm::mr::fixed_size_memory_resource::default_block_size, .percent = 0, .is_percent = false},
-          .minimum = 1},
-         {.name        = "blocks_to_preallocate",
-          .kind        = value_kind::integer,
-          .description = "blocks taken from the upstream at a time (the first batch when built)",
-          .default_value =
-            static_cast<std::int64_t>(rmm::mr::fixed_size_memory_resource::default_blocks_to_preallocate),
-          .minimum = 1,
-          .maximum = std::int64_t{1} << 32},
-       },
-     .check_on_device = check_fixed_size_on_device,
-     .build           = build_fixed_size},
-    {.type    = "binning",
-     .kind    = layer_kind::suballocator,
-     .summary = "small requests in fixed-size bins, larger ones fall through to the upstream",
-     .keys =
-       {
-         {.name        = "min_size_exponent",
-          .kind        = value_kind::integer,
-          .description = "smallest bin is 2^min_size_exponent bytes",
-          .when_unset  = "8 (256 B), unless bins is given",
-          .minimum     = smallest_exponent,
-          .maximum     = largest_exponent},
-         {.name        = "max_size_exponent",
-          .kind        = value_kind::integer,
-          .description = "largest bin is 2^max_size_exponent bytes",
-          .when_unset  = "20 (1 MiB), unless bins is given",
-          .minimum     = smallest_exponent,
-          .maximum     = largest_exponent},
-         {.name        = "bins",
-          .kind        = value_kind::size_list,
-          .description = "explicit bin sizes, ascending, instead of the exponent range",
-          .when_unset  = "the exponent range",
-          .minimum     = 1,
-          .maximum     = std::int64_t{1} << 40},
-       },
-     .check           = check_binning,
-     .check_on_device = check_binning_on_device,
-     .build           = build_binning},
-  };
+  return {pool_schema(), arena_schema(), fixed_size_schema(), binning_schema()};
 }
 
 }  // namespace rmm::config::detail
