@@ -2,11 +2,11 @@
 // The shim's life in a process: settings and state when it is loaded, a fresh state in a forked
 // child, and the report when the process ends (no CUDA call: the driver may be gone by then).
 
-#include "dispatch.hpp"
-#include "log_files.hpp"
+#include "serving/dispatch.hpp"
+#include "report/log_files.hpp"
 #include "settings.hpp"
 #include "state.hpp"
-#include "thread_cache.hpp"
+#include "serving/thread_cache.hpp"
 
 #include <rmm/config/file_name_pattern.hpp>
 #include <rmm/config/print.hpp>

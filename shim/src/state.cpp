@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "state.hpp"
 
-#include "dispatch.hpp"
+#include "serving/dispatch.hpp"
 #include "settings.hpp"
 
 #include <rmm/aligned.hpp>

@@ -5,19 +5,19 @@
 // loaded and never destroyed (hooks still run during exit). A forked child starts a fresh one: it
 // shares no lock, no pool and no pending free with its parent.
 
-#include "control_server.hpp"
-#include "default_pools.hpp"
+#include "control/control_server.hpp"
+#include "serving/default_pools.hpp"
 #include "devices.hpp"
-#include "deferred_frees.hpp"
-#include "device_stacks.hpp"
-#include "ipc_exports.hpp"
-#include "ipc_imports.hpp"
-#include "ownership.hpp"
-#include "physical_cache.hpp"
-#include "process_pause.hpp"
-#include "program_streams.hpp"
-#include "regions.hpp"
-#include "report.hpp"
+#include "frees/deferred_frees.hpp"
+#include "serving/device_stacks.hpp"
+#include "ipc/ipc_exports.hpp"
+#include "ipc/ipc_imports.hpp"
+#include "serving/ownership.hpp"
+#include "serving/physical_cache.hpp"
+#include "pause/process_pause.hpp"
+#include "frees/program_streams.hpp"
+#include "pause/regions.hpp"
+#include "report/report.hpp"
 
 #include <array>
 #include <atomic>

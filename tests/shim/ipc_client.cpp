@@ -5,7 +5,7 @@
 // open it, or attack its socket as a hostile local process would (finding it in /proc/net/unix).
 // Prints `key=value` lines; a failed call prints `FAIL: ...` and exits 2.
 
-#include "ipc_channel.hpp"  // the handle's layout: forged handles and requests
+#include "ipc/ipc_channel.hpp"  // the handle's layout: forged handles and requests
 
 #include <rmm/shim.h>
 
