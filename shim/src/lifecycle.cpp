@@ -2,6 +2,7 @@
 // The shim's life in a process: settings and state when it is loaded, a fresh state in a forked
 // child, and the report when the process ends (no CUDA call: the driver may be gone by then).
 
+#include "control/control_server.hpp"
 #include "serving/dispatch.hpp"
 #include "report/log_files.hpp"
 #include "settings.hpp"
@@ -61,7 +62,8 @@ __attribute__((constructor(102))) void start()
   if (!settings().log_file.empty()) { note_run_start(); }
   (void)state();
   counters::prepare();
-  thread_cache::prepare();
+  thread_cache::prepare(&give_back_at_thread_end);
+  when_a_stack_is_built([]() noexcept { control_server::instance().start(); });
   if (settings().enabled) {
     rmm::mr::set_before_growth_callback(give_back_waiting_frees, nullptr);
     rmm::mr::set_device_synchronization_check(no_capture_in_progress, nullptr);
@@ -83,6 +85,7 @@ __attribute__((constructor(102))) void start()
       thread_cache::after_fork_in_child();
       counters::after_fork_in_child();
       renew_state_after_fork();
+      control_server::renew_after_fork();
     });
   if (settings().verbose) { print_start(); }
 }
@@ -91,7 +94,7 @@ __attribute__((destructor)) void finish()
 {
   if (!settings().enabled) { return; }
   auto& s = state();
-  s.control.stop();
+  control_server::instance().stop();
   s.stacks.flush_logs();
   // A process that never reached CUDA (a shell or `timeout` around the program, a helper it
   // spawns) reports only when asked to be verbose: its report would say nothing, and written to

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "state.hpp"
 
-#include "serving/dispatch.hpp"
 #include "settings.hpp"
 
 #include <rmm/aligned.hpp>
@@ -9,8 +8,6 @@
 namespace rmm::shim {
 
 namespace {
-
-std::atomic<bool> exit_begun{false};
 
 shim_state* create() { return new shim_state; }  // never deleted: hooks run until the last moment
 
@@ -27,8 +24,7 @@ shim_state::shim_state()
                  stack->deallocate_sync(reinterpret_cast<void*>(ptr), size, rmm::CUDA_ALLOCATION_ALIGNMENT);
                }
              },
-             streams},
-    exports{&give_back_exported}
+             streams}
 {
   if (!settings().watch_streams) { streams.never_watch(); }
 }
@@ -45,13 +41,8 @@ shim_state& detail::first_state() noexcept
 
 void renew_state_after_fork() noexcept
 {
-  if (auto* parents = detail::current_state.load(std::memory_order_acquire)) { parents->control.forget_in_child(); }
   detail::current_state.store(create(), std::memory_order_release);
-  exit_begun.store(false, std::memory_order_relaxed);
+  forget_exit_in_child();
 }
-
-bool exiting() noexcept { return exit_begun.load(std::memory_order_relaxed); }
-
-void mark_exiting() noexcept { exit_begun.store(true, std::memory_order_relaxed); }
 
 }  // namespace rmm::shim

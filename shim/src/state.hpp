@@ -5,9 +5,9 @@
 // loaded and never destroyed (hooks still run during exit). A forked child starts a fresh one: it
 // shares no lock, no pool and no pending free with its parent.
 
-#include "control/control_server.hpp"
 #include "serving/default_pools.hpp"
 #include "devices.hpp"
+#include "process_exit.hpp"
 #include "frees/deferred_frees.hpp"
 #include "serving/device_stacks.hpp"
 #include "ipc/ipc_exports.hpp"
@@ -42,7 +42,6 @@ struct shim_state {
   physical_cache physical;           // the program's own physical allocations it released
   process_pause pause;               // the gate of the served calls, and the pause behind it
   region_table regions;              // the tags of regions (rmm_shim_region_begin), and their pauses
-  control_server control;            // answers rmm-ctl
 };
 
 /// What the report of `s` reads.
@@ -75,9 +74,5 @@ inline std::atomic<shim_state*> current_state{nullptr};  // made at load, replac
 
 /// Replaces the state in a forked child (the parent's is abandoned, never touched again).
 void renew_state_after_fork() noexcept;
-
-/// Set once exit begins: from then on nothing calls CUDA for the shim's own purposes.
-[[nodiscard]] bool exiting() noexcept;
-void mark_exiting() noexcept;
 
 }  // namespace rmm::shim

@@ -383,6 +383,27 @@ void control_server::stop() noexcept
   if (listening_.load(std::memory_order_acquire) >= 0) { (void)::unlink(path_.c_str()); }
 }
 
+namespace {
+std::atomic<control_server*> current_server{nullptr};  // never deleted: its thread may still answer
+std::once_flag first_server;
+}  // namespace
+
+control_server& control_server::instance() noexcept
+{
+  if (auto* server = current_server.load(std::memory_order_acquire); server != nullptr) [[likely]] { return *server; }
+  std::call_once(first_server, [] {
+    control_server* expected = nullptr;
+    current_server.compare_exchange_strong(expected, new control_server);
+  });
+  return *current_server.load(std::memory_order_acquire);
+}
+
+void control_server::renew_after_fork() noexcept
+{
+  if (auto* parents = current_server.load(std::memory_order_acquire)) { parents->forget_in_child(); }
+  current_server.store(new control_server, std::memory_order_release);
+}
+
 void control_server::forget_in_child() noexcept
 {
   int const fd = listening_.exchange(-1, std::memory_order_acq_rel);

@@ -21,15 +21,21 @@ namespace rmm::shim {
 
 class control_server {
  public:
+  /// The process's server (a forked child gets its own: renew_after_fork).
+  [[nodiscard]] static control_server& instance() noexcept;
+  /// In a forked child: the parent's socket is closed and left alone, and the child gets a server
+  /// of its own, which starts when it first builds a stack.
+  static void renew_after_fork() noexcept;
+
   /// Starts listening, once per process, when the `control` setting is on; says on stderr why not
   /// when it cannot.
   void start() noexcept;
   /// At exit: removes the socket, if this process made it.
   void stop() noexcept;
-  /// In a forked child: the parent's socket is not the child's; closes it and leaves the file.
-  void forget_in_child() noexcept;
 
  private:
+  /// In a forked child: the parent's socket is not the child's; closes it and leaves the file.
+  void forget_in_child() noexcept;
   void serve() noexcept;
   /// Answers a complete request on a thread of its own, or at once when too many are answered.
   void dispatch(int connection, std::string request) noexcept;

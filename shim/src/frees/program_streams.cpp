@@ -3,7 +3,7 @@
 
 #include "serving/contexts.hpp"
 #include "hooks/real_driver.hpp"
-#include "state.hpp"
+#include "process_exit.hpp"
 
 #include <algorithm>
 

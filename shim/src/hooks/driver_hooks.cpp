@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The driver-level wrappers: translate, then let the dispatcher decide.
 
-#include "hooks/driver_hooks.hpp"
+#include "hooks/wrappers.hpp"
 
-#include "serving/default_pools.hpp"
+#include "serving/default_pool_calls.hpp"
 #include "serving/dispatch.hpp"
 #include "hooks/hook_table.hpp"
 #include "hooks/real_driver.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hooks/hook_table.hpp"
 
-#include "hooks/driver_hooks.hpp"
+#include "hooks/wrappers.hpp"
 #include "hooks/real_driver.hpp"
 
 #include <array>

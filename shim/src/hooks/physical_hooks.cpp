@@ -5,7 +5,7 @@
 // reachable (mappings, retained references, exports, multicast bindings) is followed so that
 // nothing still reachable is ever handed out.
 
-#include "hooks/driver_hooks.hpp"
+#include "hooks/wrappers.hpp"
 
 #include "serving/dispatch.hpp"
 #include "hooks/real_driver.hpp"

@@ -4,7 +4,7 @@
 // stream, so that a free knows which streams may still use its block. A call on the legacy or
 // per-thread stream, or on a blocking one, costs a compare and a lookup.
 
-#include "hooks/driver_hooks.hpp"
+#include "hooks/wrappers.hpp"
 #include "serving/dispatch.hpp"
 #include "frees/program_streams.hpp"
 #include "hooks/real_driver.hpp"

@@ -80,9 +80,14 @@ CUresult ipc_exports::find_places(std::uintptr_t start, std::size_t size, std::v
   return CUDA_SUCCESS;
 }
 
-CUresult ipc_exports::export_block(std::uintptr_t start, std::size_t size, int device, CUipcMemHandle* out)
+CUresult ipc_exports::export_block(std::uintptr_t start,
+                                   std::size_t size,
+                                   int device,
+                                   give_back_fn give_back,
+                                   CUipcMemHandle* out)
 {
   if (out == nullptr) { return CUDA_ERROR_INVALID_VALUE; }
+  give_back_.store(give_back, std::memory_order_release);
   std::lock_guard lock{mutex_};
   auto const known =
     std::find_if(exports_.begin(), exports_.end(), [start](exported const& e) { return e.start == start; });
@@ -212,7 +217,7 @@ bool ipc_exports::answer_open(int connection, std::uint64_t id, pid_t importer) 
       again != exports_.end()) {
     auto const back = drop_open(again, importer, false);
     lock.unlock();
-    if (back) { give_back_(*back); }
+    if (back) { hand_back(*back); }
   }
   return false;
 }
@@ -231,7 +236,7 @@ void ipc_exports::answer_close(int connection, std::uint64_t id, pid_t importer)
   auto const back = drop_open(found, importer, false);
   lock.unlock();
   send_status(connection, CUDA_SUCCESS);
-  if (back) { give_back_(*back); }
+  if (back) { hand_back(*back); }
 }
 
 void ipc_exports::importer_exited(pid_t importer) noexcept
@@ -252,7 +257,7 @@ void ipc_exports::importer_exited(pid_t importer) noexcept
       if (exports_.size() == before) { ++i; }  // else that export is gone and `i` names the next
     }
   }
-  for (auto const& block : back) { give_back_(block); }
+  for (auto const& block : back) { hand_back(block); }
 }
 
 std::optional<kept_block> ipc_exports::drop_open(std::vector<exported>::iterator e, pid_t importer, bool all)

@@ -26,15 +26,20 @@ class ipc_exports final : private ipc_server::handler {
   /// Gives back a freed block once no other process has it open (called on the serving thread).
   using give_back_fn = void (*)(kept_block const& block) noexcept;
 
-  explicit ipc_exports(give_back_fn give_back) noexcept : give_back_{give_back} {}
+  ipc_exports() noexcept                     = default;
   ipc_exports(ipc_exports const&)            = delete;
   ipc_exports& operator=(ipc_exports const&) = delete;
 
   /// A handle for the block [start, start + size) of `device`, found piece by piece through the
   /// driver: the physical allocations under it (shareable as file descriptors), or the cudaMalloc
   /// allocation that holds it. The same block exported again gets the same handle.
-  /// CUDA_ERROR_NOT_SUPPORTED (said once on stderr) when its memory cannot be shared.
-  [[nodiscard]] CUresult export_block(std::uintptr_t start, std::size_t size, int device, CUipcMemHandle* out);
+  /// CUDA_ERROR_NOT_SUPPORTED (said once on stderr) when its memory cannot be shared. A freed block
+  /// held for its importers goes back through `give_back` (the serving layer's, handed down).
+  [[nodiscard]] CUresult export_block(std::uintptr_t start,
+                                      std::size_t size,
+                                      int device,
+                                      give_back_fn give_back,
+                                      CUipcMemHandle* out);
 
   /// The program freed the block at `start`: true when another process has it open, and then
   /// `block` (where it lies in its stack) waits for the last close; false when it may be reused.
@@ -92,7 +97,13 @@ class ipc_exports final : private ipc_server::handler {
   [[nodiscard]] std::optional<kept_block> drop_open(std::vector<exported>::iterator e, pid_t importer, bool all);
   void count_changed() noexcept { count_.store(exports_.size(), std::memory_order_release); }
 
-  give_back_fn give_back_;
+  /// Returns a held block to its stack, through the function the first export handed down.
+  void hand_back(kept_block const& block) const noexcept
+  {
+    if (auto const give_back = give_back_.load(std::memory_order_acquire)) { give_back(block); }
+  }
+
+  std::atomic<give_back_fn> give_back_{nullptr};  // set by the first export, before any block is held
   std::mutex mutex_;
   std::vector<exported> exports_;  // under mutex_
   std::atomic<std::size_t> count_{0};

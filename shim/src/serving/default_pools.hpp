@@ -20,13 +20,15 @@
 
 namespace rmm::shim {
 
+class device_stacks;
+
 class default_pool_table {
  public:
   /// The current primary context's device when `pool` is that device's default pool; nullopt for
   /// any other pool (a pool the program made, another device's pool) or context.
   [[nodiscard]] std::optional<int> served_device(CUmemoryPool pool) noexcept;
   /// The device whose default pool `pool` is, among the devices whose stack was built.
-  [[nodiscard]] std::optional<int> device_with_stack(CUmemoryPool pool) noexcept;
+  [[nodiscard]] std::optional<int> device_with_stack(CUmemoryPool pool, device_stacks const& stacks) noexcept;
 
   /// The program reset a high-water mark of `device`'s default pool: the stack's reserved bytes
   /// now are where its mark starts again.
@@ -45,30 +47,5 @@ class default_pool_table {
   std::array<std::atomic<bool>, max_devices> reserved_reset_{};
   std::array<std::atomic<std::size_t>, max_devices> reserved_at_reset_{};
 };
-
-/// cuMemAllocFromPoolAsync: served by the stack, as cuMemAllocAsync on `stream`, when `pool` is the
-/// current device's default pool; nullopt to pass the call by (counted as a pool the program
-/// names when the pool is not a default one, else as the async path counts it).
-struct pass_or_serve {
-  std::optional<CUresult> served;
-  bool default_pool{};  ///< the pool was a default pool: any pass-by was counted already
-};
-[[nodiscard]] pass_or_serve serve_pool_allocation(CUdeviceptr* out,
-                                                  std::size_t bytes,
-                                                  CUmemoryPool pool,
-                                                  CUstream stream,
-                                                  stream_flavour flavour);
-
-/// cuMemPoolGetAttribute, after the real call answered for `pool`: a default pool's reserved and
-/// used bytes (current and high-water marks) include its device's stack.
-void adjust_pool_attribute(CUmemoryPool pool, CUmemPool_attribute attribute, void* value) noexcept;
-
-/// cuMemPoolSetAttribute, after the real call succeeded: resetting a default pool's high-water
-/// mark resets the stack's part of it too.
-void note_pool_attribute_set(CUmemoryPool pool, CUmemPool_attribute attribute) noexcept;
-
-/// cuMemPoolTrimTo, after the real call succeeded: a default pool's stack gives its free memory
-/// back when it holds more than `keep` bytes.
-void trim_default_pool(CUmemoryPool pool, std::size_t keep) noexcept;
 
 }  // namespace rmm::shim

@@ -69,6 +69,9 @@ void arm_exit_marker()
   });
 }
 
+/// Set at load by the layer above (when_a_stack_is_built).
+std::atomic<void (*)() noexcept> first_stack_built{nullptr};
+
 /// The stack of `device` for tag `region`. A stack that cannot be built (the configuration asks for
 /// more than the device has, the device refuses it) stops the program: it never runs unmanaged by
 /// surprise.
@@ -78,7 +81,7 @@ rmm::mr::any_device_resource& stack_of(shim_state& s, int device, region_id regi
   try {
     bind_library_to_real_driver();
     auto& stack = s.stacks.get(device, region);
-    s.control.start();  // a process that allocates device memory can be asked about it
+    if (auto const built = first_stack_built.load(std::memory_order_acquire)) { built(); }
     return stack;
   } catch (std::exception const& e) {
     std::fflush(stdout);
@@ -546,6 +549,11 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr)
   return CUDA_SUCCESS;
 }
 
+void when_a_stack_is_built(void (*built)() noexcept) noexcept
+{
+  first_stack_built.store(built, std::memory_order_release);
+}
+
 void give_back_at_thread_end(kept_block const& block) noexcept
 {
   if (!settings().enabled || exiting()) { return; }  // dropped with the process: no CUDA call during exit
@@ -767,7 +775,7 @@ std::optional<CUresult> serve_ipc_export(CUipcMemHandle* handle, CUdeviceptr ptr
   if (!pass) { return CUDA_ERROR_NOT_READY; }
   own_work_scope const own_work;
   try {
-    return s.exports.export_block(block->first, block->second.size, block->second.device, handle);
+    return s.exports.export_block(block->first, block->second.size, block->second.device, &give_back_exported, handle);
   } catch (...) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "serving/thread_cache.hpp"
 
-#include "serving/dispatch.hpp"
 #include "serving/thread_records.hpp"
 
+#include <atomic>
 #include <mutex>
 
 namespace rmm::shim {
@@ -11,6 +11,9 @@ namespace rmm::shim {
 namespace {
 
 void thread_ended(void* value) noexcept;
+
+/// Where an ending thread's kept blocks go (set at load by prepare()).
+std::atomic<void (*)(kept_block const&) noexcept> give_back_at_thread_end{nullptr};
 
 /// The records of the threads that keep blocks, for the sweeps (thread_records.hpp).
 thread_records<detail::kept_blocks>& the_registry()
@@ -26,8 +29,9 @@ void thread_ended(void* value) noexcept
   detail::kept_ended = true;  // a free made after this (another key's destructor) goes to the stack
   detail::kept       = nullptr;
   for (int device = 0; device < max_devices; ++device) {
-    auto const word = blocks->words[static_cast<std::size_t>(device)].exchange(0, std::memory_order_acquire);
-    if (word != 0) { give_back_at_thread_end(detail::decode(word, device)); }
+    auto const word      = blocks->words[static_cast<std::size_t>(device)].exchange(0, std::memory_order_acquire);
+    auto const give_back = give_back_at_thread_end.load(std::memory_order_acquire);
+    if (word != 0 && give_back != nullptr) { give_back(detail::decode(word, device)); }
   }
   the_registry().remove(blocks, [](detail::kept_blocks&) {});
 }
@@ -84,7 +88,11 @@ std::size_t thread_cache::kept_bytes(int device) noexcept
   return bytes;
 }
 
-void thread_cache::prepare() noexcept { (void)the_registry(); }
+void thread_cache::prepare(void (*give_back)(kept_block const& block) noexcept) noexcept
+{
+  give_back_at_thread_end.store(give_back, std::memory_order_release);
+  (void)the_registry();
+}
 
 void thread_cache::before_fork() noexcept { the_registry().mutex().lock(); }
 

@@ -116,8 +116,10 @@ class thread_cache {
   /// Bytes every thread keeps on `device`.
   [[nodiscard]] static std::size_t kept_bytes(int device) noexcept;
 
-  /// Makes the registry and the thread-end key at load, before any fork can catch a thread making them.
-  static void prepare() noexcept;
+  /// Makes the registry and the thread-end key at load, before any fork can catch a thread making
+  /// them; a thread that ends gives its kept blocks to `give_back_at_thread_end` (the serving
+  /// layer's, handed down).
+  static void prepare(void (*give_back_at_thread_end)(kept_block const& block) noexcept) noexcept;
 
   /// fork() handlers: the registry is locked across the fork, and the child forgets every block.
   static void before_fork() noexcept;

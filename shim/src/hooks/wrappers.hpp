@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-// The shim's driver-level wrappers, declared from entry_points.def. Each has exactly the ABI of the
-// driver function it stands for and only forwards to the dispatcher.
+// The shim's driver-level wrappers, declared from entry_points.def (defined in driver_hooks.cpp,
+// submission_hooks.cpp and physical_hooks.cpp). Each has exactly the ABI of the driver function it
+// stands for and only forwards to the dispatcher.
 
 #include <cuda.h>
 
