@@ -15,10 +15,9 @@ line; exits 1 when a check fails."""
 import hashlib
 import json
 import os
-import subprocess
 import sys
 
-from torch_pause import TOOLS, ctl, fail, process_mib
+from torch_pause import ctl, fail, finish_child, process_mib, start_under_shim
 
 WIDTH = 8192  # a WIDTH x WIDTH float32 layer is 256 MiB
 
@@ -66,28 +65,13 @@ def worker(gib):
 
 
 def start_worker(gib):
-    env = dict(os.environ, XLA_PYTHON_CLIENT_ALLOCATOR="cuda_async", PYTHONUNBUFFERED="1")
-    rmm_run = os.environ.get("RMM_RUN", os.path.join(TOOLS, "rmm-run"))
-    p = subprocess.Popen([rmm_run, "--", sys.executable, __file__, "worker", str(gib)], env=env,
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    for line in p.stdout:
-        print("  worker: " + line, end="", flush=True)
-        if line.startswith("READY"):
-            return p, int(line.split()[1])
-    fail(f"the JAX program ended before it was ready (exit {p.wait()})")
+    env = dict(os.environ, XLA_PYTHON_CLIENT_ALLOCATOR="cuda_async")
+    p, pid, _ = start_under_shim(__file__, ["worker", str(gib)], env, "JAX program")
+    return p, pid
 
 
 def finish_worker(p):
-    p.stdin.write("go\n")
-    p.stdin.flush()
-    result = None
-    for line in p.stdout:
-        print("  worker: " + line, end="", flush=True)
-        if line.startswith("RESULT "):
-            result = json.loads(line[len("RESULT "):])
-    if p.wait() != 0 or result is None:
-        fail(f"the JAX program failed (exit {p.returncode})")
-    return result
+    return finish_child(p, "JAX program")
 
 
 def scenario(gib):

@@ -176,30 +176,41 @@ def ctl(*args):
     return done.returncode, done.stdout + done.stderr, seconds
 
 
-def start_trainer(gib):
-    env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1", PYTHONUNBUFFERED="1")
+def start_under_shim(script, args, env, who):
+    """Starts `script` with `args` under rmm-run; returns it once it printed `READY PID KEY=VALUE...`,
+    with its pid and those values. It waits on its stdin to go on (finish_child)."""
     rmm_run = os.environ.get("RMM_RUN", os.path.join(TOOLS, "rmm-run"))
-    p = subprocess.Popen([rmm_run, "--", sys.executable, __file__, "trainer", str(gib)], env=env,
+    p = subprocess.Popen([rmm_run, "--", sys.executable, script, *args], env=dict(env, PYTHONUNBUFFERED="1"),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     for line in p.stdout:
-        print("  trainer: " + line, end="", flush=True)
+        print(f"  {who}: " + line, end="", flush=True)
         if line.startswith("READY"):
             fields = line.split()
             return p, int(fields[1]), dict(f.split("=") for f in fields[2:])
-    fail(f"the trainer ended before it was ready (exit {p.wait()})")
+    fail(f"the {who} ended before it was ready (exit {p.wait()})")
 
 
-def finish_trainer(p):
+def finish_child(p, who):
+    """Lets a child started by start_under_shim go on; returns its `RESULT {...}`."""
     p.stdin.write("go\n")
     p.stdin.flush()
     result = None
     for line in p.stdout:
-        print("  trainer: " + line, end="", flush=True)
+        print(f"  {who}: " + line, end="", flush=True)
         if line.startswith("RESULT "):
             result = json.loads(line[len("RESULT "):])
     if p.wait() != 0 or result is None:
-        fail(f"the trainer failed (exit {p.returncode})")
+        fail(f"the {who} failed (exit {p.returncode})")
     return result
+
+
+def start_trainer(gib):
+    env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1")
+    return start_under_shim(__file__, ["trainer", str(gib)], env, "trainer")
+
+
+def finish_trainer(p):
+    return finish_child(p, "trainer")
 
 
 def hog_line(hog_process, command=None):
