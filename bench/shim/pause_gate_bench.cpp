@@ -3,7 +3,7 @@
 // atomic way to be seen, one relaxed increment of a counter of the thread's own (a locked
 // instruction on x86). Each thread has a seat of its own, so the cost should not grow with threads.
 
-#include "pause/pause_gate.hpp"
+#include "stacks/pause_gate.hpp"
 
 #include <benchmark/benchmark.h>
 

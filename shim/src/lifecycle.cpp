@@ -4,10 +4,10 @@
 
 #include "control/control_server.hpp"
 #include "serving/dispatch.hpp"
-#include "report/log_files.hpp"
+#include "stacks/log_files.hpp"
 #include "settings.hpp"
 #include "state.hpp"
-#include "serving/thread_cache.hpp"
+#include "stacks/thread_cache.hpp"
 
 #include <rmm/config/file_name_pattern.hpp>
 #include <rmm/config/print.hpp>

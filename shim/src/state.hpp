@@ -5,18 +5,18 @@
 // loaded and never destroyed (hooks still run during exit). A forked child starts a fresh one: it
 // shares no lock, no pool and no pending free with its parent.
 
-#include "serving/default_pools.hpp"
+#include "stacks/default_pools.hpp"
 #include "devices.hpp"
 #include "process_exit.hpp"
 #include "frees/deferred_frees.hpp"
-#include "serving/device_stacks.hpp"
+#include "stacks/device_stacks.hpp"
 #include "ipc/ipc_exports.hpp"
 #include "ipc/ipc_imports.hpp"
-#include "serving/ownership.hpp"
-#include "serving/physical_cache.hpp"
-#include "pause/process_pause.hpp"
+#include "stacks/ownership.hpp"
+#include "stacks/physical_cache.hpp"
+#include "stacks/process_pause.hpp"
 #include "frees/program_streams.hpp"
-#include "pause/regions.hpp"
+#include "stacks/regions.hpp"
 #include "report/report.hpp"
 
 #include <array>

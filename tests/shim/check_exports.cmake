@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# The shim exports exactly what shim/src/hooks/entry_points.def lists: every hook and control function,
+# The shim exports exactly what shim/src/driver/entry_points.def lists: every hook and control function,
 # and nothing else (a symbol of the resource library leaking out would clash with another librmm in
 # the process; a listed hook missing would leave the driver's function in place unnoticed).
 # Usage: cmake -DNM=<nm> -DLIBRARY=<librmm_shim.so> -DEXPORTS_MAP=<generated exports.map> -P check_exports.cmake
@@ -30,7 +30,7 @@ list(REMOVE_ITEM missing ${exported})
 set(unlisted ${exported})
 list(REMOVE_ITEM unlisted ${listed})
 if(missing OR unlisted)
-  message(FATAL_ERROR "librmm_shim.so's exports differ from shim/src/hooks/entry_points.def\n"
+  message(FATAL_ERROR "librmm_shim.so's exports differ from shim/src/driver/entry_points.def\n"
                       "  listed but not exported: ${missing}\n  exported but not listed: ${unlisted}")
 endif()
 message(STATUS "${listed_count} symbols listed, all exported, nothing else")

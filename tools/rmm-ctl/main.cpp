@@ -3,8 +3,8 @@
 // free memory back, or to pause and resume its device memory.
 
 #include "command_line_error.hpp"
-#include "control/control_channel.hpp"
-#include "control/process_state.hpp"
+#include "channel/control_channel.hpp"
+#include "channel/process_state.hpp"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 // The exported control surface (include/rmm/shim.h).
 
 #include "devices.hpp"
-#include "serving/contexts.hpp"
+#include "driver/contexts.hpp"
 #include "serving/dispatch.hpp"
 #include "pause/pause_control.hpp"
 #include "settings.hpp"

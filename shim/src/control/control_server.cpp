@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "control/control_server.hpp"
 
-#include "control/control_channel.hpp"
+#include "channel/control_channel.hpp"
 #include "pause/pause_control.hpp"
 #include "report/report.hpp"
 #include "settings.hpp"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "frees/deferred_frees.hpp"
 
-#include "serving/contexts.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/contexts.hpp"
+#include "driver/real_driver.hpp"
 
 #include <algorithm>
 #include <chrono>

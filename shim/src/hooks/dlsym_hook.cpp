@@ -8,8 +8,8 @@
 // caller, as without the shim.
 
 #include "serving/dispatch.hpp"
-#include "hooks/hook_table.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/hook_table.hpp"
+#include "driver/real_driver.hpp"
 #include "settings.hpp"
 
 #include <dlfcn.h>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The driver-level wrappers: translate, then let the dispatcher decide.
 
-#include "hooks/wrappers.hpp"
+#include "driver/wrappers.hpp"
 
 #include "serving/default_pool_calls.hpp"
 #include "serving/dispatch.hpp"
-#include "hooks/hook_table.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/hook_table.hpp"
+#include "driver/real_driver.hpp"
 #include "settings.hpp"
 #include "visibility.hpp"
 

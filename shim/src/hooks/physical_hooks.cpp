@@ -5,10 +5,10 @@
 // reachable (mappings, retained references, exports, multicast bindings) is followed so that
 // nothing still reachable is ever handed out.
 
-#include "hooks/wrappers.hpp"
+#include "driver/wrappers.hpp"
 
 #include "serving/dispatch.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/real_driver.hpp"
 #include "settings.hpp"
 #include "state.hpp"
 #include "visibility.hpp"

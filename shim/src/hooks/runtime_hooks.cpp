@@ -5,7 +5,7 @@
 // shim out of the way (dispatch.hpp: pass_through), so no allocation is served twice.
 
 #include "serving/dispatch.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/real_driver.hpp"
 #include "settings.hpp"
 #include "visibility.hpp"
 

@@ -4,10 +4,10 @@
 // stream, so that a free knows which streams may still use its block. A call on the legacy or
 // per-thread stream, or on a blocking one, costs a compare and a lookup.
 
-#include "hooks/wrappers.hpp"
+#include "driver/wrappers.hpp"
 #include "serving/dispatch.hpp"
 #include "frees/program_streams.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/real_driver.hpp"
 #include "state.hpp"
 #include "visibility.hpp"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ipc/ipc_exports.hpp"
 
-#include "serving/contexts.hpp"
+#include "driver/contexts.hpp"
 #include "ipc/ipc_channel.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/real_driver.hpp"
 
 #include <fmt/format.h>
 

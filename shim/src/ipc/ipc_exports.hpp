@@ -8,7 +8,7 @@
 // it, too). Each open is counted for the process that made it: only that process can close it.
 
 #include "ipc/ipc_server.hpp"
-#include "serving/thread_cache.hpp"  // kept_block
+#include "stacks/thread_cache.hpp"  // kept_block
 
 #include <cuda.h>
 

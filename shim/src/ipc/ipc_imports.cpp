@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ipc/ipc_imports.hpp"
 
-#include "hooks/real_driver.hpp"
+#include "driver/real_driver.hpp"
 
 #include <fmt/format.h>
 

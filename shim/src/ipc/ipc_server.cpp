@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ipc/ipc_server.hpp"
 
-#include "control/process_state.hpp"
+#include "channel/process_state.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

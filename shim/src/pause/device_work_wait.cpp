@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pause/device_work_wait.hpp"
 
-#include "serving/contexts.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/contexts.hpp"
+#include "driver/real_driver.hpp"
 
 #include <fmt/format.h>
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pause/pause_control.hpp"
 
-#include "serving/contexts.hpp"
+#include "driver/contexts.hpp"
 #include "pause/device_work_wait.hpp"
 #include "serving/dispatch.hpp"
-#include "pause/graph_memory.hpp"
+#include "driver/graph_memory.hpp"
 #include "pause/pause_faults.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/real_driver.hpp"
 #include "settings.hpp"
 #include "state.hpp"
 

@@ -2,15 +2,15 @@
 #include "report/report.hpp"
 
 #include "frees/deferred_frees.hpp"
-#include "serving/device_stacks.hpp"
-#include "serving/physical_cache.hpp"
-#include "pause/process_pause.hpp"
-#include "pause/regions.hpp"
+#include "stacks/device_stacks.hpp"
+#include "stacks/physical_cache.hpp"
+#include "stacks/process_pause.hpp"
+#include "stacks/regions.hpp"
 #include "frees/program_streams.hpp"
 #include "settings.hpp"
-#include "hooks/hook_table.hpp"
-#include "serving/thread_cache.hpp"
-#include "serving/thread_records.hpp"
+#include "driver/hook_table.hpp"
+#include "stacks/thread_cache.hpp"
+#include "stacks/thread_records.hpp"
 
 #include "detail/json_writer.hpp"
 

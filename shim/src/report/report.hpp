@@ -7,7 +7,7 @@
 // every block and the stacks' statistics and calls no CUDA, so it is safe at exit.
 
 #include "devices.hpp"
-#include "pause/graph_memory.hpp"
+#include "driver/graph_memory.hpp"
 
 #include <array>
 #include <atomic>

@@ -4,7 +4,7 @@
 // What the program asks of a device's default memory pool (default_pools.hpp), answered for the
 // pool and the device's stack together: allocations from it, its usage attributes, its trim.
 
-#include "hooks/real_driver.hpp"
+#include "driver/real_driver.hpp"
 
 #include <cuda.h>
 

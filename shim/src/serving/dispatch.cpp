@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "serving/dispatch.hpp"
 
-#include "serving/contexts.hpp"
+#include "driver/contexts.hpp"
 #include "devices.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/real_driver.hpp"
 #include "settings.hpp"
 #include "state.hpp"
-#include "serving/thread_cache.hpp"
+#include "stacks/thread_cache.hpp"
 
 #include "mr/detail/stream_identity.hpp"
 

@@ -4,11 +4,11 @@
 // Where every wrapped call is decided: served by the device's resource stack, or passed through to
 // the real function (and why). The hooks only translate between their API and these calls.
 
-#include "hooks/real_driver.hpp"
+#include "driver/real_driver.hpp"
 #include "report/report.hpp"
 #include "settings.hpp"
 #include "state.hpp"
-#include "serving/thread_cache.hpp"
+#include "stacks/thread_cache.hpp"
 
 #include <cuda.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "report/log_files.hpp"
+#include "stacks/log_files.hpp"
 
 #include <rmm/error.hpp>
 #include <rmm/environment_variables.hpp>

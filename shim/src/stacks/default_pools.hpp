@@ -16,7 +16,7 @@
 #include <optional>
 
 #include "devices.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/real_driver.hpp"
 
 namespace rmm::shim {
 

@@ -8,7 +8,7 @@
 // epoch completed; an allocation served with the block its thread kept, as any other).
 
 #include "devices.hpp"
-#include "pause/regions.hpp"
+#include "stacks/regions.hpp"
 #include "mr/detail/event_log_writer.hpp"
 
 #include <rmm/mr/suballocator_statistics.hpp>

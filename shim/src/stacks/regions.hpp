@@ -13,7 +13,7 @@
 // While a tag is paused its allocations wait for its resume (up to `pause_timeout`, then out of
 // memory) and its frees are held until then; untagged memory and other tags run on.
 
-#include "serving/thread_cache.hpp"  // kept_block
+#include "stacks/thread_cache.hpp"  // kept_block
 
 #include <array>
 #include <atomic>

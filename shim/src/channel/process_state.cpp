@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "control/process_state.hpp"
+#include "channel/process_state.hpp"
 
 #include <cstdio>
 #include <cstring>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "serving/physical_cache.hpp"
+#include "stacks/physical_cache.hpp"
 
 #include <algorithm>
 #include <iterator>

@@ -45,7 +45,7 @@ struct real_driver {
 #define RMM_SHIM_LEGACY_SUBMISSION(wrapper, exported, name, first_version, end_version, flavour, real, type) \
   type real{};
 #define RMM_SHIM_DRIVER_CALL(real, name, version, type, need) type real{};
-#include "hooks/entry_points.def"
+#include "driver/entry_points.def"
 
   /// The driver's entry point `name` at ABI `version`, of the given stream flavour, through the
   /// real resolver; null when the driver has none.
@@ -83,7 +83,7 @@ void bind_library_to_real_driver();
 /// process has no shared libcudart.
 struct real_runtime {
 #define RMM_SHIM_RUNTIME_HOOK(wrapper) decltype(&::wrapper) wrapper{};
-#include "hooks/entry_points.def"
+#include "driver/entry_points.def"
 };
 [[nodiscard]] real_runtime const& real_cudart() noexcept;
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "serving/device_stacks.hpp"
+#include "stacks/device_stacks.hpp"
 
-#include "report/log_files.hpp"
-#include "hooks/real_driver.hpp"
+#include "stacks/log_files.hpp"
+#include "driver/real_driver.hpp"
 #include "settings.hpp"
 
 #include <rmm/aligned.hpp>

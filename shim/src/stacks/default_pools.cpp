@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "serving/default_pools.hpp"
+#include "stacks/default_pools.hpp"
 
-#include "serving/contexts.hpp"
-#include "serving/device_stacks.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/contexts.hpp"
+#include "stacks/device_stacks.hpp"
+#include "driver/real_driver.hpp"
 
 namespace rmm::shim {
 

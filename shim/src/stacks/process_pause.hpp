@@ -10,8 +10,8 @@
 // resume (the block is the program's no longer, and its contents are of no interest); the stacks
 // are left alone.
 
-#include "pause/pause_gate.hpp"
-#include "serving/thread_cache.hpp"  // kept_block
+#include "stacks/pause_gate.hpp"
+#include "stacks/thread_cache.hpp"  // kept_block
 
 #include <atomic>
 #include <chrono>

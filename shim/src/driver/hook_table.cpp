@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "hooks/hook_table.hpp"
+#include "driver/hook_table.hpp"
 
-#include "hooks/wrappers.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/wrappers.hpp"
+#include "driver/real_driver.hpp"
 
 #include <array>
 #include <atomic>
@@ -52,7 +52,7 @@ wrapped_entry_point const table[] = {
 #define RMM_SHIM_HOOK_ALIAS(wrapper, name, first_version, end_version, flavour)                                        \
   {#name, first_version, end_version, is_per_thread(stream_flavour::flavour), "", reinterpret_cast<void*>(&::wrapper), \
    false, nullptr},
-#include "hooks/entry_points.def"
+#include "driver/entry_points.def"
 };
 #undef RMM_SHIM_REAL_OF
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "pause/graph_memory.hpp"
+#include "driver/graph_memory.hpp"
 
-#include "serving/contexts.hpp"
-#include "hooks/real_driver.hpp"
+#include "driver/contexts.hpp"
+#include "driver/real_driver.hpp"
 
 #include <rmm/format_bytes.hpp>
 

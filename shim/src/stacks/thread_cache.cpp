@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "serving/thread_cache.hpp"
+#include "stacks/thread_cache.hpp"
 
-#include "serving/thread_records.hpp"
+#include "stacks/thread_records.hpp"
 
 #include <atomic>
 #include <mutex>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "pause/regions.hpp"
+#include "stacks/regions.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "pause/process_pause.hpp"
+#include "stacks/process_pause.hpp"
 
 #include <chrono>
 #include <utility>

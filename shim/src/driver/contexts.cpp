@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "serving/contexts.hpp"
+#include "driver/contexts.hpp"
 
 #include "devices.hpp"
 
-#include "hooks/real_driver.hpp"
+#include "driver/real_driver.hpp"
 
 #include <array>
 #include <atomic>

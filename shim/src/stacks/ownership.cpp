@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "serving/ownership.hpp"
+#include "stacks/ownership.hpp"
 
 #include <algorithm>
 #include <mutex>

@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-#include "hooks/real_driver.hpp"
+#include "driver/real_driver.hpp"
 
 #include <type_traits>
 
@@ -27,5 +27,5 @@ extern "C" {
   std::remove_pointer_t<type> wrapper;
 #define RMM_SHIM_LEGACY_SUBMISSION(wrapper, exported, name, first_version, end_version, flavour, real, type) \
   std::remove_pointer_t<type> wrapper __asm__(#exported);
-#include "hooks/entry_points.def"
+#include "driver/entry_points.def"
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "pause/pause_gate.hpp"
+#include "stacks/pause_gate.hpp"
 
-#include "serving/thread_records.hpp"
+#include "stacks/thread_records.hpp"
 
 #include <linux/membarrier.h>
 #include <sys/syscall.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "hooks/real_driver.hpp"
+#include "driver/real_driver.hpp"
 
 #include "detail/cuda_driver.hpp"
 
@@ -49,7 +49,7 @@ bool bind_all(real_driver& d)
   (void)bind(d, d.real, #name, first_version, stream_flavour::flavour, requirement::optional);
 #define RMM_SHIM_DRIVER_CALL(real, name, version, type, need) \
   all_required &= bind(d, d.real, #name, version, stream_flavour::default_stream, requirement::need);
-#include "hooks/entry_points.def"
+#include "driver/entry_points.def"
   return all_required;
 }
 
@@ -130,7 +130,7 @@ real_runtime const& real_cudart() noexcept
       slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(real_dlsym(RTLD_NEXT, name));
     };
 #define RMM_SHIM_RUNTIME_HOOK(wrapper) find(r.wrapper, #wrapper);
-#include "hooks/entry_points.def"
+#include "driver/entry_points.def"
     return r;
   }();
   return runtime;

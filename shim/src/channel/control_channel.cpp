@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "control/control_channel.hpp"
+#include "channel/control_channel.hpp"
 
 #include <fmt/format.h>
 
