@@ -70,7 +70,9 @@ void arm_exit_marker()
 }
 
 /// Set at load by the layer above (when_a_stack_is_built).
-std::atomic<void (*)() noexcept> first_stack_built{nullptr};
+std::atomic<void (*)() noexcept> stack_built_callback{nullptr};
+/// A stack was built: one built before the layer above handed its function down calls it then.
+std::atomic<bool> a_stack_was_built{false};
 
 /// The stack of `device` for tag `region`. A stack that cannot be built (the configuration asks for
 /// more than the device has, the device refuses it) stops the program: it never runs unmanaged by
@@ -81,7 +83,8 @@ rmm::mr::any_device_resource& stack_of(shim_state& s, int device, region_id regi
   try {
     bind_library_to_real_driver();
     auto& stack = s.stacks.get(device, region);
-    if (auto const built = first_stack_built.load(std::memory_order_acquire)) { built(); }
+    a_stack_was_built.store(true, std::memory_order_release);
+    if (auto const built = stack_built_callback.load(std::memory_order_acquire)) { built(); }
     return stack;
   } catch (std::exception const& e) {
     std::fflush(stdout);
@@ -551,7 +554,8 @@ std::optional<CUresult> serve_free(CUdeviceptr ptr)
 
 void when_a_stack_is_built(void (*built)() noexcept) noexcept
 {
-  first_stack_built.store(built, std::memory_order_release);
+  stack_built_callback.store(built, std::memory_order_release);
+  if (a_stack_was_built.load(std::memory_order_acquire)) { built(); }
 }
 
 void give_back_at_thread_end(kept_block const& block) noexcept

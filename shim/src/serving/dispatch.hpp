@@ -69,9 +69,10 @@ enum class pool_request : bool { device_current, named_default };
 /// the process is exiting.
 void give_back_at_thread_end(kept_block const& block) noexcept;
 
-/// What to do once, when the first stack is built (the layer above hands it down: start the
-/// control socket, so that a process that allocates device memory can be asked about it).
-void when_a_stack_is_built(void (*first_stack_built)() noexcept) noexcept;
+/// What to do when a stack is built, at once when one was built already (the layer above hands it
+/// down: start the control socket, once, so that a process that allocates device memory can be
+/// asked about it).
+void when_a_stack_is_built(void (*stack_built)() noexcept) noexcept;
 
 /// Gives every block the program's threads keep on `device` (every device for -1) back to its
 /// stack: before a stack grows, and when the program asks for memory back. Returns the bytes.
