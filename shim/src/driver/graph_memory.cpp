@@ -7,7 +7,6 @@
 #include <rmm/format_bytes.hpp>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 namespace rmm::shim {
 
@@ -45,28 +44,29 @@ std::optional<std::size_t> trim_graph_memory(int device) noexcept
   return after && after->reserved_bytes < before->reserved_bytes ? before->reserved_bytes - after->reserved_bytes : 0;
 }
 
-std::string give_back_idle_graph_memory(std::vector<int> const& devices)
+std::string give_back_idle_graph_memory(std::vector<int> const& devices) noexcept
 {
   std::size_t given_back = 0;
   std::size_t still_used = 0;
-  std::vector<int> refused;
-  for (auto const device : devices) {
-    auto const trimmed = trim_graph_memory(device);
-    if (!trimmed) { refused.push_back(device); }
-    given_back += trimmed.value_or(0);
-    if (auto const left = graph_memory_on(device)) { still_used += left->used_bytes; }
-  }
+  std::string refused;
   std::string text;
-  if (given_back > 0) {
-    text += fmt::format("; {} of CUDA graphs' idle memory given back (mapped again at their next launch)",
-                        rmm::format_bytes(given_back));
-  }
-  if (still_used > 0) {
-    text += fmt::format("; {} stays in allocations CUDA graphs made and did not free (not paused)",
-                        rmm::format_bytes(still_used));
-  }
-  if (!refused.empty()) {
-    text += fmt::format("; the driver refused to trim graph memory on device {}", fmt::join(refused, ", "));
+  try {
+    for (auto const device : devices) {
+      auto const trimmed = trim_graph_memory(device);
+      if (!trimmed) { refused += fmt::format("{}{}", refused.empty() ? "" : ", ", device); }
+      given_back += trimmed.value_or(0);
+      if (auto const left = graph_memory_on(device)) { still_used += left->used_bytes; }
+    }
+    if (given_back > 0) {
+      text += fmt::format("; {} of CUDA graphs' idle memory given back (mapped again at their next launch)",
+                          rmm::format_bytes(given_back));
+    }
+    if (still_used > 0) {
+      text += fmt::format("; {} stays in allocations CUDA graphs made and did not free (not paused)",
+                          rmm::format_bytes(still_used));
+    }
+    if (!refused.empty()) { text += fmt::format("; the driver refused to trim graph memory on device {}", refused); }
+  } catch (...) {  // no host memory for the words: the trim happened all the same
   }
   return text;
 }

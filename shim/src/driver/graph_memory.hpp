@@ -28,6 +28,6 @@ struct graph_memory {
 /// Trims the graph memory on each of `devices` for a pause; says what it gave back, what graphs'
 /// live allocations still hold (a pause cannot move it) and where the driver refused, as a clause
 /// to append to the pause's message (empty when no graph memory was there).
-[[nodiscard]] std::string give_back_idle_graph_memory(std::vector<int> const& devices);
+[[nodiscard]] std::string give_back_idle_graph_memory(std::vector<int> const& devices) noexcept;
 
 }  // namespace rmm::shim
