@@ -87,6 +87,17 @@ std::size_t graph_memory(cudaGraphMemAttributeType which)
   return static_cast<std::size_t>(value);
 }
 
+/// Ends the capture of `stream` and instantiates its graph.
+cudaGraphExec_t instantiate_capture(cudaStream_t stream)
+{
+  cudaGraph_t graph{};
+  check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec{};
+  check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  check(cudaGraphDestroy(graph), "cudaGraphDestroy");
+  return exec;
+}
+
 /// A graph that allocates its scratch memory, fills it, writes `out` from it and frees it.
 cudaGraphExec_t scratch_graph(unsigned* out, cudaStream_t stream)
 {
@@ -96,12 +107,7 @@ cudaGraphExec_t scratch_graph(unsigned* out, cudaStream_t stream)
   fill<<<1024, 256, 0, stream>>>(scratch, elements, seed);
   add_into<<<1024, 256, 0, stream>>>(out, scratch, elements);
   check(cudaFreeAsync(scratch, stream), "cudaFreeAsync (captured)");
-  cudaGraph_t graph{};
-  check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-  cudaGraphExec_t exec{};
-  check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-  check(cudaGraphDestroy(graph), "cudaGraphDestroy");
-  return exec;
+  return instantiate_capture(stream);
 }
 
 /// A graph that allocates memory and leaves it allocated (the program frees it later).
@@ -110,12 +116,7 @@ cudaGraphExec_t leaving_graph(unsigned** kept, cudaStream_t stream)
   check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
   check(cudaMallocAsync(kept, elements * sizeof(unsigned), stream), "cudaMallocAsync (captured, kept)");
   fill<<<1024, 256, 0, stream>>>(*kept, elements, seed);
-  cudaGraph_t graph{};
-  check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-  cudaGraphExec_t exec{};
-  check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-  check(cudaGraphDestroy(graph), "cudaGraphDestroy");
-  return exec;
+  return instantiate_capture(stream);
 }
 
 }  // namespace
