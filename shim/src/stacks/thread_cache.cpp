@@ -25,12 +25,12 @@ thread_records<detail::kept_blocks>& the_registry()
 
 void thread_ended(void* value) noexcept
 {
-  auto* blocks       = static_cast<detail::kept_blocks*>(value);
-  detail::kept_ended = true;  // a free made after this (another key's destructor) goes to the stack
-  detail::kept       = nullptr;
+  auto* blocks         = static_cast<detail::kept_blocks*>(value);
+  detail::kept_ended   = true;  // a free made after this (another key's destructor) goes to the stack
+  detail::kept         = nullptr;
+  auto const give_back = give_back_at_thread_end.load(std::memory_order_acquire);
   for (int device = 0; device < max_devices; ++device) {
-    auto const word      = blocks->words[static_cast<std::size_t>(device)].exchange(0, std::memory_order_acquire);
-    auto const give_back = give_back_at_thread_end.load(std::memory_order_acquire);
+    auto const word = blocks->words[static_cast<std::size_t>(device)].exchange(0, std::memory_order_acquire);
     if (word != 0 && give_back != nullptr) { give_back(detail::decode(word, device)); }
   }
   the_registry().remove(blocks, [](detail::kept_blocks&) {});
