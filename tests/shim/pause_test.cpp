@@ -7,6 +7,7 @@
 #include "shim_runner.hpp"
 
 #include <backend.hpp>
+#include <scratch_path.hpp>
 
 #include <gtest/gtest.h>
 
@@ -26,9 +27,9 @@ namespace {
 /// user's own processes do not meet.
 std::string runtime_directory()
 {
-  auto const dir = ::testing::TempDir() + "pause_test_xdg_" + std::to_string(::getpid());
-  (void)::mkdir(dir.c_str(), 0700);
-  return dir;
+  static scratch_path const dir{"pause_test_xdg"};  // removed at exit
+  (void)::mkdir(dir.str().c_str(), 0700);
+  return dir.str();
 }
 
 outcome run_pause(std::string const& scenario, std::map<std::string, std::string> environment = {})
@@ -42,8 +43,8 @@ bool contains(std::string const& text, std::string const& part) { return text.fi
 
 TEST(Pause, InProcessTheMemoryGoesBackAndComesBackWithItsContents)
 {
-  auto const paused_report = ::testing::TempDir() + "paused_report_" + std::to_string(::getpid()) + ".json";
-  auto const r             = run_pause("in-process", {{"RMM_TEST_PAUSED_REPORT", paused_report}});
+  scratch_path const paused_report{"paused_report", ".json"};
+  auto const r = run_pause("in-process", {{"RMM_TEST_PAUSED_REPORT", paused_report.str()}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("pause"), "0") << r.output;
   EXPECT_TRUE(contains(r.value("pause_message"), "paused:")) << r.output;
@@ -63,12 +64,11 @@ TEST(Pause, InProcessTheMemoryGoesBackAndComesBackWithItsContents)
   EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
   EXPECT_EQ(r.reported("pauses"), 1) << r.report;
   EXPECT_EQ(r.reported("waited_allocations"), 1) << r.report;
-  std::ifstream file{paused_report};
+  std::ifstream file{paused_report.str()};
   std::stringstream paused;
   paused << file.rdbuf();
   EXPECT_TRUE(contains(paused.str(), "\"paused\":true")) << paused.str();
   EXPECT_TRUE(contains(paused.str(), "\"held_frees\":1")) << paused.str();
-  std::remove(paused_report.c_str());
 }
 
 /// An allocation while paused with `pause_timeout` = `seconds`: out of memory once it has waited
@@ -178,9 +178,9 @@ TEST(Pause, WorkOnPausedMemoryIsReportedAsAFaultWhilePausedAndAtTheResume)
     GTEST_SKIP() << "needs the emulator's sticky faults (work on unmapped memory that the runtime accepts); on a "
                     "GPU, bench/apps/torch_pause.py fault touches paused memory with a kernel";
   }
-  auto const paused_report = ::testing::TempDir() + "faulted_report_" + std::to_string(::getpid()) + ".json";
+  scratch_path const paused_report{"faulted_report", ".json"};
   auto const r =
-    run_pause("fault-while-paused", {{"RMM_EMU_STICKY_FAULTS", "1"}, {"RMM_TEST_PAUSED_REPORT", paused_report}});
+    run_pause("fault-while-paused", {{"RMM_EMU_STICKY_FAULTS", "1"}, {"RMM_TEST_PAUSED_REPORT", paused_report.str()}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("pause"), "0") << r.output;
   EXPECT_EQ(r.value("program_saw"), "cudaErrorIllegalAddress") << r.output;
@@ -191,7 +191,7 @@ TEST(Pause, WorkOnPausedMemoryIsReportedAsAFaultWhilePausedAndAtTheResume)
   EXPECT_EQ(r.output.find("failed while the process's device memory was paused", said + 1), std::string::npos)
     << r.output;
   EXPECT_TRUE(contains(r.output, "CUDA_ERROR_ILLEGAL_ADDRESS")) << r.output;
-  std::ifstream report_file{paused_report};
+  std::ifstream report_file{paused_report.str()};
   std::string const report{std::istreambuf_iterator<char>{report_file}, {}};
   EXPECT_TRUE(contains(report, R"("fault":{"device":0,"error":"CUDA_ERROR_ILLEGAL_ADDRESS"})")) << report;
   EXPECT_NE(r.value("resume"), "0") << r.output;
@@ -280,12 +280,12 @@ TEST(Pause, RmmCtlPausesAndResumesAnotherProcess)
 
 TEST(Pause, KeptHostMemoryServesTheNextPauseWithNewerContentsUntilReleased)
 {
-  auto const report = ::testing::TempDir() + "kept_report_" + std::to_string(::getpid()) + ".json";
-  auto const r =
-    run_pause("keep-host-memory", {{"RMM_SHIM_PAUSE_KEEPS_HOST_MEMORY", "1"}, {"RMM_TEST_PAUSED_REPORT", report}});
+  scratch_path const report{"kept_report", ".json"};
+  auto const r = run_pause("keep-host-memory",
+                           {{"RMM_SHIM_PAUSE_KEEPS_HOST_MEMORY", "1"}, {"RMM_TEST_PAUSED_REPORT", report.str()}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.value("first_resume_message"), "of host memory kept for the next pause")) << r.output;
-  std::ifstream file{report};
+  std::ifstream file{report.str()};
   std::string const json{std::istreambuf_iterator<char>{file}, std::istreambuf_iterator<char>{}};
   EXPECT_TRUE(contains(json, "\"kept_host_bytes\":")) << json;
   EXPECT_FALSE(contains(json, "\"kept_host_bytes\":0")) << json;
@@ -299,19 +299,18 @@ TEST(Pause, KeptHostMemoryServesTheNextPauseWithNewerContentsUntilReleased)
   EXPECT_TRUE(contains(r.value("release_output"), "of host memory kept for the next pause")) << r.output;
   EXPECT_FALSE(contains(r.value("release_again_output"), "host memory")) << "nothing left to give back: " << r.output;
   EXPECT_EQ(r.value("contents_kept_after_release"), "1") << r.output;
-  std::remove(report.c_str());
 }
 
 TEST(Pause, WithoutTheSettingHostMemoryIsKeptUntilTheSystemNeedsIt)
 {
-  auto const report = ::testing::TempDir() + "lazy_report_" + std::to_string(::getpid()) + ".json";
-  auto const r      = run_pause("keep-host-memory", {{"RMM_TEST_PAUSED_REPORT", report}});
+  scratch_path const report{"lazy_report", ".json"};
+  auto const r = run_pause("keep-host-memory", {{"RMM_TEST_PAUSED_REPORT", report.str()}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.value("first_resume_message"),
                        "of host memory kept for the next pause until the system "
                        "needs it (rmm-ctl release gives it back now)"))
     << r.output;
-  std::ifstream file{report};
+  std::ifstream file{report.str()};
   std::string const json{std::istreambuf_iterator<char>{file}, std::istreambuf_iterator<char>{}};
   EXPECT_TRUE(contains(json, "\"kept_host_held\":false")) << json;
   EXPECT_EQ(r.value("newer_contents_kept"), "1") << "the second pause copied the contents of its time";
@@ -319,7 +318,6 @@ TEST(Pause, WithoutTheSettingHostMemoryIsKeptUntilTheSystemNeedsIt)
   EXPECT_TRUE(contains(r.value("release_output"), "of host memory kept for the next pause")) << r.output;
   EXPECT_FALSE(contains(r.value("release_again_output"), "host memory")) << "nothing left to give back: " << r.output;
   EXPECT_EQ(r.value("contents_kept_after_release"), "1") << r.output;
-  std::remove(report.c_str());
 }
 
 TEST(Pause, AQuestionIsAnsweredWhileAPauseIsUnderWay)

@@ -6,6 +6,8 @@
 
 #include "shim_runner.hpp"
 
+#include <scratch_path.hpp>
+
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -22,9 +24,9 @@ namespace {
 
 std::string runtime_directory()
 {
-  auto const dir = ::testing::TempDir() + "region_test_xdg_" + std::to_string(::getpid());
-  (void)::mkdir(dir.c_str(), 0700);
-  return dir;
+  static scratch_path const dir{"region_test_xdg"};  // removed at exit
+  (void)::mkdir(dir.str().c_str(), 0700);
+  return dir.str();
 }
 
 outcome run_regions(std::string const& scenario, std::map<std::string, std::string> environment = {})
@@ -38,8 +40,8 @@ bool contains(std::string const& text, std::string const& part) { return text.fi
 
 TEST(Regions, ATagPausesAloneWhileTheRestRunsOn)
 {
-  auto const paused_report = ::testing::TempDir() + "region_report_" + std::to_string(::getpid()) + ".json";
-  auto const r             = run_regions("tags", {{"RMM_TEST_PAUSED_REPORT", paused_report}});
+  scratch_path const paused_report{"region_report", ".json"};
+  auto const r = run_regions("tags", {{"RMM_TEST_PAUSED_REPORT", paused_report.str()}});
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_EQ(r.value("current_outside"), "none");
   EXPECT_EQ(r.value("current_nested"), "kv_cache") << "the innermost region tags";
@@ -80,7 +82,7 @@ TEST(Regions, ATagPausesAloneWhileTheRestRunsOn)
   EXPECT_EQ(r.reported("live_bytes"), 0) << r.report;
 
   // While paused, the report says what is mapped now and what the pause holds.
-  std::ifstream file{paused_report};
+  std::ifstream file{paused_report.str()};
   std::stringstream paused;
   paused << file.rdbuf();
   EXPECT_TRUE(contains(paused.str(),
@@ -91,7 +93,6 @@ TEST(Regions, ATagPausesAloneWhileTheRestRunsOn)
   EXPECT_TRUE(contains(paused.str(), "\"tag\":\"weights\"")) << paused.str();
   // Asked while the program runs, the report says what the driver holds for CUDA graphs (none here).
   EXPECT_TRUE(contains(paused.str(), "\"graph_reserved_bytes\":0,\"graph_used_bytes\":0")) << paused.str();
-  std::remove(paused_report.c_str());
   // At exit, each tag's pauses: kv_cache alone twice and with the process, weights alone (then
   // with the process it was skipped, being paused already).
   EXPECT_TRUE(contains(r.output, "tag 'kv_cache': ")) << r.output;

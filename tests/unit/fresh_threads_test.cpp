@@ -8,6 +8,8 @@
 #include <rmm/mr/cuda_memory_resource.hpp>
 #include <rmm/mr/pool_memory_resource.hpp>
 
+#include <scratch_path.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
@@ -31,21 +33,21 @@ constexpr int repetitions = 100;
 
 // The library reports a failed driver call (an event it could not create, say) in its debug log
 // and carries on: the log goes to a file of this test's, which must hold no error when it is done.
-std::string const debug_log         = ::testing::TempDir() + "fresh_threads_" + std::to_string(::getpid()) + ".log";
-[[maybe_unused]] bool const log_set = ::setenv("RMM_DEBUG_LOG_FILE", debug_log.c_str(), 1) == 0;
+scratch_path const debug_log{"fresh_threads", ".log"};  // removed at exit
+[[maybe_unused]] bool const log_set = ::setenv("RMM_DEBUG_LOG_FILE", debug_log.str().c_str(), 1) == 0;
 
 /// The error lines the library logged since the last call (the file is emptied).
 std::string logged_errors()
 {
   rmm::default_logger().flush();
-  std::ifstream file{debug_log};
+  std::ifstream file{debug_log.str()};
   std::string errors;
   for (std::string line; std::getline(file, line);) {
     if (line.find("] [error] ") != std::string::npos || line.find("] [critical] ") != std::string::npos) {
       errors += line + "\n";
     }
   }
-  std::ofstream{debug_log, std::ios::trunc};
+  std::ofstream{debug_log.str(), std::ios::trunc};
   return errors;
 }
 
