@@ -237,6 +237,10 @@ TEST_F(RmmReplay, BadUsage)
   refused("--simulate-device-size 512MB", "write \"512MiB\"");
   refused("--simulate-device-size 1GiB --resource pool+managed", "managed cannot be simulated");
   refused("--jsn out.json", "unknown option '--jsn' (did you mean --json?)\n");
+  refused("--pool-growth compacting",
+          "--pool-growth 'compacting' is not a growth mode: expected virtual_memory, remapping, upstream");
+  refused("--simulate-device-size 1GiB --pool-growth remapping",
+          "--pool-growth remapping maps device memory, which a simulated device does not have");
 
   result = run(log + " --frobnicate");
   EXPECT_EQ(result.status, 2);
@@ -507,6 +511,24 @@ TEST_F(RmmReplay, ShippedTracesThroughTheDefaultResources)
     }
   }
   EXPECT_EQ(field(result_line(result.out, "cuda", "cupy_mix"), "peak_reserved_bytes"), "204428976");
+}
+
+TEST_F(RmmReplay, PoolGrowthChoosesHowPoolsOverCudaGrow)
+{
+  // The CuPy trace's growing sorts leave holes no placement avoids; moving idle granules to the
+  // end fills them, so remapping holds less than mapping new memory does.
+  auto const trace         = std::string{RMM_TRACE_DIR} + "/cupy_mix.csv.gz -r pool --json -";
+  auto const reserved_with = [&](std::string const& growth) {
+    auto const result = run(trace + " --pool-growth " + growth);
+    EXPECT_EQ(result.status, 0) << result.err;
+    return std::stoull(field(result_line(result.out, "pool"), "peak_reserved_bytes"));
+  };
+  auto const live       = 204428976ULL;
+  auto const virtual_vm = reserved_with("virtual_memory");
+  auto const remapping  = reserved_with("remapping");
+  EXPECT_GT(virtual_vm, live * 11 / 10) << "the holes cost more than a tenth without remapping";
+  EXPECT_LE(remapping, live * 105 / 100);
+  EXPECT_GE(remapping, live);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <rmm/parse_bytes.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -46,6 +47,16 @@ std::size_t size_value(std::string_view option, std::string const& text)
   return std::get<std::uint64_t>(parsed);
 }
 
+/// A pool growth mode, one of the configuration's choices for pool.growth.
+std::string growth_value(std::string_view option, std::string const& text)
+{
+  auto const& choices = rmm::config::find_layer_schema("pool")->find_key("growth")->choices;
+  if (std::ranges::find(choices, text) == choices.end()) {
+    throw usage_error{fmt::format("{} '{}' is not a growth mode: expected {}", option, text, fmt::join(choices, ", "))};
+  }
+  return text;
+}
+
 void add_resources(std::vector<std::string>& resources, std::string const& list)
 {
   std::size_t start = 0;
@@ -71,7 +82,7 @@ struct option_row {
 };
 
 // Every option of rmm-replay, one line each (usage_text() explains them).
-constexpr std::array<option_row, 11> option_table{{
+constexpr std::array<option_row, 12> option_table{{
   {"--help", false, [](command_line& p, std::string_view, std::string const*) { p.help = true; }},
   {"-h", false, [](command_line& p, std::string_view, std::string const*) { p.help = true; }},
   {"--resource", true, [](command_line& p, std::string_view, std::string const* v) { add_resources(p.resources, *v); }},
@@ -84,6 +95,8 @@ constexpr std::array<option_row, 11> option_table{{
    }},
   {"--pool-initial-size", true,
    [](command_line& p, std::string_view o, std::string const* v) { p.settings.pool_initial_size = size_value(o, *v); }},
+  {"--pool-growth", true,
+   [](command_line& p, std::string_view o, std::string const* v) { p.settings.pool_growth = growth_value(o, *v); }},
   {"--arena-size", true,
    [](command_line& p, std::string_view o, std::string const* v) { p.settings.arena_size = size_value(o, *v); }},
   {"--arena-shared-threshold", true,
@@ -117,6 +130,12 @@ void check_consistent(command_line const& parsed)
   if (parsed.timeline_path && parsed.logs.size() > 1) {
     throw usage_error{
       fmt::format("--timeline draws one log, but {} were given: replay them one at a time", parsed.logs.size())};
+  }
+  if (parsed.settings.simulated_device_size && parsed.settings.pool_growth.value_or("upstream") != "upstream") {
+    throw usage_error{
+      fmt::format("--pool-growth {} maps device memory, which a simulated device does not have: "
+                  "leave out --simulate-device-size or --pool-growth",
+                  *parsed.settings.pool_growth)};
   }
   for (auto const& name : parsed.resources) {
     try {
@@ -166,8 +185,8 @@ std::string usage_text()
 {
   return fmt::format(
     "usage: rmm-replay LOG... [--resource NAME]... [--simulate-device-size SIZE] [--json FILE|-]\n"
-    "                  [--pool-initial-size SIZE] [--arena-size SIZE] [--arena-shared-threshold SIZE]\n"
-    "                  [--timeline FILE.svg] [--complete-rows]\n"
+    "                  [--pool-initial-size SIZE] [--pool-growth MODE] [--arena-size SIZE]\n"
+    "                  [--arena-shared-threshold SIZE] [--timeline FILE.svg] [--complete-rows]\n"
     "\n"
     "Replays allocation logs (the logging adaptor's CSV, plain or .gz) through memory resources, one\n"
     "resource after the other, keeping the log's threads, streams and order, and reports per resource\n"
@@ -181,6 +200,8 @@ std::string usage_text()
     "  --json FILE                also write the figures as JSON to FILE ('-': stdout; the table then\n"
     "                             goes to stderr)\n"
     "  --pool-initial-size SIZE   what pools reserve up front (default 0: they grow as needed)\n"
+    "  --pool-growth MODE         how pools over cuda grow: virtual_memory (default), remapping (idle\n"
+    "                             free granules move to the end before more is mapped) or upstream\n"
     "  --arena-size SIZE          the arena's fixed size (default: half the device's free memory, or\n"
     "                             half the simulated device)\n"
     "  --arena-shared-threshold SIZE\n"

@@ -100,7 +100,9 @@ std::string stack_toml(std::vector<std::string> const& types, stack_settings con
       toml += fmt::format("initial_size = {}\n", settings.pool_initial_size);
       // What the configuration does over cuda, said explicitly: the counting adaptor that stands
       // in for cuda in build_stack would otherwise make the pool grow through it, in chunks.
-      if (types.back() == "cuda" && !settings.simulated_device_size) { toml += "growth = \"virtual_memory\"\n"; }
+      if (types.back() == "cuda" && !settings.simulated_device_size) {
+        toml += fmt::format("growth = \"{}\"\n", settings.pool_growth.value_or("virtual_memory"));
+      }
     }
     if (type == "arena") {
       // Unset: the configuration's default, half the free memory of the (real or simulated) device.

@@ -31,7 +31,9 @@ struct unknown_resource : std::invalid_argument {
 struct stack_settings {
   std::optional<std::size_t> simulated_device_size;  ///< replaces the cuda bottom when set
   std::size_t pool_initial_size{0};                  ///< pools start empty: growth shows in the figures
-  std::optional<std::size_t> arena_size;             ///< default: half the (real or simulated) device
+  /// How pools over cuda grow (the configuration's pool.growth); unset: "virtual_memory".
+  std::optional<std::string> pool_growth;
+  std::optional<std::size_t> arena_size;  ///< default: half the (real or simulated) device
   /// Default-stream requests from this size up share one arena (default: the arena's own default).
   std::optional<std::size_t> arena_shared_threshold;
 };
