@@ -241,15 +241,17 @@ layer_schema pool_schema()
          .description = "the pool never holds more than this",
          .when_unset  = "no maximum: grows until the upstream is out of memory",
          .minimum     = 1},
-        {.name        = "growth",
-         .kind        = value_kind::choice,
-         .description = "\"virtual_memory\": map device memory into one address range (free memory coalesces "
-                        "across growth steps; layers below the pool see none of it); \"remapping\": the same, and "
-                        "before mapping more, move idle free 2 MiB granules from the middle of the range to its end "
-                        "(less memory for fragmented workloads, remapping calls when a request fits nowhere); "
-                        "\"upstream\": allocate each growth step from the layer below",
-         .when_unset  = "virtual_memory when the stack's last layer is cuda, else upstream",
-         .choices     = {"virtual_memory", "remapping", "upstream"}},
+        {.name = "growth",
+         .kind = value_kind::choice,
+         .description =
+           "\"virtual_memory\": map device memory into one address range (free memory coalesces "
+           "across growth steps; layers below the pool see none of it); \"remapping\": the same, and "
+           "before mapping more, move idle free 2 MiB granules from the middle of the range to its end "
+           "(less memory for fragmented workloads, remapping calls when a request fits nowhere; at most four times "
+           "the bytes mapped move over the pool's life, then it maps instead); "
+           "\"upstream\": allocate each growth step from the layer below",
+         .when_unset = "virtual_memory when the stack's last layer is cuda, else upstream",
+         .choices    = {"virtual_memory", "remapping", "upstream"}},
       },
     .check           = check_pool,
     .check_on_device = check_pool_on_device,

@@ -62,6 +62,7 @@ nb::dict suballocator_statistics_dict(mr::suballocator_statistics const& s)
   d["free_blocks"]         = s.free_blocks;
   d["largest_free_block"]  = s.largest_free_block;
   d["fragmentation"]       = s.fragmentation();
+  d["moved_bytes"]         = s.moved_bytes;
   return d;
 }
 

@@ -108,6 +108,7 @@ def test_pool_statistics_and_release():
     del held
     assert pool.pool_statistics()["allocated_bytes"] == 0
     assert 0.0 <= pool.pool_statistics()["fragmentation"] <= 1.0
+    assert pool.pool_statistics()["moved_bytes"] == 0  # nothing was fragmented enough to move
     pool.release()
 
 

@@ -2,7 +2,7 @@
 // A pool growing by remapping moves idle free granules from the middle of its address range to
 // the end before it maps new memory: what fragmentation costs is addresses, not device memory.
 // Granules with queued work are moved only once that work is done. The plain virtual-memory pool
-// moves nothing.
+// moves nothing. A pool moves at most four bytes for each byte it mapped, then maps instead.
 
 #include "backend.hpp"
 #include "stream_gate.hpp"
@@ -109,6 +109,47 @@ TEST(PoolRecycling, AStreamsOwnGranulesMoveOnlyOnceItsQueuedWorkOnThemIsDone)
   pool.deallocate(stream, got, 12 * MiB);
   pool.deallocate(stream, b, 8 * MiB);
   stream.synchronize();
+}
+
+TEST(PoolRecycling, APoolMovesAtMostFourTimesWhatItMappedThenMapsInstead)
+{
+  RMM_CUDA_TRY(cudaSetDevice(0));
+  auto pool = remapping_pool();
+  // Each round leaves a 32 MiB hole behind a 2 MiB block that stays, then asks for 34 MiB, which
+  // fits nowhere: moving the hole's granules to the end serves it with 2 MiB mapped. Moving at
+  // every round would move eight times what the pool maps; the allowance stops it first.
+  std::vector<void*> pins;
+  std::size_t served_by_moving = 0;
+  constexpr int rounds         = 64;
+  for (int round = 0; round < rounds; ++round) {
+    void* hole = pool.allocate_sync(32 * MiB);
+    pins.push_back(pool.allocate_sync(2 * MiB));
+    pool.deallocate_sync(hole, 32 * MiB);
+    auto const moved_before = pool.statistics().moved_bytes;
+    void* big               = pool.allocate_sync(34 * MiB);
+    if (pool.statistics().moved_bytes > moved_before) { ++served_by_moving; }
+    pool.deallocate_sync(big, 34 * MiB);
+  }
+  auto const stats = pool.statistics();
+  EXPECT_GT(served_by_moving, 0U);
+  EXPECT_LT(served_by_moving, static_cast<std::size_t>(rounds)) << "the allowance never ran out";
+  EXPECT_GT(stats.moved_bytes, stats.peak_reserved_bytes) << "moving served many rounds";
+  // Nothing was released, so what the pool mapped is what it holds.
+  EXPECT_LE(stats.moved_bytes, 4 * stats.peak_reserved_bytes);
+  for (void* p : pins) { pool.deallocate_sync(p, 2 * MiB); }
+}
+
+TEST(PoolRecycling, APlainVirtualMemoryPoolMovesNothing)
+{
+  RMM_CUDA_TRY(cudaSetDevice(0));
+  auto pool = remapping_pool(rmm::mr::pool_growth::virtual_memory);
+  void* a   = pool.allocate_sync(8 * MiB);
+  void* b   = pool.allocate_sync(2 * MiB);
+  pool.deallocate_sync(a, 8 * MiB);
+  void* c = pool.allocate_sync(12 * MiB);
+  EXPECT_EQ(pool.statistics().moved_bytes, 0U);
+  pool.deallocate_sync(c, 12 * MiB);
+  pool.deallocate_sync(b, 2 * MiB);
 }
 
 }  // namespace

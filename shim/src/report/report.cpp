@@ -555,6 +555,10 @@ std::string text_details(device_report const& d)
     text += fmt::format("    the stack holds {} from the device: {} free in {} block{}, largest {}\n",
                         format_bytes(d.stack->reserved_bytes), format_bytes(d.stack->free_bytes), d.stack->free_blocks,
                         plural(d.stack->free_blocks), format_bytes(d.stack->largest_free_block));
+    if (d.stack->moved_bytes > 0) {
+      text += fmt::format("    idle free memory moved to the end of the pool instead of mapping more: {}\n",
+                          format_bytes(d.stack->moved_bytes));
+    }
   }
   if (d.graphs && d.graphs->reserved_bytes > 0) {
     text += fmt::format(
@@ -690,6 +694,7 @@ void json_device(rmm::detail::json_writer& json, device_report const& d)
     .member("free_blocks", stack.free_blocks)
     .member("largest_free_block", stack.largest_free_block)
     .member("fragmentation", stack.fragmentation(), 4)
+    .member("moved_bytes", stack.moved_bytes)
     .member("waiting_bytes", d.waiting_bytes)
     .member("frees_through_epochs", d.frees_through_epochs)
     .member("non_blocking_streams_created", d.non_blocking_streams_created)

@@ -168,6 +168,7 @@ void add_statistics(std::vector<rmm::mr::any_device_resource> const& layers,
     sum.allocated_bytes += s.allocated_bytes;
     sum.upstream_chunks += s.upstream_chunks;
     sum.stream_arenas += s.stream_arenas;
+    sum.moved_bytes += s.moved_bytes;
     if (paused) { return; }
     sum.reserved_bytes += s.reserved_bytes;
     sum.free_bytes += s.free_bytes;

@@ -15,6 +15,7 @@ struct suballocator_statistics {
   std::size_t largest_free_block{};   ///< the largest request that can be met without growing
   std::size_t upstream_chunks{};      ///< separate allocations held from upstream
   std::size_t stream_arenas{};        ///< streams (and, for the arena resource, threads) with an arena of their own
+  std::size_t moved_bytes{};          ///< idle free memory a remapping pool moved to its end instead of mapping more
 
   /**
    * @brief How scattered the free memory is: 1 - largest_free_block / free_bytes.

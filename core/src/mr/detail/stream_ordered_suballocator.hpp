@@ -34,6 +34,7 @@
 #include "fixed_block_store.hpp"
 #include "free_store.hpp"
 #include "light_mutex.hpp"
+#include "remapping_allowance.hpp"
 
 #include <rmm/cuda_stream_view.hpp>
 #include <rmm/mr/suballocator_statistics.hpp>
@@ -74,7 +75,8 @@ struct suballocator_options {
   /// With expandable: refuse to be built where the device cannot grow that way (no silent fallback).
   bool require_expandable{false};
   /// With expandable: before mapping new memory, move idle free granules from the middle of the
-  /// range to its end (small growth steps are then mapped one granule at a time).
+  /// range to its end (small growth steps are then mapped one granule at a time), within the
+  /// allowance of remapping_allowance.hpp.
   bool remap_free_granules{false};
 };
 
@@ -342,6 +344,7 @@ class stream_ordered_suballocator {
   std::atomic<std::size_t> reserved_bytes_{0};
   std::atomic<std::size_t> peak_reserved_bytes_{0};
   std::unique_ptr<expandable_region> region_;  // set when growing contiguously
+  remapping_allowance remapping_;              // changed under growth_mutex_
 
   mutable std::shared_mutex arenas_mutex_;  // the map, the spare list and retirement
   std::unordered_map<arena_key, arena*, arena_key_hash> arenas_;

@@ -195,6 +195,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::map_new_memo
     if (mapping.preferred == mapping.minimum) { throw; }
     range = region_->grow(mapping.minimum);
   }
+  remapping_.mapped(range.size);
   add_chunk(range, true);
   RMM_LOG_DEBUG("{}: mapped {} more (now {}) for a request of {}", options_.name, rmm::format_bytes(range.size),
                 rmm::format_bytes(reserved_bytes_.load()), rmm::format_bytes(bytes));
@@ -321,7 +322,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
   if constexpr (coalescing) {
     if (!options_.remap_free_granules) { return std::nullopt; }
     auto const granule = region_->granularity();
-    bytes              = std::min(bytes, align_down(region_->recyclable_bytes(), granule));
+    bytes = std::min({bytes, align_down(region_->recyclable_bytes(), granule), align_down(remapping_.left(), granule)});
     if (bytes == 0) { return std::nullopt; }
     auto const granules = take_idle_granules(requester, stream, bytes);
     if (granules.empty()) { return std::nullopt; }
@@ -333,6 +334,7 @@ std::optional<memory_range> stream_ordered_suballocator<FreeStore>::recycle_idle
       RMM_LOG_WARN("{}: could not move free granules ({}); mapping new memory instead", options_.name, e.what());
     }
     settle_recycled(granules, result);
+    remapping_.moved(result.moved.size);
     if (result.moved.size == 0) { return std::nullopt; }
     add_chunk(result.moved, true);
     return result.moved;

@@ -116,6 +116,7 @@ stream_ordered_suballocator<FreeStore>::stream_ordered_suballocator(any_device_r
   }
   if (region_ != nullptr && initial > 0) {
     auto const range = region_->grow(initial);
+    remapping_.mapped(range.size);
     add_chunk(range, true);
     insert_clean(range);
   } else if (initial > 0) {
@@ -469,6 +470,7 @@ suballocator_statistics stream_ordered_suballocator<FreeStore>::statistics() con
   }
   stats.peak_reserved_bytes = std::max(peak_reserved_bytes_.load(std::memory_order_relaxed), stats.reserved_bytes);
   stats.allocated_bytes     = stats.reserved_bytes - std::min(stats.free_bytes, stats.reserved_bytes);
+  stats.moved_bytes         = remapping_.moved_bytes();
   return stats;
 }
 
