@@ -10,7 +10,8 @@
 # JSON line per run in runs.jsonl, the shim's reports, logs and replays, and the table in apps.md.
 # usage: scripts/run-gpu-apps.sh [PROGRAM...]     (default: all; names as in bench/apps, or alloc_churn)
 # RMM_APPS_ROUNDS: processes per way where several are run (default 3).
-# RMM_APPS_WAYS: run only these ways (e.g. "own shim"; default every way).
+# RMM_APPS_WAYS: run only these ways (e.g. "own shim"; default every way but shim_remapping, the
+# shim with its pool growing by remapping, for PyTorch and CuPy, which runs only when named here).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-build-gpu/apps}
@@ -38,7 +39,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee "$ou
 # A later run of one way overwrites the earlier one's output, report, log and replay.
 run() {
   local program=$1 way=$2; shift 2
-  [[ -z ${RMM_APPS_WAYS:-} || " $RMM_APPS_WAYS " == *" $way "* ]] || return 0
+  [[ -z ${RMM_APPS_WAYS:-} && $way != shim_remapping || " ${RMM_APPS_WAYS:-} " == *" $way "* ]] || return 0
   local tag=$program-$way report=$out/$program-$way.report.json log=$out/$program-$way.log.csv
   local replay=$out/$program-$way.replay.json
   local command=(python3 "$apps/$program.py" "$way")
@@ -68,13 +69,17 @@ for program in "${programs[@]}"; do
         run "$program" own
         run "$program" off PYTORCH_NO_CUDA_MEMORY_CACHING=1
         run "$program" shim PYTORCH_NO_CUDA_MEMORY_CACHING=1
+        run "$program" shim_remapping PYTORCH_NO_CUDA_MEMORY_CACHING=1 RMM_POOL_GROWTH=remapping
         # With the Python package built (build-gpu/python): PyTorch through rmm_torch_allocator.
         [[ -d build-gpu/python/rmm ]] && run "$program" python PYTHONPATH="$PWD/build-gpu/python:$PYTHONPATH"
       done ;;
     cupy_mix)
       # Its step is under a millisecond, and whole processes of one way differ by up to 1.8x: five
       # of each, alternating, and the median of their medians.
-      for round in $cupy_rounds; do run "$program" own; run "$program" off; run "$program" shim; done ;;
+      for round in $cupy_rounds; do
+        run "$program" own; run "$program" off; run "$program" shim
+        run "$program" shim_remapping RMM_POOL_GROWTH=remapping
+      done ;;
     jax_mlp | jax_transformer)
       # XLA's allocator as shipped (BFC, preallocating), growing, stream-ordered on the device's
       # default pool, and platform (a cudaMalloc per buffer); under the shim the stream-ordered
