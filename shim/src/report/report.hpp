@@ -73,7 +73,7 @@ class counters {
   void timed(int device, std::uint64_t nanoseconds) noexcept;
   /// True for one call in `time_sample_rate`: timing every call would cost more than counting.
   [[nodiscard]] static bool should_time() noexcept;
-  static constexpr std::uint64_t time_sample_rate = 16;
+  static constexpr std::uint64_t time_sample_rate = 64;
 
   struct device_totals {
     std::uint64_t allocations{}, allocated_bytes{}, kept_reuses{}, frees{}, freed_bytes{}, failures{}, timed_calls{},
