@@ -24,6 +24,8 @@
 #                timed by size in process (bench/apps/torch_pause.py)
 #   python       the Python package: extension, pytest suite (frameworks included), benchmark
 #   config       rmm-run --check --build over every example file
+#   reference    RMM's own C++ tests, built against the GPU build's install and run on the device
+#                (scripts/run-reference-suite.sh; RMM_REFERENCE=<checkout> when snapshotting)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/src"
@@ -162,6 +164,9 @@ for stage in "$@"; do
         PYTHONPATH=build-gpu/python python3 bench/python/device_buffer_pairs.py > "$results/python-bench-$run.txt" 2>&1
         echo "-- run $run"; cat "$results/python-bench-$run.txt"
       done ;;
+    reference)
+      [[ -d $here/reference ]] || { echo "no reference checkout (RMM_REFERENCE when snapshotting)"; continue; }
+      OUT=$results/reference scripts/run-reference-suite.sh "$here/reference" build-gpu | tail -60 ;;
     config)
       for f in docs/examples/*.toml; do
         env=(); [[ $f == *logging* ]] && env=(RMM_LOGGING_FILE="$results/trace-%p-dev%d.csv")

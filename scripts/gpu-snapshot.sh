@@ -12,6 +12,13 @@ git archive HEAD | tar -x -C .device/src
 # A baseline for benchmarks measured in the same run: RMM_BASELINE=<commit> (optional).
 rm -rf .device/base
 if [[ -n ${RMM_BASELINE:-} ]]; then mkdir -p .device/base && git archive "$RMM_BASELINE" | tar -x -C .device/base; fi
+# RMM's own tests for the reference stage: RMM_REFERENCE=<a checkout of RMM> (optional).
+rm -rf .device/reference
+if [[ -n ${RMM_REFERENCE:-} ]]; then
+  mkdir -p .device/reference/cpp && cp -r "$RMM_REFERENCE/cpp/tests" .device/reference/cpp/
+  [[ -d $RMM_REFERENCE/cpp/benchmarks/utilities ]] &&
+    mkdir -p .device/reference/cpp/benchmarks && cp -r "$RMM_REFERENCE/cpp/benchmarks/utilities" .device/reference/cpp/benchmarks/
+fi
 cp -r /usr/include/toml++ .device/prefix/include/
 cp -r /usr/lib/x86_64-linux-gnu/cmake/tomlplusplus .device/prefix/lib/x86_64-linux-gnu/cmake/
 cp /usr/include/zlib.h /usr/include/zconf.h .device/prefix/include/
