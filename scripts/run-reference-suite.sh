@@ -33,7 +33,8 @@ rm -rf "$reports" && mkdir -p "$reports"
 for program in $(find "$out/build" -maxdepth 1 -type f -executable -name '*TEST*' | sort); do
   name=$(basename "$program")
   echo "== $name"
-  timeout 600 "$program" --gtest_output=json:"$reports/$name.json" ${RMM_REFERENCE_FILTER:+--gtest_filter="$RMM_REFERENCE_FILTER"} \
-    > "$reports/$name.log" 2>&1
+  # In the reports' folder: some write files where they run.
+  (cd "$reports" && timeout 600 "$program" --gtest_output=json:"$reports/$name.json" \
+    ${RMM_REFERENCE_FILTER:+--gtest_filter="$RMM_REFERENCE_FILTER"} > "$reports/$name.log" 2>&1)
 done
 python3 scripts/reference-suite/summary.py "$reports" "$out/build.log" | tee "$out/summary.txt"
