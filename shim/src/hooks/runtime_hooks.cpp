@@ -32,18 +32,23 @@ cudaError_t to_runtime(CUresult result) noexcept
 /// is one the shim serves, let the runtime do that first, as it would have. Once a thread has seen
 /// a current context it is not asked again: a program that later leaves its thread without one gets
 /// its allocation passed through (not a primary context), and the runtime sets one up as usual.
+/// After a device reset the thread's context is the destroyed one until the runtime's next call
+/// brings it back (a cudaMalloc right after cudaDeviceReset): the runtime is let start again.
 void let_the_runtime_start(rmm::shim::real_runtime const& runtime)
 {
-  thread_local bool started = false;
-  if (started) [[likely]] { return; }
+  constexpr unsigned not_started             = ~0U;
+  thread_local unsigned started_after_resets = not_started;
+  auto const resets                          = rmm::shim::device_resets();
+  if (started_after_resets == resets) [[likely]] { return; }
   if (!rmm::shim::settings().enabled || rmm::shim::passing_through() || runtime.cudaFree == nullptr) { return; }
   CUcontext context{};
   auto const* driver = rmm::shim::real();
-  if (driver == nullptr || driver->ctx_get_current(&context) != CUDA_SUCCESS || context == nullptr) {
+  if (started_after_resets != not_started || driver == nullptr || driver->ctx_get_current(&context) != CUDA_SUCCESS ||
+      context == nullptr) {
     (void)pass_through([&] { return runtime.cudaFree(nullptr); });
-    return;
+    if (started_after_resets == not_started) { return; }
   }
-  started = true;
+  started_after_resets = resets;
 }
 
 /// Memory no device has: asking the real runtime for it fails with out-of-memory.

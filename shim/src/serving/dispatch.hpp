@@ -142,6 +142,9 @@ void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept;
 /// for it describes memory, streams and events the reset destroyed, and is forgotten. The next
 /// allocation builds a new stack; a free of a pointer from before gets the driver's answer.
 void note_device_reset(CUdevice device) noexcept;
+/// How many device resets the program made: a thread whose runtime started before the last one
+/// lets the runtime bring its context back before the shim serves it again.
+[[nodiscard]] unsigned device_resets() noexcept;
 
 class passing_through_scope {
  public:
