@@ -22,6 +22,7 @@
 
 #include <csignal>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -207,7 +208,8 @@ int resume_fails()
   (void)baseline();
   auto const blocks = write_blocks(16, 21);
   expect(f.pause(0) == 0, "the pause succeeds");
-  // Memory the program maps itself passes the shim by: it takes all but 1 MiB of the device.
+  // Memory the program maps itself passes the shim by: it takes all but about 1 MiB of the device,
+  // in pieces (one allocation of all of an H200's free memory fails where pieces do not).
   CUmemAllocationProp prop{};
   prop.type               = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type      = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -215,15 +217,22 @@ int resume_fails()
   std::size_t granularity = 0;
   expect(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS,
          "the granularity");
-  auto const taking = (free_bytes() - (std::size_t{1} << 20)) / granularity * granularity;
-  CUmemGenericAllocationHandle taken{};
-  expect(cuMemCreate(&taken, taking, &prop, 0) == CUDA_SUCCESS, "another user takes the memory");
+  constexpr std::size_t piece = std::size_t{1} << 30;
+  auto const left_free        = (std::size_t{1} << 20) + granularity;
+  std::vector<CUmemGenericAllocationHandle> taken;
+  for (auto free = free_bytes(); free > left_free; free = free_bytes()) {
+    auto const size = std::min(piece, (free - (std::size_t{1} << 20)) / granularity * granularity);
+    CUmemGenericAllocationHandle handle{};
+    if (cuMemCreate(&handle, size, &prop, 0) != CUDA_SUCCESS) { break; }
+    taken.push_back(handle);
+  }
+  expect(free_bytes() <= left_free, "another user takes the memory");
   int const failed = f.resume();
   std::printf("resume_without_memory=%d\nresume_without_memory_message=%s\n", failed, f.message());
   std::printf(
     "still_paused=%d\n",
     f.pause(0) != 0 && std::string_view{f.message()}.find("paused already") != std::string_view::npos ? 1 : 0);
-  expect(cuMemRelease(taken) == CUDA_SUCCESS, "the other user gives it back");
+  for (auto const handle : taken) { expect(cuMemRelease(handle) == CUDA_SUCCESS, "the other user gives it back"); }
   int const resumed = f.resume();
   std::printf("resume_with_memory=%d\nresume_with_memory_message=%s\n", resumed, f.message());
   std::printf("contents_kept=%d\n", all_hold(blocks) ? 1 : 0);
