@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -425,11 +426,11 @@ TEST(Pause, WhereAnotherUserMadeTheTmpDirectoryFirstTheHomeDirectoryServes)
   if (::geteuid() != 0) { GTEST_SKIP() << "acting as two other users needs root: run this test as root (CI does)"; }
   // User 65533 has no runtime directory, and user 65532 made /tmp/rmm-65533 first.
   std::string const squatted = "/tmp/rmm-65533";
-  (void)std::system(("rm -rf " + squatted).c_str());
+  std::filesystem::remove_all(squatted);
   ASSERT_EQ(::mkdir(squatted.c_str(), 0700), 0);
   ASSERT_EQ(::chown(squatted.c_str(), 65532, 65532), 0);
   auto const home = ::testing::TempDir() + "pause_test_home_" + std::to_string(::getpid());
-  (void)std::system(("rm -rf " + home).c_str());
+  std::filesystem::remove_all(home);
   ASSERT_EQ(::mkdir(home.c_str(), 0755), 0);
   ASSERT_EQ(::chown(home.c_str(), 65533, 65533), 0);
   // rmm-ctl where user 65533 can run it, whatever the build tree's modes.
@@ -445,7 +446,7 @@ TEST(Pause, WhereAnotherUserMadeTheTmpDirectoryFirstTheHomeDirectoryServes)
   EXPECT_TRUE(contains(r.output, "the control directory /tmp/rmm-65533 belongs to user 65532")) << r.output;
   EXPECT_TRUE(contains(r.output, "listening for rmm-ctl in " + home + "/.cache/rmm instead")) << r.output;
   EXPECT_TRUE(contains(r.value("list_running_output"), "pause_client")) << "rmm-ctl looked there too: " << r.output;
-  (void)std::system(("rm -rf " + squatted + " " + home + " " + ctl).c_str());
+  for (auto const& path : {squatted, home, ctl}) { std::filesystem::remove_all(path); }
 }
 
 TEST(Pause, WithTheControlSwitchedOffThereIsNoSocket)
