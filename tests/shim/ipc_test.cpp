@@ -8,13 +8,10 @@
 
 #include "shim_runner.hpp"
 
-#include <scratch_path.hpp>
-
 #include <cuda.h>
 
 #include <gtest/gtest.h>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -22,13 +19,11 @@
 namespace rmm::test {
 namespace {
 
-/// The processes' control sockets go to a directory of this test's (XDG_RUNTIME_DIR), removed at
-/// exit: exporters that exit without cleaning up (as some here do) leave theirs there.
+/// Control sockets in the test's own directory: exporters that exit without cleaning up (as some
+/// here do) leave theirs there.
 outcome run_ipc(std::string const& scenario)
 {
-  static scratch_path const runtime_directory{"ipc_test_xdg"};
-  (void)::mkdir(runtime_directory.str().c_str(), 0700);
-  return run_program(RMM_IPC_CLIENT, scenario, {{"XDG_RUNTIME_DIR", runtime_directory.str()}});
+  return run_program(RMM_IPC_CLIENT, scenario, {{"XDG_RUNTIME_DIR", runtime_directory()}});
 }
 
 bool contains(std::string const& text, std::string const& part) { return text.find(part) != std::string::npos; }

@@ -24,15 +24,6 @@
 namespace rmm::test {
 namespace {
 
-/// A control directory of this test's own (XDG_RUNTIME_DIR), so that tests running at once and the
-/// user's own processes do not meet.
-std::string runtime_directory()
-{
-  static scratch_path const dir{"pause_test_xdg"};  // removed at exit
-  (void)::mkdir(dir.str().c_str(), 0700);
-  return dir.str();
-}
-
 outcome run_pause(std::string const& scenario, std::map<std::string, std::string> environment = {})
 {
   environment.emplace("XDG_RUNTIME_DIR", runtime_directory());

@@ -10,7 +10,6 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,13 +20,6 @@
 
 namespace rmm::test {
 namespace {
-
-std::string runtime_directory()
-{
-  static scratch_path const dir{"region_test_xdg"};  // removed at exit
-  (void)::mkdir(dir.str().c_str(), 0700);
-  return dir.str();
-}
 
 outcome run_regions(std::string const& scenario, std::map<std::string, std::string> environment = {})
 {

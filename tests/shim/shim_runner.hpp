@@ -4,6 +4,8 @@
 // Runs a program with librmm_shim.so preloaded and collects what it printed and the shim's JSON
 // report (RMM_SHIM_REPORT_FILE).
 
+#include <scratch_path.hpp>
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -14,6 +16,7 @@
 #include <sstream>
 #include <string>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +54,16 @@ inline std::string sanitized(std::string const& preload)
   if (!runtime.empty()) { return preload.empty() ? runtime : runtime + ":" + preload; }
 #endif
   return preload;
+}
+
+/// A control directory of this test program's own (XDG_RUNTIME_DIR for the programs it runs), so
+/// that tests running at once and the user's own processes do not meet; removed at exit, with the
+/// sockets of programs that exited without cleaning up.
+inline std::string runtime_directory()
+{
+  static scratch_path const dir{"shim_test_xdg"};
+  (void)::mkdir(dir.str().c_str(), 0700);
+  return dir.str();
 }
 
 /// Runs `program scenario` with the shim preloaded and `environment` set.

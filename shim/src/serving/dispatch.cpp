@@ -908,16 +908,10 @@ void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept
   state().program_pool[static_cast<std::size_t>(device)].store(pool != default_pool, std::memory_order_relaxed);
 }
 
-namespace {
-std::atomic<unsigned> resets_made{0};
-}  // namespace
-
-unsigned device_resets() noexcept { return resets_made.load(std::memory_order_acquire); }
-
 void note_device_reset(CUdevice device) noexcept
 {
   if (!settings().enabled || !has_device_slot(device)) { return; }
-  resets_made.fetch_add(1, std::memory_order_acq_rel);
+  detail::device_resets_made.fetch_add(1, std::memory_order_acq_rel);
   auto& s = state();
   // Not while a pause or resume is under way; while paused, the device's held frees go with it.
   std::lock_guard operation{s.pause.operation()};

@@ -12,6 +12,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -142,9 +143,17 @@ void note_device_mem_pool_set(CUdevice device, CUmemoryPool pool) noexcept;
 /// for it describes memory, streams and events the reset destroyed, and is forgotten. The next
 /// allocation builds a new stack; a free of a pointer from before gets the driver's answer.
 void note_device_reset(CUdevice device) noexcept;
+namespace detail {
+inline std::atomic<unsigned> device_resets_made{0};  // counted by note_device_reset
+}  // namespace detail
+
 /// How many device resets the program made: a thread whose runtime started before the last one
-/// lets the runtime bring its context back before the shim serves it again.
-[[nodiscard]] unsigned device_resets() noexcept;
+/// lets the runtime bring its context back before the shim serves it again. Read inline: every
+/// cudaMalloc the shim serves asks.
+[[nodiscard]] inline unsigned device_resets() noexcept
+{
+  return detail::device_resets_made.load(std::memory_order_acquire);
+}
 
 class passing_through_scope {
  public:
