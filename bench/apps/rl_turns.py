@@ -1,42 +1,70 @@
 # SPDX-License-Identifier: Apache-2.0
-"""An RL loop's turn-taking on one GPU: a rollout engine's weights (kept) and KV cache (dropped) are
-paused by tag while a trainer uses their memory, then resumed, turn after turn.
+"""An RL loop's turn-taking on one GPU: a rollout engine and a trainer take turns, each paused while
+the other runs.
 
 usage:
-  rl_turns.py shim [TURNS]   under rmm-run with PYTORCH_NO_CUDA_MEMORY_CACHING=1: the engine's
-                             memory tagged with rmm.shim.region, paused with rmm.shim.pause(tag)
-  rl_turns.py tms [TURNS]    the same through torch_memory_saver (its regions, its pause), in
-                             process with its PyTorch allocator hook, the weights backed up in host
-                             memory
+  rl_turns.py shim [TURNS]   under rmm-run with PYTORCH_NO_CUDA_MEMORY_CACHING=1: the regions
+                             through rmm.shim.region, paused and resumed with rmm.shim.pause/resume
+  rl_turns.py tms [TURNS]    the same regions through torch_memory_saver (its PyTorch allocator
+                             hook; kept regions backed up in host memory)
+  rl_turns.py none [TURNS]   no pausing: both sides resident at once
+  rl_turns.py table FILE     the table of the RESULT lines in FILE (one per run), and whether each
+                             run's losses equal those of the run that never paused; exits 1 if not
 
-Sizes follow the device's free memory F at the start: weights 0.15 F, KV cache 0.30 F, and the
-trainer's step 0.65 F, which fits only while the engine's memory is given back. Each turn checks
-the weights bit for bit after the resume and the trainer's sum. Prints one `RESULT {...}` line:
-the median pause and resume of each tag and of a whole turn, in seconds; exits 1 when a check
-fails."""
+The regions: "rollout" (the engine's weights, kept across a pause), "kv_cache" (its cache, dropped)
+and "train" (the trainer's weights, gradients and Adam state, kept). A turn: the engine generates a
+batch, reading its weights and writing its cache, while the trainer is paused; switch to training
+(pause kv_cache and rollout, resume train); the trainer takes two Adam steps on the batch; switch
+back (pause train, resume rollout and kv_cache). Sizes follow the device's free memory F at the
+start: the engine's weights 0.05 F and cache 0.30 F, the trainer's weights 0.03 F (0.12 F with
+gradients and both moments). Every turn checks the engine's weights bit for bit after its resume.
+
+Device memory in use is read from NVML (nvidia-ml-py; the driver's free memory without it) by a
+thread every 2 ms. Prints one `RESULT {...}` line: per pause and resume the median and the first of
+the turns in seconds, the bytes each moved, the memory in use in each phase, and every loss."""
 import json
+import os
 import statistics
 import sys
+import threading
 import time
 
-import torch
+torch = None  # imported by main() for a run: the table needs no PyTorch
 
 GIB = 1 << 30
-CHUNK = 1 << 28  # tensors of 256 MiB, as a model's layers and a cache's blocks would be
-
-
-def tensors(total_bytes, fill):
-    count = max(1, total_bytes // CHUNK)
-    return [torch.full((CHUNK // 4,), float(fill + i), dtype=torch.float32, device="cuda") for i in range(count)]
-
-
-def checksum(ts):
-    return [float(t.double().sum()) for t in ts]
+WIDTH = 8192  # a layer of WIDTH x WIDTH floats is 256 MiB
+BATCH = 256
+GENERATION_STEPS = 4
+TRAIN_STEPS = 2
 
 
 def fail(message):
     print(f"FAILED: {message}", flush=True)
     sys.exit(1)
+
+
+class NoPausing:
+    """Both sides resident all along: the memory they need at once, and the losses to match."""
+
+    def region(self, tag, keep):
+        return _nothing()
+
+    def pause(self, tag):
+        pass
+
+    def resume(self, tag):
+        pass
+
+    def after_phase(self):
+        pass
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 class ShimWay:
@@ -50,7 +78,8 @@ class ShimWay:
         self.shim = rmm.shim
 
     def region(self, tag, keep):
-        return self.shim.region(tag, keep=keep)
+        # Autograd allocates gradients on a thread of its own: the region covers every thread.
+        return self.shim.region(tag, keep=keep, all_threads=True)
 
     def pause(self, tag):
         self.shim.pause(tag)
@@ -58,8 +87,8 @@ class ShimWay:
     def resume(self, tag):
         self.shim.resume(tag)
 
-    def after_trainer(self):
-        pass  # the trainer's frees went back to the shim's pool, which a resume takes back from
+    def after_phase(self):
+        pass  # freed memory went back to the shim's pools, which a resume takes back from
 
 
 class TmsWay:
@@ -80,67 +109,242 @@ class TmsWay:
     def resume(self, tag):
         self.tms.resume(tag)
 
-    def after_trainer(self):
-        torch.cuda.empty_cache()  # PyTorch's cache holds the trainer's memory otherwise
+    def after_phase(self):
+        torch.cuda.empty_cache()  # PyTorch's cache holds the phase's temporaries otherwise
 
 
-def main():
-    way_name = sys.argv[1] if len(sys.argv) > 1 else "shim"
-    turns = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    way = {"shim": ShimWay, "tms": TmsWay}[way_name]()
+class MemoryWatch:
+    """The device memory in use, sampled by a thread; phases read the peak since they began."""
+
+    def __init__(self):
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+            self.source = "NVML"
+            self.used = lambda: pynvml.nvmlDeviceGetMemoryInfo(handle).used
+        except Exception:  # nvidia-ml-py missing: the driver's view of the same
+            self.source = "cuMemGetInfo"
+            self.used = lambda: (lambda free, total: total - free)(*torch.cuda.mem_get_info())
+        self.peak = self.used()
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+
+    def _sample(self):
+        while not self.stopping.wait(0.002):
+            used = self.used()
+            with self.lock:
+                self.peak = max(self.peak, used)
+
+    def take_peak(self):
+        """The peak since the last call, and a new period begun at what is in use now."""
+        used = self.used()
+        with self.lock:
+            peak, self.peak = max(self.peak, used), used
+        return peak
+
+    def stop(self):
+        self.stopping.set()
+        self.thread.join()
+
+
+def layers(count, seed):
+    generator = torch.Generator(device="cuda").manual_seed(seed)
+    return [torch.randn(WIDTH, WIDTH, device="cuda", generator=generator) / WIDTH**0.5 for _ in range(count)]
+
+
+def rollout(weights, cache, prompt):
+    """Generates a batch: each step runs the weights and writes its share of the cache, then reads it."""
+    x = prompt
+    for step in range(GENERATION_STEPS):
+        h = x
+        for w in weights:
+            h = torch.tanh(h @ w)
+        mine = cache[step::GENERATION_STEPS]
+        for block in mine:
+            block.view(-1, BATCH, WIDTH).copy_(h.expand(block.numel() // (BATCH * WIDTH), BATCH, WIDTH))
+        x = h + 0.5 * torch.stack([block.view(-1, BATCH, WIDTH)[-1] for block in mine]).mean(0)
+    return x
+
+
+def train(params, optimizer, batch):
+    losses = []
+    target = torch.tanh(batch.roll(1, dims=1))
+    for _ in range(TRAIN_STEPS):
+        h = batch
+        for w in params:
+            h = torch.tanh(h @ w)
+        loss = torch.nn.functional.mse_loss(h, target)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(float(loss))
+    return losses
+
+
+def checksum(ts):
+    return [float(t.double().sum()) for t in ts]
+
+
+def run(way_name, turns):
+    way = {"shim": ShimWay, "tms": TmsWay, "none": NoPausing}[way_name]()
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cuda.matmul.allow_tf32 = False
     torch.cuda.init()
-    free0, total = torch.cuda.mem_get_info()
-    weights_bytes, kv_bytes, trainer_bytes = int(0.15 * free0), int(0.30 * free0), int(0.65 * free0)
-    with way.region("weights", keep=True):
-        weights = tensors(weights_bytes, 1)
+    free0, _ = torch.cuda.mem_get_info()
+    layer_bytes = WIDTH * WIDTH * 4
+    engine_layers = max(1, int(0.05 * free0) // layer_bytes)
+    cache_blocks = max(GENERATION_STEPS, int(0.30 * free0) // layer_bytes)
+    trainer_layers = max(1, int(0.03 * free0) // layer_bytes)
+    watch = MemoryWatch()
+    base_used = watch.used()
+
+    with way.region("rollout", keep=True):
+        engine = layers(engine_layers, seed=1)
     with way.region("kv_cache", keep=False):
-        kv = tensors(kv_bytes, 100)
+        cache = [torch.empty(WIDTH * WIDTH, device="cuda") for _ in range(cache_blocks)]
+    with way.region("train", keep=True):
+        params = [w.requires_grad_() for w in layers(trainer_layers, seed=2)]
+        optimizer = torch.optim.Adam(params, lr=1e-3)
+        # Adam's moments are made at the first step: take one on nothing, so they exist from the start.
+        for p in params:
+            p.grad = torch.zeros_like(p)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+    prompt = torch.randn(BATCH, WIDTH, device="cuda", generator=torch.Generator(device="cuda").manual_seed(3))
     torch.cuda.synchronize()
-    expected = checksum(weights)
-    times = {"pause_weights": [], "pause_kv_cache": [], "resume_weights": [], "resume_kv_cache": [], "turn": []}
-    free_while_paused = []
+    engine_sum = checksum(engine)
+    way.pause("train")
+    watch.take_peak()
+
+    ops = ("pause_kv_cache", "pause_rollout", "resume_train", "pause_train", "resume_rollout", "resume_kv_cache")
+    times = {op: [] for op in ops} | {"to_train": [], "to_rollout": [], "turn": []}
+    rollout_peaks, train_peaks, losses = [], [], []
+
+    def timed(op, action, tag):
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        action(tag)
+        times[op].append(time.perf_counter() - t)
+
     for turn in range(turns):
         start = time.perf_counter()
-        # Rollout: the engine reads its weights and writes its cache.
-        for i, block in enumerate(kv):
-            block.copy_(weights[i % len(weights)]).mul_(0.5)
+        batch = rollout(engine, cache, prompt).detach()
         torch.cuda.synchronize()
-        for tag in ("kv_cache", "weights"):
-            t = time.perf_counter()
-            way.pause(tag)
-            times[f"pause_{tag}"].append(time.perf_counter() - t)
-        free_while_paused.append(torch.cuda.mem_get_info()[0])
-        # Training: more than fits beside the engine.
-        step = tensors(trainer_bytes, 7)
-        total_step = sum(float(t.sum()) for t in step)
-        expected_step = sum((7 + i) * (CHUNK // 4) for i in range(len(step)))
-        if total_step != expected_step:
-            fail(f"turn {turn}: the trainer's sum is {total_step}, not {expected_step}")
-        del step
+        way.after_phase()
+        rollout_peaks.append(watch.take_peak())
+
+        t = time.perf_counter()
+        timed("pause_kv_cache", way.pause, "kv_cache")
+        timed("pause_rollout", way.pause, "rollout")
+        timed("resume_train", way.resume, "train")
+        times["to_train"].append(time.perf_counter() - t)
+
+        with way.region("train", keep=True):
+            losses += train(params, optimizer, batch)
         torch.cuda.synchronize()
-        way.after_trainer()
-        for tag in ("weights", "kv_cache"):
-            t = time.perf_counter()
-            way.resume(tag)
-            times[f"resume_{tag}"].append(time.perf_counter() - t)
-        if checksum(weights) != expected:
-            fail(f"turn {turn}: the weights changed across the pause")
+        way.after_phase()
+        train_peaks.append(watch.take_peak())
+
+        t = time.perf_counter()
+        timed("pause_train", way.pause, "train")
+        timed("resume_rollout", way.resume, "rollout")
+        timed("resume_kv_cache", way.resume, "kv_cache")
+        times["to_rollout"].append(time.perf_counter() - t)
+        if checksum(engine) != engine_sum:
+            fail(f"turn {turn}: the rollout engine's weights changed across the pause")
         times["turn"].append(time.perf_counter() - start)
+    watch.stop()
+
+    gib = lambda n: round(n / GIB, 2)  # noqa: E731
     result = {
         "program": "rl_turns",
         "way": way_name,
         "device": torch.cuda.get_device_name(),
         "turns": turns,
-        "weights_gib": round(len(weights) * CHUNK / GIB, 2),
-        "kv_cache_gib": round(len(kv) * CHUNK / GIB, 2),
-        "trainer_gib": round(trainer_bytes // CHUNK * CHUNK / GIB, 2),
-        "free_gib_at_start": round(free0 / GIB, 2),
-        "free_gib_while_paused": round(min(free_while_paused) / GIB, 2),
+        "memory_source": watch.source,
+        "free_gib_at_start": gib(free0),
+        "rollout_gib": gib(engine_layers * layer_bytes),
+        "kv_cache_gib": gib(cache_blocks * layer_bytes),
+        "train_gib": gib(3 * trainer_layers * layer_bytes),  # weights and both moments
+        "used_gib_before": gib(base_used),
+        "peak_used_gib_rollout_phase": gib(max(rollout_peaks)),
+        "peak_used_gib_train_phase": gib(max(train_peaks)),
+        "losses": losses,
     }
     for key, values in times.items():
         result[f"{key}_s"] = round(statistics.median(values), 4)
         result[f"{key}_first_s"] = round(values[0], 4)
     print("RESULT " + json.dumps(result), flush=True)
+
+
+def table(path):
+    runs = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("RESULT "):
+                line = line[len("RESULT ") :]
+            if line:
+                r = json.loads(line)
+                runs[r["way"]] = r
+    if "none" not in runs:
+        fail(f"{path} has no run that never paused (way none)")
+    ways = [w for w in ("shim", "tms", "none") if w in runs]
+    first = runs[ways[0]]
+    has_ratio = {"shim", "tms"} <= runs.keys()
+    print(
+        f"{first['device']}, {first['turns']} turns; rollout weights {first['rollout_gib']} GiB (kept), KV cache "
+        f"{first['kv_cache_gib']} GiB (dropped), trainer {first['train_gib']} GiB (kept: weights and Adam's "
+        f"moments); seconds, median of the turns (first turn in brackets); memory in use from {first['memory_source']}\n"
+    )
+    print("| | " + " | ".join(ways) + (" | shim / tms |" if has_ratio else " |"))
+    print("| --- " * (len(ways) + 1 + has_ratio) + "|")
+    rows = [
+        ("pause_kv_cache", "pause KV cache (dropped)"),
+        ("pause_rollout", "pause rollout weights (kept)"),
+        ("resume_train", "resume trainer"),
+        ("to_train", "switch to training (the three above)"),
+        ("pause_train", "pause trainer (kept)"),
+        ("resume_rollout", "resume rollout weights"),
+        ("resume_kv_cache", "resume KV cache"),
+        ("to_rollout", "switch to rollout (the three above)"),
+        ("turn", "whole turn"),
+    ]
+    for key, label in rows:
+        cells = [f"{runs[w][key + '_s']:.3f} ({runs[w][key + '_first_s']:.3f})" for w in ways]
+        ratio = ""
+        if has_ratio:
+            tms = runs["tms"][key + "_s"]
+            ratio = f" | {runs['shim'][key + '_s'] / tms:.2f}" if tms > 0 else " | -"
+        print(f"| {label} | " + " | ".join(cells) + ratio + " |")
+    for key, label in (
+        ("used_gib_before", "in use before the regions (context), GiB"),
+        ("peak_used_gib_rollout_phase", "peak in use, rollout phases, GiB"),
+        ("peak_used_gib_train_phase", "peak in use, training phases, GiB"),
+    ):
+        print(f"| {label} | " + " | ".join(str(runs[w][key]) for w in ways) + (" | |" if has_ratio else " |"))
+    reference = runs["none"]["losses"]
+    equal = {w: runs[w]["losses"] == reference for w in ways}
+    print("\nlosses equal to the run that never paused: " + ", ".join(f"{w} {'yes' if equal[w] else 'NO'}" for w in ways))
+    if not all(equal.values()):
+        sys.exit(1)
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "table":
+        table(sys.argv[2])
+        return
+    way_name = sys.argv[1] if len(sys.argv) > 1 else "shim"
+    if way_name not in ("shim", "tms", "none"):
+        fail(f"unknown way {way_name!r}: shim, tms, none or table FILE")
+    global torch
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # deterministic cuBLAS, for equal losses
+    import torch
+    run(way_name, int(sys.argv[2]) if len(sys.argv) > 2 else 10)
 
 
 if __name__ == "__main__":
