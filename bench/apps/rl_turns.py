@@ -16,8 +16,8 @@ and "train" (the trainer's weights, gradients and Adam state, kept). A turn: the
 batch, reading its weights and writing its cache, while the trainer is paused; switch to training
 (pause kv_cache and rollout, resume train); the trainer takes two Adam steps on the batch; switch
 back (pause train, resume rollout and kv_cache). Sizes follow the device's free memory F at the
-start: the engine's weights 0.05 F and cache 0.30 F, the trainer's weights 0.03 F (0.12 F with
-gradients and both moments). Every turn checks the engine's weights bit for bit after its resume.
+start, up to 78 GiB: the engine's weights 0.05 F and cache 0.30 F, the trainer's weights 0.03 F
+(0.12 F with gradients and both moments). Every turn checks the engine's weights bit for bit after its resume.
 
 Device memory in use is read from NVML (nvidia-ml-py; the driver's free memory without it) by a
 thread every 2 ms. Prints one `RESULT {...}` line: per pause and resume the median and the first of
@@ -36,6 +36,7 @@ WIDTH = 8192  # a layer of WIDTH x WIDTH floats is 256 MiB
 BATCH = 256
 GENERATION_STEPS = 4
 TRAIN_STEPS = 2
+BASIS_CAP = 78 * GIB
 
 
 def fail(message):
@@ -195,10 +196,11 @@ def run(way_name, turns):
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.cuda.init()
     free0, _ = torch.cuda.mem_get_info()
+    basis = min(free0, BASIS_CAP)  # the same bytes on every card of 80 GB or more
     layer_bytes = WIDTH * WIDTH * 4
-    engine_layers = max(1, int(0.05 * free0) // layer_bytes)
-    cache_blocks = max(GENERATION_STEPS, int(0.30 * free0) // layer_bytes)
-    trainer_layers = max(1, int(0.03 * free0) // layer_bytes)
+    engine_layers = max(1, int(0.05 * basis) // layer_bytes)
+    cache_blocks = max(GENERATION_STEPS, int(0.30 * basis) // layer_bytes)
+    trainer_layers = max(1, int(0.03 * basis) // layer_bytes)
     watch = MemoryWatch()
     base_used = watch.used()
 
