@@ -28,6 +28,7 @@
   X(cuInit, cuInit, 2000)                                     \
   X(cuGetErrorName, cuGetErrorName, 6000)                     \
   X(cuGetErrorString, cuGetErrorString, 6000)                 \
+  X(cuDriverGetVersion, cuDriverGetVersion, 2020)             \
   /* devices and contexts */                                  \
   X(cuDeviceGet, cuDeviceGet, 2000)                           \
   X(cuDeviceGetCount, cuDeviceGetCount, 2000)                 \

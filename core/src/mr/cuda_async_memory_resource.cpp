@@ -3,6 +3,7 @@
 #include "detail/pool_allocation.hpp"
 
 #include <rmm/cuda_device.hpp>
+#include <rmm/detail/runtime_capabilities.hpp>
 #include <rmm/error.hpp>
 #include <rmm/mr/cuda_async_memory_resource.hpp>
 
@@ -44,6 +45,13 @@ void check_handle_support(cuda_device_id device, cuda_async_memory_resource::all
                           device.value(), static_cast<int>(handle_type), supported));
 }
 
+bool driver_knows_decompress_usage()
+{
+  int version{};
+  RMM_CU_TRY(cuDriverGetVersion(&version));
+  return version >= rmm::detail::min_hwdecompress_cuda_version;
+}
+
 }  // namespace
 
 struct cuda_async_memory_resource::pool {
@@ -57,6 +65,9 @@ struct cuda_async_memory_resource::pool {
     props.handleTypes   = static_cast<CUmemAllocationHandleType>(handle_type);
     props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     props.location.id   = device.value();
+    // Usable by the hardware decompression engine, as cudaMalloc memory is, where the driver
+    // knows the usage (12.8 and later; it accepts it on devices without the engine).
+    if (driver_knows_decompress_usage()) { props.usage = CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS; }
     RMM_CU_TRY(cuMemPoolCreate(&handle, &props));
   }
   ~pool() { RMM_CU_ASSERT_SUCCESS(cuMemPoolDestroy(handle)); }

@@ -38,6 +38,7 @@ CUresult pointer_attribute(void* data, CUpointer_attribute attr, Allocation cons
       case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
       case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: put(std::size_t{0}); break;
       case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: put(CUmemoryPool{nullptr}); break;
+      case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put(false); break;
       default: put(0); break;
     }
     return CUDA_SUCCESS;
@@ -86,7 +87,17 @@ CUresult pointer_attribute(void* data, CUpointer_attribute attr, Allocation cons
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
       put(a->kind == MemKind::pool ? a->pool->handle() : CUmemoryPool{nullptr});
       break;
-    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: put(0); break;
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
+      // As cuMemBatchDecompressAsync's documentation lists: cuMemAlloc memory, cuMemCreate with the
+      // decompress usage, and blocks of a pool created with it. A boolean: one byte, which callers
+      // (RMM's tests, cuda-bindings) read into a bool.
+      switch (a->kind) {
+        case MemKind::device: put(true); break;
+        case MemKind::pool: put((a->pool->props().usage & CU_MEM_POOL_CREATE_USAGE_HW_DECOMPRESS) != 0); break;
+        case MemKind::vmm: put(vmm_pointer_hw_decompress(a->base)); break;
+        default: put(false); break;
+      }
+      break;
     default: return CUDA_ERROR_INVALID_VALUE;
   }
   return CUDA_SUCCESS;

@@ -253,6 +253,14 @@ int vmm_pointer_access_flags(std::uint64_t base)
   return CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE;
 }
 
+bool vmm_pointer_hw_decompress(std::uint64_t base)
+{
+  auto it = mappings().find(base);
+  if (it == mappings().end()) { return false; }
+  auto phys = physicals().find(it->second.handle);
+  return phys != physicals().end() && (phys->second.prop.allocFlags.usage & CU_MEM_CREATE_USAGE_HW_DECOMPRESS) != 0;
+}
+
 void vmm_live_stats(int dev, LiveStats& stats)
 {
   for (auto const& [handle, p] : physicals()) {

@@ -45,6 +45,9 @@ CUresult vmm_check_span(std::uint64_t addr, std::uint64_t bytes, bool write);
 bool vmm_span_mapped(std::uint64_t addr, std::uint64_t bytes);
 // CU_POINTER_ATTRIBUTE_ACCESS_FLAGS of the mapping at `base`: the widest access any device has.
 int vmm_pointer_access_flags(std::uint64_t base);
+// Whether the physical allocation mapped at `base` was made for hardware decompression
+// (cuMemCreate's usage CU_MEM_CREATE_USAGE_HW_DECOMPRESS).
+bool vmm_pointer_hw_decompress(std::uint64_t base);
 // Physical allocations still holding memory (unreleased, or released but mapped), for the control API.
 void vmm_live_stats(int device, LiveStats& stats);
 

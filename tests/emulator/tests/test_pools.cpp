@@ -302,3 +302,43 @@ TEST(EmulatorPools, ManyThreadsShareAPool)
 }
 
 }  // namespace
+
+// As cuMemBatchDecompressAsync's documentation lists: cudaMalloc memory and blocks of a pool made
+// for decompression can be used by the engine; blocks of other pools and managed memory cannot.
+TEST(EmulatorPools, HardwareDecompressCapability)
+{
+  using attr_fn = CUresult (*)(void*, CUpointer_attribute, CUdeviceptr);
+  auto get      = emu::driver_entry<attr_fn>("cuPointerGetAttribute", 4000);
+  ASSERT_NE(get, nullptr);
+  auto capable = [&](void* p) {
+    bool value = false;
+    EXPECT_EQ(get(&value, CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE, reinterpret_cast<CUdeviceptr>(p)),
+              CUDA_SUCCESS);
+    return value;
+  };
+  void* plain = nullptr;
+  ASSERT_CUDA(cudaMalloc(&plain, 1000));
+  EXPECT_TRUE(capable(plain));
+  EXPECT_CUDA(cudaFree(plain));
+
+  void* from_default = nullptr;
+  ASSERT_CUDA(cudaMallocAsync(&from_default, 1000, nullptr));
+  EXPECT_FALSE(capable(from_default));
+  EXPECT_CUDA(cudaFreeAsync(from_default, nullptr));
+
+  auto props         = device_props(0);
+  props.usage        = cudaMemPoolCreateUsageHwDecompress;
+  cudaMemPool_t pool = nullptr;
+  ASSERT_CUDA(cudaMemPoolCreate(&pool, &props));
+  void* from_pool = nullptr;
+  ASSERT_CUDA(cudaMallocFromPoolAsync(&from_pool, 1000, pool, nullptr));
+  EXPECT_TRUE(capable(from_pool));
+  EXPECT_CUDA(cudaFreeAsync(from_pool, nullptr));
+  EXPECT_CUDA(cudaMemPoolDestroy(pool));
+
+  void* managed = nullptr;
+  ASSERT_CUDA(cudaMallocManaged(&managed, 1000));
+  EXPECT_FALSE(capable(managed));
+  EXPECT_CUDA(cudaFree(managed));
+  EXPECT_CUDA(cudaDeviceSynchronize());
+}

@@ -530,6 +530,28 @@ TEST_F(EmulatorVmm, PointerAttributesAndFree)
   EXPECT_EQ(v_->address_free(va, 2 * kGran), CUDA_SUCCESS);
 }
 
+// cuMemCreate's decompress usage is what makes a mapping usable by the decompression engine.
+TEST_F(EmulatorVmm, HardwareDecompressCapabilityFollowsTheUsage)
+{
+  CUdeviceptr const va                    = reserve(2 * kGran);
+  auto prop                               = device_prop(0);
+  prop.allocFlags.usage                   = CU_MEM_CREATE_USAGE_HW_DECOMPRESS;
+  CUmemGenericAllocationHandle for_engine = 0;
+  ASSERT_EQ(v_->create(&for_engine, kGran, &prop, 0), CUDA_SUCCESS);
+  auto const plain = create(kGran);
+  ASSERT_EQ(v_->map(va, kGran, 0, for_engine, 0), CUDA_SUCCESS);
+  ASSERT_EQ(v_->map(va + kGran, kGran, 0, plain, 0), CUDA_SUCCESS);
+  bool capable = false;
+  ASSERT_EQ(v_->pointer_attribute(&capable, CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE, va + 100), CUDA_SUCCESS);
+  EXPECT_TRUE(capable);
+  ASSERT_EQ(v_->pointer_attribute(&capable, CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE, va + kGran), CUDA_SUCCESS);
+  EXPECT_FALSE(capable);
+  EXPECT_EQ(v_->unmap(va, 2 * kGran), CUDA_SUCCESS);
+  EXPECT_EQ(v_->release(for_engine), CUDA_SUCCESS);
+  EXPECT_EQ(v_->release(plain), CUDA_SUCCESS);
+  EXPECT_EQ(v_->address_free(va, 2 * kGran), CUDA_SUCCESS);
+}
+
 TEST_F(EmulatorVmm, LiveAllocationCounts)
 {
   auto const& ctl      = emu::control();
