@@ -26,6 +26,10 @@
 #   config       rmm-run --check --build over every example file
 #   reference    RMM's own C++ tests, built against the GPU build's install and run on the device
 #                (scripts/run-reference-suite.sh; RMM_REFERENCE=<checkout> when snapshotting)
+#   python-reference  RMM's own Python tests against the wheel carried in .whl (RMM_REFERENCE too)
+#   rl           the RL loop (bench/apps/rl_turns.py) never paused, under the shim and through
+#                torch_memory_saver, RMM_RL_TURNS turns each (default 10), and its table; needs the
+#                wheel (scripts/build-wheel.sh) and torch_memory_saver's in .whl
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/src"
@@ -44,6 +48,15 @@ numba_site() {
   [[ -d /tmp/numba-site ]] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
     --target /tmp/numba-site "$here"/../.whl/numpy-*.whl || return 0
   echo /tmp/numba-site
+}
+# The rmm wheel (and torch_memory_saver's, if carried) from .whl, installed once aside; prints where.
+wheel_site() {
+  ls "$here"/../.whl/rmm-*.whl > /dev/null 2>&1 || { echo "no rmm wheel in .whl (scripts/build-wheel.sh)" >&2; return 1; }
+  local wheels=("$here"/../.whl/rmm-*.whl "$here"/../.whl/torch_memory_saver-*.whl)
+  [[ -f ${wheels[-1]} ]] || unset 'wheels[-1]'  # torch_memory_saver's is optional
+  [[ -d /tmp/rmm-site ]] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+    --target /tmp/rmm-site "${wheels[@]}" >&2 || return 1
+  echo /tmp/rmm-site
 }
 for stage in "$@"; do
   echo "== $stage ($(date +%T))"
@@ -167,6 +180,26 @@ for stage in "$@"; do
     reference)
       [[ -d $here/reference ]] || { echo "no reference checkout (RMM_REFERENCE when snapshotting)"; continue; }
       OUT=$results/reference scripts/run-reference-suite.sh "$here/reference" build-gpu | tail -60 ;;
+    python-reference)
+      [[ -d $here/reference/python/tests ]] || { echo "no reference Python tests (RMM_REFERENCE when snapshotting)"; continue; }
+      site=$(wheel_site) || continue
+      rm -rf /tmp/rmm-pyref && cp -r "$here/reference/python/tests" /tmp/rmm-pyref
+      (cd /tmp && PYTHONPATH=$site python3 -m pytest -q -p no:cacheprovider --timeout 120 -rfE rmm-pyref \
+        --junitxml="$results/python-reference.xml") > "$results/python-reference.txt" 2>&1
+      echo "pytest exit=$?"; grep -E "^(FAILED|ERROR)" "$results/python-reference.txt" | cut -c1-200 | head -60
+      tail -1 "$results/python-reference.txt" ;;
+    rl)
+      site=$(wheel_site) || continue
+      : > "$results/rl.txt"
+      for way in none shim tms; do
+        command=(python3 bench/apps/rl_turns.py "$way" "${RMM_RL_TURNS:-10}")
+        [[ $way == shim ]] && command=(env PYTORCH_NO_CUDA_MEMORY_CACHING=1 "$site/bin/rmm-run"
+          --report "$results/rl-shim-report.json" -- "${command[@]}")
+        PYTHONPATH=$site PYTHONUNBUFFERED=1 timeout 600 "${command[@]}" > "$results/rl-$way.out" 2>&1
+        echo "rl $way exit=$?"; grep -v '^RESULT' "$results/rl-$way.out" | tail -3
+        grep '^RESULT' "$results/rl-$way.out" >> "$results/rl.txt"
+      done
+      python3 bench/apps/rl_turns.py table "$results/rl.txt" | tee "$results/rl.md" ;;
     config)
       for f in docs/examples/*.toml; do
         env=(); [[ $f == *logging* ]] && env=(RMM_LOGGING_FILE="$results/trace-%p-dev%d.csv")

@@ -18,6 +18,9 @@ if [[ -n ${RMM_REFERENCE:-} ]]; then
   mkdir -p .device/reference/cpp && cp -r "$RMM_REFERENCE/cpp/tests" .device/reference/cpp/
   [[ -d $RMM_REFERENCE/cpp/benchmarks/utilities ]] &&
     mkdir -p .device/reference/cpp/benchmarks && cp -r "$RMM_REFERENCE/cpp/benchmarks/utilities" .device/reference/cpp/benchmarks/
+  # Its Python tests, for the python-reference stage.
+  [[ -d $RMM_REFERENCE/python/rmm/rmm/tests ]] &&
+    mkdir -p .device/reference/python && cp -r "$RMM_REFERENCE/python/rmm/rmm/tests" .device/reference/python/
 fi
 cp -r /usr/include/toml++ .device/prefix/include/
 cp -r /usr/lib/x86_64-linux-gnu/cmake/tomlplusplus .device/prefix/lib/x86_64-linux-gnu/cmake/
