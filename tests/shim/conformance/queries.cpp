@@ -19,6 +19,15 @@ CUresult attribute(T* value, CUpointer_attribute which, void const* ptr)
   return cuPointerGetAttribute(value, which, reinterpret_cast<CUdeviceptr>(ptr));
 }
 
+/// "CUDA_SUCCESS,1": the call's answer, then the value it wrote. The value is read from 8 zeroed
+/// bytes, whatever width the driver writes (a boolean, an int, a bitmask).
+std::string answer(CUpointer_attribute which, void const* ptr)
+{
+  unsigned long long value = 0;
+  auto const result        = attribute(&value, which, ptr);
+  return name_of(result) + "," + std::to_string(value);
+}
+
 void pointer_attributes()
 {
   void* block = nullptr;
@@ -62,14 +71,11 @@ void pointer_attributes()
 
   // Facts about how the memory is made (virtual memory management or not): libraries such as
   // NCCL choose how to share a buffer by them.
-  int legacy_ipc = -1;
-  fact("attribute.is_legacy_cuda_ipc_capable",
-       name_of(attribute(&legacy_ipc, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, inside)) + "," +
-         std::to_string(legacy_ipc));
-  unsigned long long handle_types = 0;
-  fact("attribute.allowed_handle_types",
-       name_of(attribute(&handle_types, CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, inside)) + "," +
-         std::to_string(handle_types));
+  fact("attribute.is_legacy_cuda_ipc_capable", answer(CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, inside));
+  fact("attribute.allowed_handle_types", answer(CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, inside));
+  // cudaMalloc memory can be used by the hardware decompression engine (the driver's documentation
+  // of cuMemBatchDecompressAsync); a pool's own physical memory only when made for it.
+  fact("attribute.is_hw_decompress_capable", answer(CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE, inside));
   CUmemGenericAllocationHandle retained{};
   auto const retain = cuMemRetainAllocationHandle(&retained, inside);
   fact("retain_allocation_handle", name_of(retain));
