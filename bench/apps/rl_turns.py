@@ -232,30 +232,36 @@ def run(way_name, turns):
         action(tag)
         times[op].append(time.perf_counter() - t)
 
+    def switch(name, steps):
+        t = time.perf_counter()
+        for op, action, tag in steps:
+            timed(op, action, tag)
+        times[name].append(time.perf_counter() - t)
+
+    def end_phase(peaks):
+        torch.cuda.synchronize()
+        way.after_phase()
+        peaks.append(watch.take_peak())
+
+    to_train = (
+        ("pause_kv_cache", way.pause, "kv_cache"),
+        ("pause_rollout", way.pause, "rollout"),
+        ("resume_train", way.resume, "train"),
+    )
+    to_rollout = (
+        ("pause_train", way.pause, "train"),
+        ("resume_rollout", way.resume, "rollout"),
+        ("resume_kv_cache", way.resume, "kv_cache"),
+    )
     for turn in range(turns):
         start = time.perf_counter()
         batch = rollout(engine, cache, prompt).detach()
-        torch.cuda.synchronize()
-        way.after_phase()
-        rollout_peaks.append(watch.take_peak())
-
-        t = time.perf_counter()
-        timed("pause_kv_cache", way.pause, "kv_cache")
-        timed("pause_rollout", way.pause, "rollout")
-        timed("resume_train", way.resume, "train")
-        times["to_train"].append(time.perf_counter() - t)
-
+        end_phase(rollout_peaks)
+        switch("to_train", to_train)
         with way.region("train", keep=True):
             losses += train(params, optimizer, batch)
-        torch.cuda.synchronize()
-        way.after_phase()
-        train_peaks.append(watch.take_peak())
-
-        t = time.perf_counter()
-        timed("pause_train", way.pause, "train")
-        timed("resume_rollout", way.resume, "rollout")
-        timed("resume_kv_cache", way.resume, "kv_cache")
-        times["to_rollout"].append(time.perf_counter() - t)
+        end_phase(train_peaks)
+        switch("to_rollout", to_rollout)
         if checksum(engine) != engine_sum:
             fail(f"turn {turn}: the rollout engine's weights changed across the pause")
         times["turn"].append(time.perf_counter() - start)
