@@ -144,3 +144,43 @@ class Table(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RlTable(unittest.TestCase):
+    """rl_turns.py's table: the three ways side by side, and losses compared with the unpaused run."""
+
+    OPS = ("pause_kv_cache", "pause_rollout", "resume_train", "to_train", "pause_train", "resume_rollout",
+           "resume_kv_cache", "to_rollout", "turn")
+
+    def result(self, way, seconds, losses):
+        r = {"program": "rl_turns", "way": way, "device": "GPU", "turns": 2, "memory_source": "NVML",
+             "free_gib_at_start": 78.0, "rollout_gib": 3.75, "kv_cache_gib": 23.25, "train_gib": 6.75,
+             "used_gib_before": 0.5, "peak_used_gib_rollout_phase": 28.0, "peak_used_gib_train_phase": 10.0,
+             "losses": losses}
+        for op in self.OPS:
+            r[f"{op}_s"], r[f"{op}_first_s"] = seconds, 2 * seconds
+        return "RESULT " + json.dumps(r)
+
+    def table(self, *lines):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
+            f.write("\n".join(lines) + "\n")
+            f.flush()
+            return python(APPS / "rl_turns.py", "table", f.name)
+
+    def test_equal_losses_give_the_table_and_the_shims_ratio_to_torch_memory_saver(self):
+        r = self.table(self.result("none", 0.0, [0.5, 0.25]), self.result("shim", 0.1, [0.5, 0.25]),
+                       self.result("tms", 0.4, [0.5, 0.25]))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("| | shim | tms | none | shim / tms |", r.stdout)
+        self.assertIn("| whole turn | 0.100 (0.200) | 0.400 (0.800) | 0.000 (0.000) | 0.25 |", r.stdout)
+        self.assertIn("losses equal to the run that never paused: shim yes, tms yes, none yes", r.stdout)
+
+    def test_a_loss_that_differs_fails_the_table(self):
+        r = self.table(self.result("none", 0.0, [0.5, 0.25]), self.result("shim", 0.1, [0.5, 0.26]))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("shim NO", r.stdout)
+
+    def test_without_the_unpaused_run_there_is_nothing_to_compare_with(self):
+        r = self.table(self.result("shim", 0.1, [0.5]))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no run that never paused", r.stdout)
