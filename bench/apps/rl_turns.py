@@ -22,6 +22,7 @@ start, up to 78 GiB: the engine's weights 0.05 F and cache 0.30 F, the trainer's
 Device memory in use is read from NVML (nvidia-ml-py; the driver's free memory without it) by a
 thread every 2 ms. Prints one `RESULT {...}` line: per pause and resume the median and the first of
 the turns in seconds, the bytes each moved, the memory in use in each phase, and every loss."""
+import contextlib
 import json
 import os
 import statistics
@@ -48,7 +49,7 @@ class NoPausing:
     """Both sides resident all along: the memory they need at once, and the losses to match."""
 
     def region(self, tag, keep):
-        return _nothing()
+        return contextlib.nullcontext()
 
     def pause(self, tag):
         pass
@@ -58,14 +59,6 @@ class NoPausing:
 
     def after_phase(self):
         pass
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 class ShimWay:
@@ -222,8 +215,17 @@ def run(way_name, turns):
     way.pause("train")
     watch.take_peak()
 
-    ops = ("pause_kv_cache", "pause_rollout", "resume_train", "pause_train", "resume_rollout", "resume_kv_cache")
-    times = {op: [] for op in ops} | {"to_train": [], "to_rollout": [], "turn": []}
+    to_train = (
+        ("pause_kv_cache", way.pause, "kv_cache"),
+        ("pause_rollout", way.pause, "rollout"),
+        ("resume_train", way.resume, "train"),
+    )
+    to_rollout = (
+        ("pause_train", way.pause, "train"),
+        ("resume_rollout", way.resume, "rollout"),
+        ("resume_kv_cache", way.resume, "kv_cache"),
+    )
+    times = {op: [] for op, _, _ in to_train + to_rollout} | {"to_train": [], "to_rollout": [], "turn": []}
     rollout_peaks, train_peaks, losses = [], [], []
 
     def timed(op, action, tag):
@@ -243,16 +245,6 @@ def run(way_name, turns):
         way.after_phase()
         peaks.append(watch.take_peak())
 
-    to_train = (
-        ("pause_kv_cache", way.pause, "kv_cache"),
-        ("pause_rollout", way.pause, "rollout"),
-        ("resume_train", way.resume, "train"),
-    )
-    to_rollout = (
-        ("pause_train", way.pause, "train"),
-        ("resume_rollout", way.resume, "rollout"),
-        ("resume_kv_cache", way.resume, "kv_cache"),
-    )
     for turn in range(turns):
         start = time.perf_counter()
         batch = rollout(engine, cache, prompt).detach()

@@ -36,19 +36,24 @@ cudaError_t to_runtime(CUresult result) noexcept
 /// brings it back (a cudaMalloc right after cudaDeviceReset): the runtime is let start again.
 void let_the_runtime_start(rmm::shim::real_runtime const& runtime)
 {
-  constexpr unsigned not_started             = ~0U;
-  thread_local unsigned started_after_resets = not_started;
-  auto const resets                          = rmm::shim::device_resets();
-  if (started_after_resets == resets) [[likely]] { return; }
+  constexpr unsigned never         = ~0U;
+  thread_local unsigned started_at = never;  // device_resets() when this thread's runtime last started
+  auto const resets                = rmm::shim::device_resets();
+  if (started_at == resets) [[likely]] { return; }
   if (!rmm::shim::settings().enabled || rmm::shim::passing_through() || runtime.cudaFree == nullptr) { return; }
+  auto const start = [&] { (void)pass_through([&] { return runtime.cudaFree(nullptr); }); };
+  if (started_at != never) {  // a reset since: the thread's context is the destroyed one
+    start();
+    started_at = resets;
+    return;
+  }
   CUcontext context{};
   auto const* driver = rmm::shim::real();
-  if (started_after_resets != not_started || driver == nullptr || driver->ctx_get_current(&context) != CUDA_SUCCESS ||
-      context == nullptr) {
-    (void)pass_through([&] { return runtime.cudaFree(nullptr); });
-    if (started_after_resets == not_started) { return; }
+  if (driver == nullptr || driver->ctx_get_current(&context) != CUDA_SUCCESS || context == nullptr) {
+    start();  // asked again at the next call, which finds the context the runtime made
+    return;
   }
-  started_after_resets = resets;
+  started_at = resets;
 }
 
 /// Memory no device has: asking the real runtime for it fails with out-of-memory.
